@@ -1,0 +1,40 @@
+# Helpers shared by every folder's CMakeLists.txt.
+
+# Where the shipped presets (models, machines, scenarios) live. The binaries look here unless the
+# EXASIM_DATA_DIR environment variable points elsewhere.
+set(EXASIM_DATA_DIR "${PROJECT_SOURCE_DIR}" CACHE PATH "Root of exasim's presets (configs/, topologies/presets/)")
+
+function(exasim_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow)
+  if(EXASIM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# exasim_library(NAME SOURCES... LIBS...) -> target exasim_<name>, alias exasim::<name>
+function(exasim_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_library(exasim_${name} STATIC ${ARG_SOURCES})
+  add_library(exasim::${name} ALIAS exasim_${name})
+  target_compile_features(exasim_${name} PUBLIC cxx_std_20)
+  target_include_directories(exasim_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(exasim_${name} PUBLIC ${ARG_LIBS})
+  exasim_warnings(exasim_${name})
+endfunction()
+
+# exasim_tests(NAME SOURCES... LIBS...): one Catch2 binary per folder; the tags [unit], [integration],
+# [mpi] and [slow] become CTest labels, so `ctest -L unit` selects by kind.
+function(exasim_tests name)
+  if(NOT EXASIM_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name}_tests ${PROJECT_SOURCE_DIR}/cmake/catch_main.cpp ${ARG_SOURCES})
+  target_link_libraries(${name}_tests PRIVATE ${ARG_LIBS} Catch2::Catch2)
+  target_compile_definitions(${name}_tests PRIVATE EXASIM_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}")
+  exasim_warnings(${name}_tests)
+  foreach(tag unit integration slow)
+    catch_discover_tests(${name}_tests TEST_SPEC "[${tag}]" TEST_PREFIX "${name}:"
+                         PROPERTIES LABELS ${tag} ENVIRONMENT "EXASIM_DATA_DIR=${PROJECT_SOURCE_DIR}")
+  endforeach()
+endfunction()

@@ -1,0 +1,28 @@
+#pragma once
+// `exasim simulate`: scenario -> plan -> runtime -> summary and traces.
+
+#include "sim/scenario/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace exasim::cli {
+
+struct SimulateOptions {
+  std::string backend = "fast";
+  std::optional<std::string> out_dir;   ///< write trace.csv, trace.json and summary.json here
+  std::string trace_ranks;              ///< "0-7,12"; empty: all ranks up to 256 GPUs, else ranks 0-7
+  bool reference_solver = false;
+};
+
+/// Runs the scenario; returns the summary JSON. Writes traces when `out_dir` is set. Bad options are
+/// InputErrors.
+[[nodiscard]] nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptions& options, std::ostream& log);
+
+/// Parses "0-7,12,40-41" into a predicate over ranks < world; InputError on malformed lists.
+[[nodiscard]] std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world);
+
+}  // namespace exasim::cli

@@ -1,0 +1,36 @@
+#include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
+
+#include <catch2/catch.hpp>
+
+using exasim::InputError;
+using exasim::JsonView;
+
+namespace {
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("JsonView names file, field and range in every error", "[unit]") {
+  auto doc = nlohmann::json::parse(R"({"model": {"layers": -3, "name": 7, "rate": 0}, "ok": 4})");
+  JsonView root(doc, "s.json", "");
+  auto model = root.object("model");
+  CHECK(error_of([&] { (void)model.integer("layers"); }) ==
+        "s.json: model.layers: must be an integer in [1, inf] (got -3)");
+  CHECK(error_of([&] { (void)model.string("name"); }) == "s.json: model.name: must be a string (got 7)");
+  CHECK(error_of([&] { (void)model.integer("heads"); }) == "s.json: model.heads: missing required field");
+  CHECK(error_of([&] { (void)model.number("rate", 0, 1); }).find("model.rate: must be a number in (0, 1]") !=
+        std::string::npos);
+  CHECK(error_of([&] { root.check_keys({"model"}); }) == "s.json: ok: unknown field (allowed: model)");
+  CHECK(root.integer("ok") == 4);
+}
+
+TEST_CASE("read_json_file reports malformed JSON and missing files", "[unit]") {
+  CHECK_THROWS_AS(exasim::read_json_file("/nonexistent/x.json"), InputError);
+}

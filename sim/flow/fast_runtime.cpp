@@ -1,0 +1,322 @@
+#include "sim/flow/fast_runtime.hpp"
+
+#include "sim/flow/flow_network.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <queue>
+#include <stdexcept>
+
+namespace exasim::flow {
+
+namespace {
+
+using runtime::Rank;
+using schedule::Op;
+using schedule::OpType;
+
+enum class EventType : std::uint8_t { ComputeDone, FlowDone, CollectiveDone };
+
+struct Event {
+  double t;
+  std::uint64_t seq;  ///< insertion order: ties at equal time resolve deterministically
+  std::uint32_t id;
+  std::uint32_t version;
+  EventType type;
+  bool operator>(const Event& o) const { return t > o.t || (t == o.t && seq > o.seq); }
+};
+
+using InstanceId = std::uint32_t;
+constexpr InstanceId kNone = 0xffffffff;
+
+/// One collective call of one group, from the first post to the last member's Wait.
+struct Instance {
+  Rank first_member = 0;
+  std::uint8_t dim = 0;
+  schedule::CollKind kind{};
+  double bytes = 0;
+  std::uint32_t posted = 0;
+  std::uint32_t refs = 0;        ///< members that have not consumed it in a Wait yet
+  std::uint32_t flows_left = 0;
+  double latency_s = 0;
+  double done_s = 0;
+  bool done = false;
+  std::vector<Rank> waiters;
+};
+
+/// Collectives of one group that not every member has posted yet, oldest first. Members post in the
+/// same order, so the k-th post of any member belongs to open[k - base].
+struct GroupState {
+  std::vector<InstanceId> open;
+  std::uint32_t base = 0;
+};
+
+class Simulation {
+ public:
+  Simulation(const topo::Topology& topo, const runtime::Job& job, FastOptions options,
+             const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer)
+      : topo_(topo), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
+        world_(grid_.world_size()), network_(topo.links(), options.full_resolve), observer_(observer) {
+    if (world_ > topo.gpu_count())
+      throw std::invalid_argument("plan needs " + std::to_string(world_) + " GPUs, the machine has " +
+                                  std::to_string(topo.gpu_count()));
+    slots_per_rank_ = 0;
+    for (const auto& s : plan_.streams) slots_per_rank_ = std::max<std::size_t>(slots_per_rank_, s.slots);
+    pc_.assign(world_, 0);
+    wait_since_.assign(world_, 0);
+    posted_.assign(std::size_t{world_} * dims_, 0);
+    slot_.assign(std::size_t{world_} * slots_per_rank_, kNone);
+    times_.assign(world_, runtime::RankTimes{0, 0, std::vector<double>(dims_, 0.0)});
+    groups_.resize(dims_);
+    for (std::size_t d = 0; d < dims_; ++d)
+      if (grid_.dim(d).size > 1) groups_[d].resize(world_ / grid_.dim(d).size);
+    wire_rank0_.assign(dims_, 0.0);
+    if (observer_) {
+      observed_.assign(world_, false);
+      for (Rank r = 0; r < world_; ++r) observed_[r] = observe && observe(r);
+      post_.resize(world_);
+    }
+  }
+
+  runtime::RunResult run() {
+    for (Rank r = 0; r < world_; ++r) advance(r);
+    auto schedule_flow = [this](double t, FlowId f, std::uint32_t v) { push(t, EventType::FlowDone, f, v); };
+    while (true) {
+      network_.resolve(now_, schedule_flow);
+      if (queue_.empty()) break;
+      // Handle every event of this instant before re-solving the network once.
+      now_ = queue_.top().t;
+      while (!queue_.empty() && queue_.top().t == now_) {
+        Event e = queue_.top();
+        queue_.pop();
+        handle(e);
+      }
+    }
+    return finish();
+  }
+
+ private:
+  void push(double t, EventType type, std::uint32_t id, std::uint32_t version = 0) {
+    queue_.push(Event{t, next_seq_++, id, version, type});
+  }
+
+  [[nodiscard]] const std::vector<Op>& ops_of(Rank r) const { return plan_.stream_of(r).ops; }
+  InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{r} * slots_per_rank_ + s]; }
+
+  void handle(const Event& e) {
+    ++events_;
+    switch (e.type) {
+      case EventType::ComputeDone: {
+        Rank r = e.id;
+        const Op& op = ops_of(r)[pc_[r]];
+        double duration = job_.kernel_time_s[op.kernel];
+        times_[r].compute_s += duration;
+        report(r, pc_[r], now_ - duration, now_);
+        ++pc_[r];
+        advance(r);
+        break;
+      }
+      case EventType::FlowDone: {
+        if (!network_.current(e.id, e.version)) return;  // superseded prediction
+        auto inst_id = static_cast<InstanceId>(network_.finish(e.id));
+        Instance& inst = instances_[inst_id];
+        if (--inst.flows_left == 0) push(now_ + inst.latency_s, EventType::CollectiveDone, inst_id);
+        break;
+      }
+      case EventType::CollectiveDone: complete(e.id); break;
+    }
+  }
+
+  /// Runs rank r from its program counter until it computes, blocks or ends.
+  void advance(Rank r) {
+    const auto& ops = ops_of(r);
+    while (pc_[r] < ops.size()) {
+      const Op& op = ops[pc_[r]];
+      switch (op.type) {
+        case OpType::Compute: push(now_ + job_.kernel_time_s[op.kernel], EventType::ComputeDone, r); return;
+        case OpType::CollStart: post(r, op); ++pc_[r]; break;
+        case OpType::Wait: {
+          InstanceId id = slot(r, op.slot);
+          Instance& inst = instances_[id];
+          if (!inst.done) {
+            wait_since_[r] = now_;
+            inst.waiters.push_back(r);
+            return;
+          }
+          consume(r, op.slot);
+          report(r, pc_[r], now_, now_);
+          ++pc_[r];
+          break;
+        }
+      }
+    }
+    times_[r].finish_s = now_;
+  }
+
+  void post(Rank r, const Op& op) {
+    const std::uint32_t p = grid_.dim(op.dim).size;
+    GroupState& group = groups_[op.dim][grid_.group_id(r, op.dim)];
+    std::uint32_t k = posted_[std::size_t{r} * dims_ + op.dim]++;
+    std::size_t index = k - group.base;
+    if (index == group.open.size()) {
+      InstanceId id = allocate();
+      Instance& inst = instances_[id];
+      inst.first_member = grid_.group_member(r, op.dim, 0);
+      inst.dim = op.dim;
+      inst.kind = op.coll;
+      inst.bytes = op.bytes;
+      inst.refs = p;
+      group.open.push_back(id);
+    }
+    InstanceId id = group.open[index];
+    slot(r, op.slot) = id;
+    if (observer_ && observed_[r]) post_[r].push_back({op.slot, pc_[r], now_});
+    Instance& inst = instances_[id];
+    if (inst.kind != op.coll || inst.bytes != op.bytes)
+      throw std::logic_error("plan mismatch: group members posted different collectives at " +
+                             plan_.names[op.name]);
+    if (++inst.posted == p) {
+      group.open.erase(group.open.begin());  // the oldest open instance is the first to be fully posted
+      ++group.base;
+      launch(id);
+    }
+  }
+
+  /// All members posted: start one flow per ring hop.
+  void launch(InstanceId id) {
+    Instance& inst = instances_[id];
+    const std::uint32_t p = grid_.dim(inst.dim).size;
+    const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
+    double hop_latency = 0;
+    for (std::uint32_t k = 0; k < p; ++k) {
+      Rank src = grid_.group_member(inst.first_member, inst.dim, k);
+      Rank dst = grid_.group_member(inst.first_member, inst.dim, (k + 1) % p);
+      route_.clear();
+      std::uint64_t flow_key = (std::uint64_t{launched_} << 20) ^ k ^ (job_.seed << 40);
+      topo_.route(job_.gpu(src), job_.gpu(dst), flow_key, &network_, route_);
+      hop_latency = std::max(hop_latency, topo_.latency_s(route_));
+      network_.add(route_, wire, id);
+      ++flows_;
+      if (src == 0) wire_rank0_[inst.dim] += wire;
+    }
+    ++launched_;
+    inst.flows_left = p;
+    inst.latency_s = schedule::ring_steps(inst.kind, p) * (hop_latency + job_.collective_step_overhead_s);
+  }
+
+  void complete(InstanceId id) {
+    Instance& inst = instances_[id];
+    inst.done = true;
+    inst.done_s = now_;
+    const std::uint8_t dim = inst.dim;
+    std::vector<Rank> waiters;
+    waiters.swap(inst.waiters);
+    // advance() may allocate instances and move instances_: no reference to `inst` past this point.
+    for (Rank r : waiters) {
+      const Op& op = ops_of(r)[pc_[r]];
+      times_[r].exposed_s[dim] += now_ - wait_since_[r];
+      consume(r, op.slot);
+      report(r, pc_[r], wait_since_[r], now_);
+      ++pc_[r];
+      advance(r);
+    }
+  }
+
+  /// Rank r is done with the collective in `s` (its Wait returned).
+  void consume(Rank r, std::uint16_t s) {
+    InstanceId id = slot(r, s);
+    Instance& inst = instances_[id];
+    if (observer_ && observed_[r]) {
+      auto& posts = post_[r];
+      auto it = std::find_if(posts.begin(), posts.end(), [&](const PostRecord& p) { return p.slot == s; });
+      observer_(r, it->op_index, it->t_s, inst.done_s);
+      posts.erase(it);
+    }
+    slot(r, s) = kNone;
+    if (--inst.refs == 0) {
+      inst.waiters.clear();
+      free_instances_.push_back(id);
+    }
+  }
+
+  InstanceId allocate() {
+    if (!free_instances_.empty()) {
+      InstanceId id = free_instances_.back();
+      free_instances_.pop_back();
+      instances_[id] = Instance{};
+      return id;
+    }
+    instances_.emplace_back();
+    return static_cast<InstanceId>(instances_.size() - 1);
+  }
+
+  void report(Rank r, std::uint32_t op_index, double t0, double t1) {
+    if (observer_ && observed_[r]) observer_(r, op_index, t0, t1);
+  }
+
+  runtime::RunResult finish() {
+    runtime::RunResult result;
+    result.backend = "fast";
+    for (Rank r = 0; r < world_; ++r) {
+      if (pc_[r] != ops_of(r).size())
+        throw std::logic_error("deadlock: rank " + std::to_string(r) + " stuck at op " +
+                               plan_.names[ops_of(r)[pc_[r]].name]);
+      result.iteration_s = std::max(result.iteration_s, times_[r].finish_s);
+    }
+    result.ranks = std::move(times_);
+    result.rank0_wire_bytes = wire_rank0_;
+    result.rank0_collectives = schedule::collectives_per_dim(plan_, 0);
+    result.events = events_;
+    result.flows = flows_;
+    return result;
+  }
+
+  struct PostRecord {
+    std::uint16_t slot;
+    std::uint32_t op_index;
+    double t_s;
+  };
+
+  const topo::Topology& topo_;
+  const runtime::Job& job_;
+  const schedule::Plan& plan_;
+  const schedule::ProcessGrid& grid_;
+  const std::size_t dims_;
+  const Rank world_;
+  FlowNetwork network_;
+  const runtime::OpObserver& observer_;
+
+  double now_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t events_ = 0;
+  std::uint64_t flows_ = 0;
+  std::uint64_t launched_ = 0;
+
+  std::size_t slots_per_rank_;
+  std::vector<std::uint32_t> pc_;
+  std::vector<double> wait_since_;
+  std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
+  std::vector<InstanceId> slot_;        ///< per rank and handle slot
+  std::vector<runtime::RankTimes> times_;
+  std::vector<std::vector<GroupState>> groups_;
+  std::vector<Instance> instances_;
+  std::vector<InstanceId> free_instances_;
+  std::vector<double> wire_rank0_;
+  std::vector<topo::LinkId> route_;
+  std::vector<bool> observed_;
+  std::vector<std::vector<PostRecord>> post_;
+};
+
+}  // namespace
+
+runtime::RunResult FastRuntime::run(const runtime::Job& job, const std::function<bool(Rank)>& observe,
+                                    const runtime::OpObserver& observer) {
+  auto start = std::chrono::steady_clock::now();
+  Simulation sim(topology_, job, options_, observe, observer);
+  auto result = sim.run();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace exasim::flow

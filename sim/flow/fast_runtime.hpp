@@ -1,0 +1,38 @@
+#pragma once
+// The fast flow core: exasim's own discrete-event runtime.
+//
+// Events are compute completions, flow completions and collective completions. A collective starts when
+// every member of its group has posted it; a ring collective then becomes one flow per member to its
+// successor in the group (all-reduce 2(p-1)/p*S bytes, all-gather and reduce-scatter (p-1)/p*S), routed
+// on the topology and sharing links with every other flow by max-min fairness. When the last flow ends,
+// the collective completes after its latency term: ring steps x (the slowest ring hop's route latency +
+// the per-step software overhead).
+//
+// LIMITATIONS:
+//  - the latency term is paid after the bandwidth phase, not interleaved with it (same total for an
+//    isolated collective; under contention the latency neither hides nor worsens bandwidth sharing);
+//  - ring order is the group's rank order; no trees, no hierarchical or NVLS algorithms, no channels;
+//  - compute never slows down because of communication (no SM/CU or memory-bandwidth contention).
+
+#include "sim/runtime/runtime.hpp"
+#include "topologies/topology.hpp"
+
+namespace exasim::flow {
+
+struct FastOptions {
+  bool full_resolve = false;  ///< re-solve every flow at every event (reference solver, for tests)
+};
+
+class FastRuntime final : public runtime::Runtime {
+ public:
+  FastRuntime(const topo::Topology& topology, FastOptions options) : topology_(topology), options_(options) {}
+  [[nodiscard]] std::string name() const override { return "fast"; }
+  [[nodiscard]] runtime::RunResult run(const runtime::Job& job, const std::function<bool(runtime::Rank)>& observe,
+                                       const runtime::OpObserver& observer) override;
+
+ private:
+  const topo::Topology& topology_;
+  FastOptions options_;
+};
+
+}  // namespace exasim::flow

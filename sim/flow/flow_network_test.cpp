@@ -1,0 +1,58 @@
+#include "sim/flow/flow_network.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace exasim;
+using flow::FlowNetwork;
+
+namespace {
+// Collects the latest prediction per flow.
+struct Predictions {
+  std::map<flow::FlowId, double> finish;
+  FlowNetwork::Scheduler scheduler() {
+    return [this](double t, flow::FlowId f, std::uint32_t) { finish[f] = t; };
+  }
+};
+}  // namespace
+
+TEST_CASE("two equal flows on one link each get half of it", "[unit]") {
+  for (bool full : {false, true}) {
+    FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}}, full);
+    Predictions p;
+    auto a = net.add({0}, 1e9, 1);
+    auto b = net.add({0}, 1e9, 2);
+    net.resolve(0, p.scheduler());
+    CHECK(net.rate_Bps(a) == Approx(5e9));
+    CHECK(net.rate_Bps(b) == Approx(5e9));
+    CHECK(p.finish[a] == Approx(0.2));
+  }
+}
+
+TEST_CASE("max-min: a flow limited elsewhere leaves the rest of the shared link to others", "[unit]") {
+  // Link 0: 10 GB/s shared by A and B; link 1: 2 GB/s carries B too. B is held to 2, A gets 8.
+  FlowNetwork net({{10e9, 0, topo::LinkClass::Local}, {2e9, 0, topo::LinkClass::Global}}, false);
+  Predictions p;
+  auto a = net.add({0}, 8e9, 1);
+  auto b = net.add({0, 1}, 2e9, 2);
+  net.resolve(0, p.scheduler());
+  CHECK(net.rate_Bps(a) == Approx(8e9));
+  CHECK(net.rate_Bps(b) == Approx(2e9));
+  CHECK(p.finish[a] == Approx(1.0));
+  CHECK(p.finish[b] == Approx(1.0));
+}
+
+TEST_CASE("when a flow ends the survivors speed up and their finish is re-predicted", "[unit]") {
+  FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}}, false);
+  Predictions p;
+  auto a = net.add({0}, 1e9, 1);
+  auto b = net.add({0}, 3e9, 2);
+  net.resolve(0, p.scheduler());
+  CHECK(p.finish[a] == Approx(0.2));
+  net.finish(a);
+  net.resolve(0.2, p.scheduler());
+  // B sent 1 GB at 5 GB/s, then 2 GB at 10 GB/s.
+  CHECK(p.finish[b] == Approx(0.4));
+  CHECK(net.active_flows() == 1);
+}

@@ -1,0 +1,32 @@
+#pragma once
+// What a compute op asks of a GPU: the kind of kernel, its work and its data movement. Plans carry these
+// descriptors; a GpuModel turns them into time. Keeping the descriptor (not a time) in the plan lets
+// every runtime, and later calibration tables, cost the same op differently.
+
+#include <cstdint>
+#include <string_view>
+
+namespace exasim::gpu {
+
+enum class KernelKind : std::uint8_t {
+  Gemm,            ///< dense matrix multiply, m x k times k x n, bf16
+  FlashAttention,  ///< fused causal attention (forward or backward)
+  MemoryBound,     ///< elementwise / normalisation / optimizer: time set by bytes moved
+};
+
+[[nodiscard]] std::string_view to_string(KernelKind kind);
+
+struct Kernel {
+  KernelKind kind = KernelKind::MemoryBound;
+  double flops = 0;  ///< floating-point operations actually executed
+  double bytes = 0;  ///< bytes read plus written in HBM
+  // GEMM shape (m x k times k x n); zero for other kinds. Used by shape-aware models.
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+};
+
+/// A bf16 GEMM of m x k by k x n: 2mnk flops, operands and result read/written once.
+[[nodiscard]] Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k);
+
+}  // namespace exasim::gpu

@@ -1,0 +1,62 @@
+#pragma once
+// The contract between plans and the runtimes that execute them (fast flow core, SimGrid, MPI).
+//
+// A runtime takes a Job (the plan, the cost of each kernel on this machine, where each rank runs) and
+// returns a RunResult; while it runs it reports every op of the observed ranks to an OpObserver, from
+// which traces are written. All runtimes fill RunResult the same way so that reports and validation
+// compare like with like.
+
+#include "sim/schedule/plan.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace exasim::runtime {
+
+using schedule::Rank;
+
+struct Job {
+  const schedule::Plan* plan = nullptr;
+  std::vector<double> kernel_time_s;    ///< per Plan::kernels entry, from the GPU model
+  std::vector<std::uint32_t> gpu_of_rank;  ///< placement; empty means rank r on GPU r
+  double collective_step_overhead_s = 0;   ///< software cost of one ring step, added to link latencies
+  std::uint64_t seed = 1;
+
+  [[nodiscard]] std::uint32_t gpu(Rank r) const { return gpu_of_rank.empty() ? r : gpu_of_rank[r]; }
+};
+
+/// Time accounting of one rank. Every instant of a rank is computing, blocked in a Wait (exposed
+/// communication, attributed to the dimension of the collective waited for) or idle after it finished.
+struct RankTimes {
+  double finish_s = 0;
+  double compute_s = 0;
+  std::vector<double> exposed_s;  ///< per grid dimension
+};
+
+struct RunResult {
+  std::string backend;
+  double iteration_s = 0;             ///< the slowest rank's finish time
+  std::vector<RankTimes> ranks;
+  std::vector<double> rank0_wire_bytes;          ///< per dimension, bytes rank 0 put on the wire
+  std::vector<std::uint64_t> rank0_collectives;  ///< per dimension
+  std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+  double wall_s = 0;
+};
+
+/// Called once per executed op of an observed rank: op index in the rank's stream, start and end time.
+/// For a CollStart the interval is post to completion; for a Wait, the time blocked.
+using OpObserver = std::function<void(Rank rank, std::uint32_t op_index, double t_start_s, double t_end_s)>;
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// `observe(rank)` says which ranks report to `observer` (both may be empty).
+  [[nodiscard]] virtual RunResult run(const Job& job, const std::function<bool(Rank)>& observe,
+                                      const OpObserver& observer) = 0;
+};
+
+}  // namespace exasim::runtime

@@ -1,0 +1,131 @@
+#include "sim/scenario/scenario.hpp"
+
+#include "sim/core/data_dir.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
+
+#include <map>
+
+namespace exasim::scenario {
+
+namespace {
+
+constexpr const char* kMachineFolder = "topologies/presets";
+constexpr const char* kModelFolder = "configs/models";
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+/// Replaces a preset reference under `key` by the object it names; remembers which file it came from.
+void inline_preset(nlohmann::json& doc, const std::string& key, const char* folder, const std::string& source,
+                   std::map<std::string, std::string>& origin) {
+  if (!doc.contains(key) || !doc[key].is_string()) return;
+  std::string name = doc[key].get<std::string>();
+  auto path = find_preset(folder, name);
+  if (path.empty()) {
+    throw InputError(source, key,
+                     "unknown preset '" + name + "' (presets: " + join(preset_names(folder)) +
+                         "; or give a path to a JSON file, or an inline object)");
+  }
+  doc[key] = read_json_file(path.string());
+  origin[key] = path.string();
+}
+
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& source,
+                    std::map<std::string, std::string>& origin) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set", assignment, "expected path=value, for example model.layers=48");
+  std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    value = text;  // a bare word such as a preset name
+  }
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    auto dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (parts.size() > 1) {
+    inline_preset(doc, "machine", kMachineFolder, source, origin);
+    inline_preset(doc, "model", kModelFolder, source, origin);
+  }
+  nlohmann::json* node = &doc;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!node->is_object() || !node->contains(parts[i]) || !(*node)[parts[i]].is_object())
+      throw InputError("--set", path, "'" + parts[i] + "' is not an object in the scenario");
+    node = &(*node)[parts[i]];
+  }
+  if (!node->is_object() || parts.back().empty()) throw InputError("--set", path, "not a field path");
+  (*node)[parts.back()] = value;
+  if (parts.size() == 1) origin.erase(parts[0]);  // a whole preset replaced: it no longer comes from a file
+}
+
+}  // namespace
+
+Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> origin;  // key -> preset file it was inlined from
+  for (const auto& o : overrides) apply_override(doc, o, source, origin);
+  JsonView root(doc, source, "");
+  root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "seed"});
+  for (const char* key : {"machine", "model", "gpus", "parallel", "training"})
+    if (!root.has(key)) root.fail(key, "missing required field");
+  inline_preset(doc, "machine", kMachineFolder, source, origin);
+  inline_preset(doc, "model", kModelFolder, source, origin);
+
+  Scenario s;
+  s.source = source;
+  s.name = root.string_or("name", "scenario");
+  auto view_of = [&](const std::string& key) {
+    auto it = origin.find(key);
+    if (it == origin.end()) return root.object(key);
+    return JsonView(doc[key], it->second, key);
+  };
+  s.machine = load_machine_spec(view_of("machine"));
+  s.model = schedule::load_model_spec(view_of("model"));
+  s.gpus = static_cast<std::uint32_t>(root.integer("gpus", 1, 1 << 22));
+  s.seed = static_cast<std::uint64_t>(root.integer_or("seed", 1, 0));
+
+  auto parallel = root.object("parallel");
+  s.scheme = parallel.choice("scheme", {"axonn4d"});
+  parallel.check_keys({"scheme", "gx", "gy", "gz", "gdata"});
+  auto dim = [&](const char* key) { return static_cast<std::uint32_t>(parallel.integer_or(key, 1, 1, 1 << 22)); };
+  s.axonn = {dim("gx"), dim("gy"), dim("gz"), dim("gdata")};
+  if (std::uint64_t{s.axonn.gx} * s.axonn.gy * s.axonn.gz * s.axonn.gdata != s.gpus) {
+    parallel.fail("gdata", "gx*gy*gz*gdata = " + std::to_string(s.axonn.gx) + "*" + std::to_string(s.axonn.gy) +
+                               "*" + std::to_string(s.axonn.gz) + "*" + std::to_string(s.axonn.gdata) + " = " +
+                               std::to_string(std::uint64_t{s.axonn.gx} * s.axonn.gy * s.axonn.gz * s.axonn.gdata) +
+                               " must equal gpus = " + std::to_string(s.gpus));
+  }
+
+  auto training = root.object("training");
+  training.check_keys({"global_batch", "recompute", "dp_grad_dtype"});
+  s.training.global_batch = training.integer("global_batch", 1, std::int64_t{1} << 40);
+  s.training.recompute = training.choice("recompute", {"full", "none"}, "full") == "full";
+  s.training.dp_grad_bytes = training.choice("dp_grad_dtype", {"fp32", "bf16"}, "fp32") == "fp32" ? 4 : 2;
+
+  if (root.has("overlap")) {
+    auto overlap = root.object("overlap");
+    overlap.check_keys({"oar", "ors", "oag", "dp"});
+    s.overlap = {overlap.boolean_or("oar", true), overlap.boolean_or("ors", true), overlap.boolean_or("oag", true),
+                 overlap.boolean_or("dp", false)};
+  }
+
+  if (auto bad = schedule::axonn4d_infeasibility(s.model, s.axonn, s.training.global_batch); !bad.why.empty())
+    throw InputError(source, bad.field, bad.why);
+  s.resolved = std::move(doc);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_scenario(read_json_file(path), path, overrides);
+}
+
+}  // namespace exasim::scenario

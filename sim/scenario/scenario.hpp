@@ -1,0 +1,40 @@
+#pragma once
+// A scenario: which machine, which model, how many GPUs, which parallel scheme, training and overlap
+// options, and the seed. Loaded from JSON; `machine` and `model` may be a preset name, a path to a JSON
+// file or an inline object. `--set path=value` overrides any field after presets are inlined, so
+// `--set machine.node.nic_bandwidth_Bps=50e9` is a what-if on a preset.
+//
+// Every field is validated; a bad one is an InputError naming the file, the field and what is allowed.
+
+#include "sim/scenario/machine.hpp"
+#include "sim/schedule/axonn4d.hpp"
+#include "sim/schedule/model.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace exasim::scenario {
+
+struct Scenario {
+  std::string name;
+  std::string source;         ///< scenario file
+  nlohmann::json resolved;    ///< presets inlined, overrides applied: what was simulated
+  MachineSpec machine;
+  schedule::ModelSpec model;
+  std::uint32_t gpus = 0;
+  std::string scheme;
+  schedule::Axonn4DConfig axonn;
+  schedule::TrainingSpec training;
+  schedule::OverlapSpec overlap;
+  std::uint64_t seed = 1;
+};
+
+/// Loads a scenario file and applies `overrides` ("path=value", value parsed as JSON, else a string).
+[[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Same, from an already-parsed document; `source` names it in errors.
+[[nodiscard]] Scenario parse_scenario(nlohmann::json document, const std::string& source,
+                                      const std::vector<std::string>& overrides = {});
+
+}  // namespace exasim::scenario

@@ -1,0 +1,66 @@
+#pragma once
+// The AxoNN 4D plan: data parallelism times Agarwal's 3D tensor parallelism (x, y, z), as in
+// ../shared/reference/axonn.md sections 1-2.
+//
+// Rank layout: x fastest, then y, z, data. Per GPU batch b = global_batch / (gdata * gz), one micro-batch.
+// Per linear layer (W is N_out x K_in): Z all-gather of the weight block, forward GEMM, forward all-reduce
+// over X (over Y for transposed layers), backward dX GEMM, backward all-reduce over Y (X), dW GEMM, Z
+// reduce-scatter of the weight gradient. Transformer mapping: QKV (H->3H), attention-out (H->H,
+// transposed), MLP up (H->4H), MLP down (4H->H, transposed). Full recomputation repeats each layer's
+// forward (with its all-gathers and forward all-reduces) before its backward. After backward, the
+// gradient shards are all-reduced over data (fp32 by default). Then the optimizer step.
+//
+// Overlaps (each switchable): OAR runs the backward all-reduce under the dW GEMM; ORS leaves the Z
+// reduce-scatters in flight until the end of backward; OAG prefetches the next linear layer's weights
+// (depth 1, restarted for each layer's recomputation); `dp` issues each layer's data-parallel
+// all-reduce during backward, one layer behind (after that layer's reduce-scatters are done).
+//
+// LIMITATIONS:
+//  - biases and layer-norm parameters are left out (their collectives are tiny);
+//  - the vocab-parallel embedding / LM head (one tied V x H matrix over the X x Y group) is computed
+//    but its small activation collectives (hidden all-gather, cross-entropy reductions) are not
+//    modelled; its gradient is all-reduced over Z (bf16) and joins the data all-reduce;
+//  - one micro-batch per iteration (no gradient accumulation); no pipeline (G_inter = 1), as in the
+//    Gordon Bell runs; no weight caching across recomputation.
+
+#include "sim/schedule/model.hpp"
+#include "sim/schedule/plan.hpp"
+
+namespace exasim::schedule {
+
+enum Axonn4DDim : std::uint8_t { kDimX = 0, kDimY = 1, kDimZ = 2, kDimData = 3 };
+
+struct Axonn4DConfig {
+  std::uint32_t gx = 1, gy = 1, gz = 1, gdata = 1;
+  [[nodiscard]] std::uint32_t gpus() const { return gx * gy * gz * gdata; }
+};
+
+struct TrainingSpec {
+  std::int64_t global_batch = 1;  ///< sequences per iteration
+  bool recompute = true;          ///< full activation recomputation
+  double dp_grad_bytes = 4;       ///< bytes per gradient element in the data all-reduce (fp32: 4)
+};
+
+struct OverlapSpec {
+  bool oar = true;
+  bool ors = true;
+  bool oag = true;
+  bool dp = false;
+};
+
+/// Builds the plan. Preconditions (checked by the scenario loader with file and field in the message,
+/// and here again as std::invalid_argument): global_batch divisible by gdata*gz; heads divisible by gy;
+/// hidden divisible by gx and gy; the H/gx x H/gy weight block by gz; vocab by gx*gy.
+[[nodiscard]] Plan build_axonn4d_plan(const ModelSpec& model, const Axonn4DConfig& grid, const TrainingSpec& training,
+                                      const OverlapSpec& overlap);
+
+/// Why a 4D configuration cannot run this model: the scenario field to blame ("training.global_batch",
+/// "parallel.gy", ...) and the reason. Empty `why` when it can. Used by loaders and config search.
+struct Infeasibility {
+  std::string field;
+  std::string why;
+};
+[[nodiscard]] Infeasibility axonn4d_infeasibility(const ModelSpec& model, const Axonn4DConfig& grid,
+                                                  std::int64_t global_batch);
+
+}  // namespace exasim::schedule

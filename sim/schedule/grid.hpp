@@ -1,0 +1,45 @@
+#pragma once
+// A process grid: named dimensions with sizes, and the rank layout (which dimension varies fastest).
+// A rank's group along a dimension is the ranks that differ from it only in that coordinate.
+//
+// AxoNN 4D uses x (fastest), y, z, data; Megatron will use tp, dp, pp with its own order.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace exasim::schedule {
+
+using Rank = std::uint32_t;
+
+struct GridDim {
+  std::string name;
+  std::uint32_t size = 1;
+  std::uint32_t stride = 1;  ///< rank distance between neighbours along this dimension
+};
+
+class ProcessGrid {
+ public:
+  /// Dimensions listed fastest-varying first.
+  explicit ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>>& fastest_first);
+
+  [[nodiscard]] std::uint32_t world_size() const { return world_; }
+  [[nodiscard]] const std::vector<GridDim>& dims() const { return dims_; }
+  [[nodiscard]] const GridDim& dim(std::size_t d) const { return dims_[d]; }
+
+  [[nodiscard]] std::uint32_t coord(Rank rank, std::size_t d) const {
+    return (rank / dims_[d].stride) % dims_[d].size;
+  }
+  /// Member `k` (0-based, in coordinate order) of `rank`'s group along dimension d.
+  [[nodiscard]] Rank group_member(Rank rank, std::size_t d, std::uint32_t k) const {
+    return rank - coord(rank, d) * dims_[d].stride + k * dims_[d].stride;
+  }
+  /// A dense id of `rank`'s group along d, in [0, world/size_d).
+  [[nodiscard]] std::uint32_t group_id(Rank rank, std::size_t d) const;
+
+ private:
+  std::vector<GridDim> dims_;
+  std::uint32_t world_ = 1;
+};
+
+}  // namespace exasim::schedule

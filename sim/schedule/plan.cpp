@@ -1,0 +1,51 @@
+#include "sim/schedule/plan.hpp"
+
+namespace exasim::schedule {
+
+std::string_view to_string(CollKind kind) {
+  switch (kind) {
+    case CollKind::AllReduce: return "all_reduce";
+    case CollKind::AllGather: return "all_gather";
+    case CollKind::ReduceScatter: return "reduce_scatter";
+  }
+  return "?";
+}
+
+std::string_view to_string(Phase phase) {
+  switch (phase) {
+    case Phase::Forward: return "forward";
+    case Phase::Recompute: return "recompute";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+double ring_wire_bytes(CollKind kind, std::uint32_t p, double buffer_bytes) {
+  if (p <= 1) return 0;
+  double share = static_cast<double>(p - 1) / p * buffer_bytes;
+  return kind == CollKind::AllReduce ? 2 * share : share;
+}
+
+std::uint32_t ring_steps(CollKind kind, std::uint32_t p) {
+  if (p <= 1) return 0;
+  return kind == CollKind::AllReduce ? 2 * (p - 1) : p - 1;
+}
+
+std::vector<double> wire_bytes_per_dim(const Plan& plan, Rank rank) {
+  std::vector<double> bytes(plan.grid.dims().size(), 0.0);
+  for (const auto& op : plan.stream_of(rank).ops) {
+    if (op.type == OpType::CollStart) bytes[op.dim] += ring_wire_bytes(op.coll, plan.grid.dim(op.dim).size, op.bytes);
+  }
+  return bytes;
+}
+
+std::vector<std::uint64_t> collectives_per_dim(const Plan& plan, Rank rank) {
+  std::vector<std::uint64_t> count(plan.grid.dims().size(), 0);
+  for (const auto& op : plan.stream_of(rank).ops) {
+    if (op.type == OpType::CollStart && plan.grid.dim(op.dim).size > 1) ++count[op.dim];
+  }
+  return count;
+}
+
+}  // namespace exasim::schedule

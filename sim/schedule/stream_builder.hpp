@@ -1,0 +1,42 @@
+#pragma once
+// Appends ops to one stream of a plan: deduplicates kernel descriptors and names, and hands out handle
+// slots (a slot is free again once its Wait is written). Scheme builders (4D, Megatron) use it so that
+// they only say what happens, not how it is stored.
+
+#include "sim/schedule/plan.hpp"
+
+#include <map>
+#include <tuple>
+
+namespace exasim::schedule {
+
+using Handle = std::uint16_t;
+
+class StreamBuilder {
+ public:
+  StreamBuilder(Plan& plan, OpStream& stream) : plan_(plan), stream_(stream) {}
+
+  void set_phase(Phase phase) { phase_ = phase; }
+  void compute(const std::string& name, const gpu::Kernel& kernel);
+  /// Posts a collective; returns its handle. Groups of one member get no op at all (kNoHandle).
+  [[nodiscard]] Handle start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes);
+  void wait(Handle handle);
+  /// A blocking collective: start then wait.
+  void collective(const std::string& name, CollKind kind, std::uint8_t dim, double bytes);
+
+  static constexpr Handle kNoHandle = 0xffff;
+
+ private:
+  std::uint32_t intern_name(const std::string& name);
+  std::uint32_t intern_kernel(const gpu::Kernel& kernel);
+
+  Plan& plan_;
+  OpStream& stream_;
+  Phase phase_ = Phase::Forward;
+  std::vector<Handle> free_slots_;
+  std::vector<Op> pending_;  ///< per slot: the CollStart whose handle it holds
+  std::map<std::string, std::uint32_t> name_ids_;
+  std::map<std::tuple<int, double, double, std::int64_t, std::int64_t, std::int64_t>, std::uint32_t> kernel_ids_;
+};
+
+}  // namespace exasim::schedule
