@@ -63,7 +63,7 @@ class Simulation {
     slots_per_rank_ = 0;
     for (const auto& s : plan_.streams) slots_per_rank_ = std::max<std::size_t>(slots_per_rank_, s.slots);
     pc_.assign(world_, 0);
-    wait_since_.assign(world_, 0);
+    since_.assign(world_, 0);
     posted_.assign(std::size_t{world_} * dims_, 0);
     slot_.assign(std::size_t{world_} * slots_per_rank_, kNone);
     times_.assign(world_, runtime::RankTimes{0, 0, std::vector<double>(dims_, 0.0)});
@@ -109,9 +109,8 @@ class Simulation {
       case EventType::ComputeDone: {
         Rank r = e.id;
         const Op& op = ops_of(r)[pc_[r]];
-        double duration = job_.kernel_time_s[op.kernel];
-        times_[r].compute_s += duration;
-        report(r, pc_[r], now_ - duration, now_);
+        times_[r].compute_s += now_ - since_[r];
+        report(r, pc_[r], since_[r], now_);
         ++pc_[r];
         advance(r);
         break;
@@ -133,13 +132,16 @@ class Simulation {
     while (pc_[r] < ops.size()) {
       const Op& op = ops[pc_[r]];
       switch (op.type) {
-        case OpType::Compute: push(now_ + job_.kernel_time_s[op.kernel], EventType::ComputeDone, r); return;
+        case OpType::Compute:
+          since_[r] = now_;
+          push(now_ + job_.kernel_time_s[op.kernel], EventType::ComputeDone, r);
+          return;
         case OpType::CollStart: post(r, op); ++pc_[r]; break;
         case OpType::Wait: {
           InstanceId id = slot(r, op.slot);
           Instance& inst = instances_[id];
           if (!inst.done) {
-            wait_since_[r] = now_;
+            since_[r] = now_;
             inst.waiters.push_back(r);
             return;
           }
@@ -214,9 +216,9 @@ class Simulation {
     // advance() may allocate instances and move instances_: no reference to `inst` past this point.
     for (Rank r : waiters) {
       const Op& op = ops_of(r)[pc_[r]];
-      times_[r].exposed_s[dim] += now_ - wait_since_[r];
+      times_[r].exposed_s[dim] += now_ - since_[r];
       consume(r, op.slot);
-      report(r, pc_[r], wait_since_[r], now_);
+      report(r, pc_[r], since_[r], now_);
       ++pc_[r];
       advance(r);
     }
@@ -295,7 +297,7 @@ class Simulation {
 
   std::size_t slots_per_rank_;
   std::vector<std::uint32_t> pc_;
-  std::vector<double> wait_since_;
+  std::vector<double> since_;  ///< per rank: when its current compute or wait began
   std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   std::vector<runtime::RankTimes> times_;
