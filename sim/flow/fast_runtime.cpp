@@ -108,7 +108,6 @@ class Simulation {
     switch (e.type) {
       case EventType::ComputeDone: {
         Rank r = e.id;
-        const Op& op = ops_of(r)[pc_[r]];
         times_[r].compute_s += now_ - since_[r];
         report(r, pc_[r], since_[r], now_);
         ++pc_[r];

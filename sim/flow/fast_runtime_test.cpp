@@ -102,3 +102,20 @@ TEST_CASE("incremental solver matches the full reference solver on 4D iterations
     }
   }
 }
+
+TEST_CASE("bytes rank 0 puts on the wire in the simulation equal the plan's ring volumes", "[unit]") {
+  schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
+  topo::SingleSwitchParams sp;
+  sp.node = {4, 100e9, 1e-6, 4, 25e9, 1e-6};
+  sp.nodes = 8;
+  topo::SingleSwitch topo(sp);
+  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 2}, {64, true, 4}, {});
+  flow::FastRuntime rt(topo, {});
+  auto result = rt.run(job_for(plan, 1e-5, 0), {}, {});
+  auto expected = schedule::wire_bytes_per_dim(plan, 0);
+  REQUIRE(result.rank0_wire_bytes.size() == 4);
+  for (std::size_t d = 0; d < 4; ++d) {
+    CHECK(expected[d] > 0);
+    CHECK(result.rank0_wire_bytes[d] == Approx(expected[d]));
+  }
+}
