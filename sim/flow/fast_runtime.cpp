@@ -104,6 +104,7 @@ class Simulation {
   InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{r} * slots_per_rank_ + s]; }
 
   void handle(const Event& e) {
+    if (e.type == EventType::FlowDone && !network_.current(e.id, e.version)) return;  // superseded prediction
     ++events_;
     switch (e.type) {
       case EventType::ComputeDone: {
@@ -115,7 +116,6 @@ class Simulation {
         break;
       }
       case EventType::FlowDone: {
-        if (!network_.current(e.id, e.version)) return;  // superseded prediction
         auto inst_id = static_cast<InstanceId>(network_.finish(e.id));
         Instance& inst = instances_[inst_id];
         if (--inst.flows_left == 0) push(now_ + inst.latency_s, EventType::CollectiveDone, inst_id);

@@ -1,0 +1,152 @@
+#include "sim/gpu/calibration.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/gpu/shape_aware_gpu.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+using namespace exasim::gpu;
+using exasim::InputError;
+
+namespace {
+
+// A CSV in the system temp directory, removed when the test ends.
+class TempCsv {
+ public:
+  TempCsv(const std::string& name, const std::string& content)
+      : path_((std::filesystem::temp_directory_path() / ("exasim_calibration_test_" + name + ".csv")).string()) {
+    std::ofstream(path_) << content;
+  }
+  ~TempCsv() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  TempCsv(const TempCsv&) = delete;
+  TempCsv& operator=(const TempCsv&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::shared_ptr<const GpuModel> shape_aware(const char* name) {
+  return std::make_shared<ShapeAwareGpu>(*find_device(name));
+}
+
+// Loads `content` and returns the InputError it must raise.
+InputError load_error(const std::string& name, const std::string& content) {
+  TempCsv csv(name, content);
+  try {
+    (void)CalibrationTable::load_csv(csv.path());
+  } catch (const InputError& e) {
+    CHECK(e.source() == csv.path());
+    return e;
+  }
+  FAIL("expected InputError for " << name);
+  return InputError("", "", "");
+}
+
+constexpr const char* kTable =
+    "# measured on one GCD, rocblas-bench\n"
+    "device,kernel,m,n,k,time_s\n"
+    "mi250x-gcd,gemm,1024,1024,1024,4e-5\n"
+    "mi250x-gcd,gemm,4096,4096,4096,1.6e-3\n"
+    "\n"
+    "mi250x-gcd,gemm,8192,8192,8192,1e-2\n"
+    "a100-40gb, gemm, 8192, 8192, 8192, 4.5e-3\n";
+
+}  // namespace
+
+TEST_CASE("calibration overrides the model on an exact shape match", "[unit]") {
+  TempCsv csv("exact", kTable);
+  auto table = CalibrationTable::load_csv(csv.path());
+  CHECK(table.size() == 4);
+  CalibratedGpu gpu(shape_aware("mi250x-gcd"), table);
+  CHECK(gpu.device() == "mi250x-gcd");
+  auto hit = gpu.lookup(gemm(8192, 8192, 8192));
+  CHECK(hit.time_s == 1e-2);
+  CHECK(hit.origin == CalibratedGpu::Origin::Measured);
+  CHECK(hit.time_s != Approx(shape_aware("mi250x-gcd")->time_s(gemm(8192, 8192, 8192))));
+  CHECK(gpu.spec().name == "mi250x-gcd");
+}
+
+TEST_CASE("between measured shapes, calibration interpolates linearly in flops", "[unit]") {
+  TempCsv csv("interp", kTable);
+  CalibratedGpu gpu(shape_aware("mi250x-gcd"), CalibrationTable::load_csv(csv.path()));
+  // 4096 x 4096 x 8192 has twice the flops of 4096^3 and a quarter of 8192^3.
+  const double f_lo = 2.0 * 4096 * 4096 * 4096, f_hi = 2.0 * 8192 * 8192 * 8192, f = 2 * f_lo;
+  auto r = gpu.lookup(gemm(4096, 4096, 8192));
+  CHECK(r.origin == CalibratedGpu::Origin::Interpolated);
+  CHECK(r.time_s == Approx(1.6e-3 + (f - f_lo) / (f_hi - f_lo) * (1e-2 - 1.6e-3)));
+  // Same flops as a measured point but another shape: that point's time.
+  auto same_work = gpu.lookup(gemm(2048, 2048, 16384));
+  CHECK(same_work.time_s == 1.6e-3);
+}
+
+TEST_CASE("outside the measured range calibration scales the model; elsewhere it is the model", "[unit]") {
+  TempCsv csv("range", kTable);
+  auto base = shape_aware("mi250x-gcd");
+  CalibratedGpu gpu(base, CalibrationTable::load_csv(csv.path()));
+  auto big = gemm(16384, 16384, 16384);
+  auto r = gpu.lookup(big);
+  CHECK(r.origin == CalibratedGpu::Origin::ScaledModel);
+  CHECK(r.time_s == Approx(base->time_s(big) * 1e-2 / base->time_s(gemm(8192, 8192, 8192))));
+  // Non-GEMM kernels and devices without rows: the wrapped model, untouched.
+  Kernel mem{KernelKind::MemoryBound, 0, 1e9};
+  CHECK(gpu.lookup(mem).origin == CalibratedGpu::Origin::Model);
+  CHECK(gpu.time_s(mem) == base->time_s(mem));
+  TempCsv other("other", "device,kernel,m,n,k,time_s\nh200,gemm,128,128,128,1e-5\n");
+  auto h100 = shape_aware("h100-sxm");
+  CalibratedGpu uncalibrated(h100, CalibrationTable::load_csv(other.path()));
+  CHECK(uncalibrated.time_s(gemm(8192, 8192, 8192)) == h100->time_s(gemm(8192, 8192, 8192)));
+}
+
+TEST_CASE("a calibrated model for a device name that is not in the table of devices is an input error", "[unit]") {
+  RooflineGpu roofline(to_gpu_spec(*find_device("a100-40gb")));
+  auto base = std::make_shared<RooflineGpu>(roofline);
+  CHECK_NOTHROW(CalibratedGpu(base, CalibrationTable{}));
+  CHECK_THROWS_AS(CalibratedGpu(base, CalibrationTable{}, "A100-SXM4-40GB"), InputError);
+}
+
+TEST_CASE("malformed calibration CSVs name the file, line and field", "[unit]") {
+  SECTION("unknown device") {
+    auto e = load_error("unknown_device", "device,kernel,m,n,k,time_s\nmi300x,gemm,1,1,1,1e-3\n");
+    CHECK(e.field() == "line 2, column device");
+    CHECK(std::string(e.what()).find("mi300x") != std::string::npos);
+  }
+  SECTION("missing column") {
+    auto e = load_error("missing_column", "device,kernel,m,n,time_s\nh200,gemm,1,1,1e-3\n");
+    CHECK(std::string(e.what()).find("\"k\"") != std::string::npos);
+  }
+  SECTION("not a number") {
+    auto e = load_error("not_a_number", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,1e-3\nh200,gemm,x,1,1,1e-3\n");
+    CHECK(e.field() == "line 3, column m");
+  }
+  SECTION("too few fields") {
+    auto e = load_error("too_few", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1\n");
+    CHECK(e.field() == "line 2");
+  }
+  SECTION("non-positive size or time") {
+    CHECK(load_error("zero_m", "device,kernel,m,n,k,time_s\nh200,gemm,0,1,1,1e-3\n").field() == "line 2, column m");
+    CHECK(load_error("neg_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,-1\n").field() == "line 2, column time_s");
+    CHECK(load_error("text_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,1e-3s\n").field() == "line 2, column time_s");
+    CHECK(load_error("empty_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,\n").field() == "line 2, column time_s");
+  }
+  SECTION("kernel that cannot be calibrated") {
+    CHECK(load_error("attn", "device,kernel,m,n,k,time_s\nh200,attention,1,1,1,1e-3\n").field() ==
+          "line 2, column kernel");
+    CHECK(load_error("conv", "device,kernel,m,n,k,time_s\nh200,conv,1,1,1,1e-3\n").field() == "line 2, column kernel");
+  }
+  SECTION("duplicate shape") {
+    auto e = load_error("dup", "device,kernel,m,n,k,time_s\nh200,gemm,2,3,4,1e-3\nh200,gemm,2,3,4,2e-3\n");
+    CHECK(e.field() == "line 3");
+  }
+  SECTION("missing file") {
+    CHECK_THROWS_AS(CalibrationTable::load_csv("/nonexistent/exasim/calibration.csv"), InputError);
+  }
+}

@@ -1,0 +1,86 @@
+#pragma once
+// Built-in table of GPU devices for the shape-aware model. Every number carries the source it came from,
+// so a report can say which inputs are vendor figures, which are measured, and which are guesses; the
+// tags ([H1], [F1], S2, ...) are those of /work/shared/reference/machines_and_frontier_paper.md and
+// axonn.md. A figure marked "estimate, unconfirmed" is a best guess that no reference note backs.
+//
+// The achievable large-GEMM fraction is taken from single-GPU bf16 GEMM microbenchmarks (AxoNN, SC24,
+// as summarised in axonn.md 5.1) rather than from end-to-end training throughput, because the GEMM model
+// must not double count the communication and pipeline losses that the simulator models separately.
+//
+// LIMITATIONS:
+//  - one clock per device (the vendor boost clock behind the peak); no power capping, thermal throttling
+//    or clock differences between parts (Alps' GH200 caps are unknown, machines_and_frontier_paper.md B.3);
+//  - capacities are the vendor "GB" figures (10^9 bytes); the memory a framework can actually use is
+//    lower (driver, allocator and communication buffers are not subtracted here);
+//  - H100 SXM and H200 have no GEMM measurement in the notes: they reuse GH200's H100 figure, which
+//    assumes the same silicon and clocks reach the same fraction (H200's faster HBM does not help
+//    compute-bound GEMMs);
+//  - fp32 peaks are the vector (non-tensor-core) rates; TF32 / packed-fp32 matrix rates are not modelled;
+//  - the efficiencies of flash attention and streaming kernels are estimates, not measurements.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exasim::gpu {
+
+struct GpuSpec;
+
+/// A number and where it came from.
+struct Figure {
+  double value = 0;
+  std::string source;
+};
+
+/// One device as the shape-aware model sees it. Units in the names: flop/s, bytes/s, bytes, Hz, seconds.
+/// For MI250X one device is one GCD (what ROCm and Slurm call a GPU).
+struct DeviceSpec {
+  std::string name;         ///< key used by find_device, e.g. "mi250x-gcd"
+  std::string description;  ///< human-readable part name
+  Figure peak_bf16_flops;   ///< dense bf16 tensor/matrix-core peak
+  Figure peak_fp32_flops;   ///< vector fp32 peak (bounds streaming kernels that do arithmetic)
+  Figure hbm_bandwidth_Bps;
+  Figure hbm_capacity_bytes;
+  Figure compute_units;  ///< SMs (NVIDIA) or CUs (AMD): the units a GEMM's output tiles are spread over
+  Figure clock_hz;
+  /// Sustained fraction of peak_bf16 on large square GEMMs (measured TF / vendor peak).
+  Figure gemm_achievable_fraction;
+  Figure attention_efficiency;  ///< sustained fraction of peak_bf16 for flash attention
+  Figure memory_efficiency;     ///< sustained fraction of HBM bandwidth for streaming kernels
+  Figure kernel_launch_s;       ///< fixed cost per kernel
+  /// GEMM time multipliers of the NT and TN operand layouts relative to NN (see shape_aware_gpu.hpp).
+  Figure layout_nt_factor;
+  Figure layout_tn_factor;
+  /// Output tile of the vendor GEMM library's large-matrix kernels, and the fixed per-tile cost (prologue,
+  /// pipeline fill, epilogue write-out) expressed as extra k-iterations.
+  Figure gemm_tile_m;
+  Figure gemm_tile_n;
+  Figure gemm_k_overhead;
+
+  [[nodiscard]] int compute_unit_count() const { return static_cast<int>(compute_units.value); }
+  /// Sustained large-GEMM rate: peak x achievable fraction.
+  [[nodiscard]] double achievable_gemm_flops() const {
+    return peak_bf16_flops.value * gemm_achievable_fraction.value;
+  }
+};
+
+/// Every built-in device, in a fixed order.
+[[nodiscard]] const std::vector<DeviceSpec>& devices();
+
+/// Names of the built-in devices, in the order of devices().
+[[nodiscard]] std::vector<std::string> device_names();
+
+/// The device called `name` (exact, case-sensitive match), or nullopt.
+[[nodiscard]] std::optional<DeviceSpec> find_device(std::string_view name);
+
+/// Like find_device, but throws InputError(source, field, ...) listing the known names when absent;
+/// for callers that read the name from a user's file.
+[[nodiscard]] const DeviceSpec& require_device(std::string_view name, const std::string& source,
+                                               const std::string& field);
+
+/// The roofline view of a device (what RooflineGpu and GpuModel::spec() expect).
+[[nodiscard]] GpuSpec to_gpu_spec(const DeviceSpec& device);
+
+}  // namespace exasim::gpu

@@ -1,0 +1,107 @@
+#include "sim/gpu/devices.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/gpu/gpu_model.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace exasim::gpu;
+
+namespace {
+std::vector<const Figure*> figures(const DeviceSpec& d) {
+  return {&d.peak_bf16_flops,   &d.peak_fp32_flops,      &d.hbm_bandwidth_Bps,        &d.hbm_capacity_bytes,
+          &d.compute_units,     &d.clock_hz,             &d.gemm_achievable_fraction, &d.attention_efficiency,
+          &d.memory_efficiency, &d.kernel_launch_s,      &d.layout_nt_factor,         &d.layout_tn_factor,
+          &d.gemm_tile_m,       &d.gemm_tile_n,          &d.gemm_k_overhead};
+}
+}  // namespace
+
+TEST_CASE("the device table lists the six supported devices", "[unit]") {
+  CHECK(device_names() ==
+        std::vector<std::string>{"mi250x-gcd", "a100-40gb", "a100-80gb", "gh200", "h100-sxm", "h200"});
+  for (const auto& name : device_names()) {
+    auto d = find_device(name);
+    REQUIRE(d.has_value());
+    CHECK(d->name == name);
+  }
+  CHECK_FALSE(find_device("a100").has_value());
+  CHECK_FALSE(find_device("MI250X-GCD").has_value());  // names are exact
+}
+
+TEST_CASE("every device figure is positive and says where it came from", "[unit]") {
+  for (const auto& d : devices()) {
+    INFO(d.name);
+    for (const Figure* f : figures(d)) {
+      CHECK(f->value > 0);
+      CHECK_FALSE(f->source.empty());
+    }
+    CHECK(d.gemm_achievable_fraction.value < 1);
+    CHECK(d.attention_efficiency.value <= 1);
+    CHECK(d.memory_efficiency.value <= 1);
+    // Peak = CUs x flop/clk/CU x clock must hold to within rounding for the clocks and CU counts given.
+    double per_clock = d.peak_bf16_flops.value / (d.compute_units.value * d.clock_hz.value);
+    CHECK(per_clock == Approx(d.name == "mi250x-gcd" ? 1024 : d.name.rfind("a100", 0) == 0 ? 2048 : 4096)
+                           .epsilon(0.01));
+  }
+}
+
+TEST_CASE("achievable GEMM fractions are the measured microbenchmark figures", "[unit]") {
+  CHECK(find_device("a100-40gb")->achievable_gemm_flops() == Approx(280e12));
+  CHECK(find_device("a100-80gb")->achievable_gemm_flops() == Approx(280e12));
+  CHECK(find_device("mi250x-gcd")->achievable_gemm_flops() == Approx(125e12));
+  CHECK(find_device("gh200")->achievable_gemm_flops() == Approx(813e12));
+  // No measurement for these: they borrow GH200's and must say so.
+  for (const char* name : {"h100-sxm", "h200"}) {
+    auto d = find_device(name);
+    CHECK(d->achievable_gemm_flops() == Approx(813e12));
+    CHECK(d->gemm_achievable_fraction.source.find("estimate, unconfirmed") != std::string::npos);
+    CHECK(d->gemm_achievable_fraction.source.find("GH200") != std::string::npos);
+  }
+  CHECK(find_device("gh200")->gemm_achievable_fraction.source.find("estimate") == std::string::npos);
+}
+
+TEST_CASE("vendor memory figures match the reference notes", "[unit]") {
+  CHECK(find_device("mi250x-gcd")->hbm_capacity_bytes.value == 64e9);
+  CHECK(find_device("a100-40gb")->hbm_bandwidth_Bps.value == 1.555e12);
+  CHECK(find_device("a100-80gb")->hbm_bandwidth_Bps.value == 2.039e12);
+  CHECK(find_device("gh200")->hbm_capacity_bytes.value == 96e9);
+  CHECK(find_device("h100-sxm")->hbm_bandwidth_Bps.value == 3.35e12);
+  CHECK(find_device("h200")->hbm_capacity_bytes.value == 141e9);
+}
+
+TEST_CASE("MI250X is the only device with a TN layout penalty, and it is marked an estimate", "[unit]") {
+  for (const auto& d : devices()) {
+    INFO(d.name);
+    if (d.name == "mi250x-gcd") {
+      CHECK(d.layout_tn_factor.value > 1);
+      CHECK(d.layout_tn_factor.source.find("estimate, unconfirmed") != std::string::npos);
+    } else {
+      CHECK(d.layout_tn_factor.value == 1);
+    }
+  }
+}
+
+TEST_CASE("require_device names the known devices when the name is unknown", "[unit]") {
+  CHECK(require_device("h200", "scenario.json", "gpu.device").name == "h200");
+  try {
+    (void)require_device("b200", "scenario.json", "gpu.device");
+    FAIL("expected InputError");
+  } catch (const exasim::InputError& e) {
+    CHECK(e.source() == "scenario.json");
+    CHECK(e.field() == "gpu.device");
+    CHECK(std::string(e.what()).find("mi250x-gcd") != std::string::npos);
+  }
+}
+
+TEST_CASE("to_gpu_spec carries the roofline numbers", "[unit]") {
+  auto d = *find_device("a100-40gb");
+  GpuSpec s = to_gpu_spec(d);
+  CHECK(s.name == "a100-40gb");
+  CHECK(s.peak_bf16_flops == 312e12);
+  CHECK(s.gemm_efficiency == Approx(280.0 / 312.0));
+  CHECK(s.hbm_bandwidth_Bps == 1.555e12);
+  CHECK(s.hbm_capacity_bytes == 40e9);
+}

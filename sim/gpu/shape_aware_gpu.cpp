@@ -1,0 +1,104 @@
+#include "sim/gpu/shape_aware_gpu.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace exasim::gpu {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+void require_positive(double value, const std::string& device, const char* what) {
+  if (!(value > 0)) throw std::invalid_argument("ShapeAwareGpu: device " + device + " has non-positive " + what);
+}
+
+}  // namespace
+
+std::string_view to_string(GemmLayout layout) {
+  switch (layout) {
+    case GemmLayout::NN: return "NN";
+    case GemmLayout::NT: return "NT";
+    case GemmLayout::TN: return "TN";
+  }
+  return "?";
+}
+
+ShapeAwareGpu::ShapeAwareGpu(DeviceSpec device) : device_(std::move(device)), spec_(to_gpu_spec(device_)) {
+  // Checked once here so that time_s never divides by zero or returns a negative time.
+  const auto& d = device_;
+  require_positive(d.peak_bf16_flops.value, d.name, "peak_bf16_flops");
+  require_positive(d.peak_fp32_flops.value, d.name, "peak_fp32_flops");
+  require_positive(d.hbm_bandwidth_Bps.value, d.name, "hbm_bandwidth_Bps");
+  require_positive(d.compute_units.value, d.name, "compute_units");
+  require_positive(d.gemm_achievable_fraction.value, d.name, "gemm_achievable_fraction");
+  require_positive(d.attention_efficiency.value, d.name, "attention_efficiency");
+  require_positive(d.memory_efficiency.value, d.name, "memory_efficiency");
+  require_positive(d.layout_nt_factor.value, d.name, "layout_nt_factor");
+  require_positive(d.layout_tn_factor.value, d.name, "layout_tn_factor");
+  require_positive(d.gemm_tile_m.value, d.name, "gemm_tile_m");
+  require_positive(d.gemm_tile_n.value, d.name, "gemm_tile_n");
+  if (d.gemm_k_overhead.value < 0 || d.kernel_launch_s.value < 0)
+    throw std::invalid_argument("ShapeAwareGpu: device " + d.name + " has a negative k overhead or launch time");
+}
+
+double ShapeAwareGpu::layout_factor(GemmLayout layout) const {
+  switch (layout) {
+    case GemmLayout::NN: return 1.0;
+    case GemmLayout::NT: return device_.layout_nt_factor.value;
+    case GemmLayout::TN: return device_.layout_tn_factor.value;
+  }
+  return 1.0;
+}
+
+double ShapeAwareGpu::memory_s(double bytes) const {
+  return bytes / (device_.hbm_bandwidth_Bps.value * device_.memory_efficiency.value);
+}
+
+GemmEstimate ShapeAwareGpu::estimate_gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout) const {
+  if (m <= 0 || n <= 0 || k <= 0)
+    throw std::invalid_argument("ShapeAwareGpu::estimate_gemm: m, n, k must be positive");
+  const auto tile_m = static_cast<std::int64_t>(device_.gemm_tile_m.value);
+  const auto tile_n = static_cast<std::int64_t>(device_.gemm_tile_n.value);
+  const std::int64_t cus = device_.compute_unit_count();
+
+  GemmEstimate e;
+  e.tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
+  e.waves = ceil_div(e.tiles, cus);
+  // The measured rate is a whole-device figure on shapes where every CU is busy, so one CU's share is the
+  // rate of a full wave; a wave then takes one tile's worth of work at that share.
+  const double per_cu_flops = device_.achievable_gemm_flops() / static_cast<double>(cus);
+  const double tile_flops = 2.0 * static_cast<double>(tile_m) * static_cast<double>(tile_n) *
+                            (static_cast<double>(k) + device_.gemm_k_overhead.value);
+  e.compute_s = static_cast<double>(e.waves) * tile_flops / per_cu_flops * layout_factor(layout);
+  e.memory_s = memory_s(gpu::gemm(m, n, k).bytes);
+  e.time_s = std::max(e.compute_s, e.memory_s) + device_.kernel_launch_s.value;
+  return e;
+}
+
+double ShapeAwareGpu::time_s(const Kernel& kernel) const {
+  const double launch = device_.kernel_launch_s.value;
+  switch (kernel.kind) {
+    case KernelKind::Gemm: {
+      if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
+        // Use the descriptor's bytes, not the ideal ones, in case the plan accounts extra traffic.
+        auto e = estimate_gemm(kernel.m, kernel.n, kernel.k, GemmLayout::NN);
+        return std::max(e.compute_s, memory_s(kernel.bytes)) + launch;
+      }
+      // Without a shape there is nothing to quantize: cost it at the measured large-GEMM rate.
+      return std::max(kernel.flops / device_.achievable_gemm_flops(), memory_s(kernel.bytes)) + launch;
+    }
+    case KernelKind::FlashAttention: {
+      double compute = kernel.flops / (device_.peak_bf16_flops.value * device_.attention_efficiency.value);
+      return std::max(compute, memory_s(kernel.bytes)) + launch;
+    }
+    case KernelKind::MemoryBound: {
+      double compute = kernel.flops / device_.peak_fp32_flops.value;
+      return std::max(compute, memory_s(kernel.bytes)) + launch;
+    }
+  }
+  return launch;
+}
+
+}  // namespace exasim::gpu
