@@ -1,12 +1,15 @@
 #include "sim/cli/cli.hpp"
 
+#include "sim/cli/roofline.hpp"
 #include "sim/cli/simulate.hpp"
+#include "sim/gpu/devices.hpp"
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/report.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <ostream>
 
 namespace exasim::cli {
@@ -39,7 +42,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   sim->add_flag("--reference-solver", options.reference_solver,
                 "Re-solve every flow at every event (slow; for checking the incremental solver)");
 
-  auto* list = app.add_subcommand("presets", "List the shipped machine and model presets");
+  auto* list = app.add_subcommand("presets", "List the shipped machine and model presets and the GPU devices");
+
+  auto* roof = app.add_subcommand("roofline", "Time of one bf16 GEMM on a GPU (shape-aware model)");
+  std::string roof_gpu, roof_gemm, roof_layout = "nn";
+  roof->add_option("--gpu", roof_gpu, "Device (see `exasim presets`)")->required();
+  roof->add_option("--gemm", roof_gemm, "Shape M,N,K of an M x K by K x N GEMM")->required();
+  roof->add_option("--layout", roof_layout, "Operand layout")->check(CLI::IsMember({"nn", "nt", "tn"}))
+      ->capture_default_str();
+  bool roof_json = false;
+  roof->add_flag("--json", roof_json, "Print one JSON object");
 
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -59,7 +71,25 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       for (const auto& n : preset_names("topologies/presets")) out << " " << n;
       out << "\nmodels (configs/models):";
       for (const auto& n : preset_names("configs/models")) out << " " << n;
+      out << "\ngpus (roofline --gpu):";
+      for (const auto& n : gpu::device_names()) out << " " << n;
       out << "\n";
+      return 0;
+    }
+    if (*roof) {
+      auto r = roofline(roof_gpu, roof_gemm, roof_layout);
+      if (roof_json) {
+        out << r.dump() << "\n";
+      } else {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "%s GEMM %lldx%lldx%lld (%s): %.4g s, %.1f TFLOP/s, %.1f%% of peak, %s bound (%lld tiles in %lld waves)\n",
+                      r["gpu"].get<std::string>().c_str(), static_cast<long long>(r["m"].get<std::int64_t>()),
+                      static_cast<long long>(r["n"].get<std::int64_t>()), static_cast<long long>(r["k"].get<std::int64_t>()),
+                      roof_layout.c_str(), r["time_s"].get<double>(), r["tflops"].get<double>(),
+                      r["percent_of_peak"].get<double>(), r["bound"].get<std::string>().c_str(),
+                      static_cast<long long>(r["tiles"].get<std::int64_t>()), static_cast<long long>(r["waves"].get<std::int64_t>()));
+        out << buf;
+      }
       return 0;
     }
     if (!out_dir.empty()) options.out_dir = out_dir;

@@ -139,3 +139,22 @@ TEST_CASE("bad command lines exit 2", "[unit]") {
   CHECK(exasim_run({"frobnicate"}).code == 2);
   CHECK(exasim_run({"--help"}).code == 0);
 }
+
+TEST_CASE("roofline answers for every device and rejects bad input with exit 2", "[unit]") {
+  for (const char* gpu : {"mi250x-gcd", "a100-40gb", "a100-80gb", "gh200", "h100-sxm", "h200"}) {
+    auto r = exasim_run({"roofline", "--gpu", gpu, "--gemm", "8192,8192,8192", "--json"});
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["time_s"].get<double>() > 0);
+    CHECK(j["percent_of_peak"].get<double>() < 100);
+    CHECK(j["bound"] == "compute");
+  }
+  auto skinny = nlohmann::json::parse(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "16,8192,8192", "--json"}).out);
+  CHECK(skinny["bound"] == "memory");
+  auto unknown = exasim_run({"roofline", "--gpu", "a100", "--gemm", "1,2,3"});
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err.find("unknown device 'a100'") != std::string::npos);
+  CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,2"}).code == 2);
+  CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,-2,3"}).code == 2);
+  CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,2,3", "--layout", "tt"}).code == 2);
+}

@@ -1,0 +1,168 @@
+#pragma once
+// Slingshot-style dragonfly (Frontier, Perlmutter, Alps): groups of switches wired all-to-all inside,
+// groups wired all-to-all by global links, nodes' NICs on the switches' endpoint ports.
+//
+// Wiring rules (fixed, so that link ids and routes are pure arithmetic and no route table is needed):
+//  - switch ids: switch s of group g is g * switches_per_group + s.
+//  - local links: one per direction between every two switches of a group (Rosetta L1 ports).
+//  - global links: each unordered group pair gets exactly global_links_per_group_pair physical links.
+//    Group g numbers its peer groups h != g in increasing order (rank r = h < g ? h : h - 1) and its
+//    global ports i = r * L + k (k = 0..L-1, the k-th parallel link towards h); port i sits on switch
+//    i % switches_per_group. Consecutive ports go to consecutive switches, so the L parallel links
+//    towards one group leave from L different switches and every switch carries
+//    ceil((groups - 1) * L / switches_per_group) or one fewer global ports (Frontier: 9 or 10 of 16).
+//  - NICs (best estimate, unconfirmed for every machine: machines_and_frontier_paper.md B.1): a group's
+//    switches form sets of `nics` consecutive switches, like the switch blades of one EX chassis.
+//    Local node j of a group uses set j / endpoints_per_switch and port j % endpoints_per_switch;
+//    its NIC k lands on switch (j / endpoints_per_switch) * nics + k of that set. So a node's NICs are
+//    on different switches, and the endpoints_per_switch consecutive nodes of a set share the same
+//    switches (Frontier: 16 nodes of a chassis on its 4 switch blades).
+//  - nodes are numbered group-major (node = group * nodes_per_group + j); GPU g of a node sends
+//    through NIC g * nics / gpus (node.hpp).
+//
+// Latency: every link that enters a switch (NIC-up, local, global) also carries switch_latency_s, so a
+// route pays one switch latency per switch it crosses, as in SingleSwitch.
+//
+// Routing (route()): inside a node, the GPU link matrix (gpu_links.hpp). Between nodes: NIC-up,
+// switch-to-switch hops chosen by the policy, NIC-down.
+//  - Minimal: local-global-local; the parallel global link is picked by hashing flow_key with the
+//    seed and the two GPUs. At most 3 switch-to-switch hops.
+//  - Valiant: through an intermediate group picked by the same hash (global links into and out of it
+//    also picked by hash); up to 5 hops. Traffic inside a group goes through an intermediate switch of
+//    the group instead (2 hops), since a detour through another group would cross two global links.
+//    Falls back to minimal where no intermediate exists (2 groups; fewer than 3 switches per group).
+//  - Adaptive (UGAL-like, after Slingshot's per-packet choice between minimal and non-minimal
+//    candidates): cost(path) = (1 + highest load on its switch-to-switch links) * hops, where the load
+//    is LinkLoadView::load (active flows) and the 1 is the flow being routed. The minimal candidate
+//    wins when cost(minimal) <= cost(valiant) + adaptive_bias. The bias is in flow-hops and leans
+//    towards minimal: with the default 1, a 3-hop minimal path keeps new flows until two others share
+//    its busiest link while a 5-hop Valiant candidate is idle (one other flow suffices when the
+//    Valiant candidate is as short). Slingshot's real bias is unconfirmed.
+//    With no load view, Adaptive routes as on an idle network (minimal unless Valiant is shorter).
+//
+// LIMITATIONS:
+//  - one flow = one path: adaptive routing decides per flow at its start, while Slingshot decides per
+//    packet and keeps adapting; a long flow never moves off a path that became congested later.
+//  - Adaptive compares exactly one minimal and one Valiant candidate (both from flow_key); Slingshot
+//    weighs several candidates per hop using output queue depth, not end-to-end flow counts.
+//  - only compute groups: no storage/service groups, and every group has the same switch count.
+//  - all groups are populated the same way; switches left over by the NIC rule carry no endpoints.
+//  - no hardware congestion control, traffic classes or link-level retry; switches have infinite
+//    internal capacity (crossbar), only their port links are shared.
+//  - no PCIe/ESM link between GPU and NIC (see node.hpp): a GPU reaches its NIC for free.
+//  - switch_graph_diameter() runs one BFS per switch: fine for `exasim topo`, too slow for hot loops.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "topologies/gpu_links.hpp"
+#include "topologies/node.hpp"
+#include "topologies/topology.hpp"
+
+namespace exasim::topo {
+
+enum class RoutingPolicy : std::uint8_t { Minimal, Valiant, Adaptive };
+[[nodiscard]] std::string_view to_string(RoutingPolicy p);
+
+struct DragonflyParams {
+  /// GPUs, NIC count, and the NIC link class: NIC links use node.nic_bandwidth_Bps / node.nic_latency_s
+  /// (one place for NIC figures, shared with SingleSwitch and the machine presets).
+  NodeSpec node;
+  /// Node internals. Empty (gpus == 0): every GPU pair linked at node.gpu_gpu_bandwidth_Bps. Latency of
+  /// every GPU-GPU link: node.gpu_gpu_latency_s.
+  GpuLinkMatrix gpu_links;
+
+  std::uint32_t groups = 1;
+  std::uint32_t switches_per_group = 1;        ///< a
+  std::uint32_t endpoints_per_switch = 1;      ///< p: NIC ports per switch
+  std::uint32_t global_links_per_group_pair = 1;
+  std::uint32_t nodes_per_group = 0;           ///< 0: as many as the NIC rule fits
+
+  double local_bandwidth_Bps = 0;   ///< per direction, per local link
+  double local_latency_s = 0;       ///< wire only; switch latency is added separately
+  double global_bandwidth_Bps = 0;  ///< per direction, per global link
+  double global_latency_s = 0;
+  double switch_latency_s = 0;      ///< per switch crossed
+
+  RoutingPolicy routing = RoutingPolicy::Minimal;
+  double adaptive_bias = 1.0;       ///< flow-hops in favour of the minimal path (see above)
+  std::uint64_t seed = 0;           ///< mixed into every path choice
+};
+
+namespace detail {
+struct SwitchGraph;  // Boost.Graph adjacency list, defined in dragonfly.cpp only
+}
+
+class Dragonfly final : public Topology {
+ public:
+  /// Throws std::invalid_argument on inconsistent parameters.
+  explicit Dragonfly(const DragonflyParams& params);
+
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::uint32_t gpu_count() const override { return node_count() * p_.node.gpus; }
+  [[nodiscard]] std::uint32_t gpus_per_node() const override { return p_.node.gpus; }
+  void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
+             std::vector<LinkId>& out) const override;
+
+  [[nodiscard]] const DragonflyParams& params() const { return p_; }
+  [[nodiscard]] std::uint32_t nodes_per_group() const { return nodes_per_group_; }
+  [[nodiscard]] std::uint32_t node_count() const { return p_.groups * nodes_per_group_; }
+  [[nodiscard]] std::uint32_t group_of_switch(std::uint32_t sw) const { return sw / p_.switches_per_group; }
+  [[nodiscard]] std::uint32_t switch_of_nic(std::uint32_t node, std::uint32_t nic) const;
+  [[nodiscard]] std::uint32_t switch_of_gpu(GpuId gpu) const;
+
+  // Link ids, by the layout rules above.
+  [[nodiscard]] LinkId gpu_link(std::uint32_t node, std::uint32_t from, std::uint32_t to) const;
+  [[nodiscard]] LinkId nic_link(std::uint32_t node, std::uint32_t nic, bool up) const;
+  [[nodiscard]] LinkId local_link(std::uint32_t from_switch, std::uint32_t to_switch) const;
+  [[nodiscard]] LinkId global_link(std::uint32_t from_group, std::uint32_t to_group, std::uint32_t k) const;
+  /// The switch of `from_group` where its k-th global link towards `to_group` starts.
+  [[nodiscard]] std::uint32_t global_link_switch(std::uint32_t from_group, std::uint32_t to_group,
+                                                 std::uint32_t k) const;
+  /// (from switch, to switch) of a local or global link; throws std::invalid_argument for other links.
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> switch_link_ends(LinkId link) const;
+
+  // Summary, for `exasim topo`.
+  [[nodiscard]] std::uint32_t switch_count() const { return p_.groups * p_.switches_per_group; }
+  [[nodiscard]] std::size_t link_count(LinkClass cls) const;
+  /// Directed global links from group g to group h, counted on the switch graph (equals the physical
+  /// link count of the pair).
+  [[nodiscard]] std::uint32_t global_links_between(std::uint32_t g, std::uint32_t h) const;
+  [[nodiscard]] std::uint32_t max_global_ports_per_switch() const;
+  /// Longest Minimal route in switch-to-switch hops, over all switch pairs and parallel links.
+  [[nodiscard]] std::uint32_t longest_minimal_route_hops() const;
+  /// Shortest-path diameter of the switch graph (BFS from every switch; see LIMITATIONS).
+  [[nodiscard]] std::uint32_t switch_graph_diameter() const;
+  /// Per direction, across a cut of the groups into two halves (floor/ceil of groups / 2).
+  [[nodiscard]] double global_bisection_bandwidth_Bps() const;
+  /// Per direction, all global links leaving one group.
+  [[nodiscard]] double global_bandwidth_per_group_Bps() const;
+  /// Per direction, all NICs of one group's nodes.
+  [[nodiscard]] double injection_bandwidth_per_group_Bps() const;
+  /// global / injection bandwidth per group (Frontier: 292 / 512 = 0.57, i.e. blocking factor 1.75).
+  [[nodiscard]] double taper() const;
+
+ private:
+  struct SwitchPath;
+
+  [[nodiscard]] SwitchPath minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const;
+  /// False when no intermediate group/switch exists; `path` is then untouched.
+  [[nodiscard]] bool valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const;
+  void append_global(std::uint32_t& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const;
+  void append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const;
+
+  DragonflyParams p_;
+  std::uint32_t nodes_per_group_ = 0;
+  std::uint32_t links_per_node_ = 0;
+  std::vector<std::uint32_t> pair_slot_;  ///< gpus x gpus -> index among a node's GPU links, or none
+  std::vector<std::uint32_t> via_;        ///< gpus x gpus -> intermediate GPU of unlinked pairs
+  LinkId local_base_ = 0;
+  LinkId global_base_ = 0;
+  std::shared_ptr<const detail::SwitchGraph> graph_;  ///< shared: immutable, keeps Dragonfly copyable
+};
+
+}  // namespace exasim::topo
