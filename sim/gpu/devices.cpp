@@ -37,6 +37,17 @@ Figure nvidia_layout_factor() {
                    "in the notes")};
 }
 
+// The estimates every NVIDIA part shares (no measurement distinguishes them yet).
+void set_nvidia_estimates(DeviceSpec& d) {
+  d.memory_efficiency = memory_efficiency_estimate();
+  d.kernel_launch_s = launch_estimate();
+  d.layout_nt_factor = nvidia_layout_factor();
+  d.layout_tn_factor = nvidia_layout_factor();
+  d.gemm_tile_m = tile_estimate();
+  d.gemm_tile_n = tile_estimate();
+  d.gemm_k_overhead = k_overhead_estimate();
+}
+
 DeviceSpec nvidia_h100_common(std::string name, std::string description) {
   DeviceSpec d;
   d.name = std::move(name);
@@ -49,13 +60,7 @@ DeviceSpec nvidia_h100_common(std::string name, std::string description) {
                             "any power cap are unknown")};
   d.attention_efficiency = {0.40, est("FlashAttention-2 reaches roughly 35-50% of H100 peak (it was written "
                                       "for A100; Hopper-specific kernels do better)")};
-  d.memory_efficiency = memory_efficiency_estimate();
-  d.kernel_launch_s = launch_estimate();
-  d.layout_nt_factor = nvidia_layout_factor();
-  d.layout_tn_factor = nvidia_layout_factor();
-  d.gemm_tile_m = tile_estimate();
-  d.gemm_tile_n = tile_estimate();
-  d.gemm_k_overhead = k_overhead_estimate();
+  set_nvidia_estimates(d);
   return d;
 }
 
@@ -74,13 +79,7 @@ DeviceSpec a100_common(std::string name, std::string description) {
                                 "unconfirmed (same silicon and clocks)"};
   d.attention_efficiency = {0.55, est("FlashAttention-2 reports roughly 50-70% of A100 peak (same figure as "
                                       "topologies/presets/simple-a100.json)")};
-  d.memory_efficiency = memory_efficiency_estimate();
-  d.kernel_launch_s = launch_estimate();
-  d.layout_nt_factor = nvidia_layout_factor();
-  d.layout_tn_factor = nvidia_layout_factor();
-  d.gemm_tile_m = tile_estimate();
-  d.gemm_tile_n = tile_estimate();
-  d.gemm_k_overhead = k_overhead_estimate();
+  set_nvidia_estimates(d);
   return d;
 }
 
