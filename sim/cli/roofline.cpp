@@ -2,6 +2,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/gpu/devices.hpp"
+#include "sim/gpu/kernel.hpp"
 #include "sim/gpu/shape_aware_gpu.hpp"
 
 #include <charconv>
@@ -32,7 +33,7 @@ nlohmann::ordered_json roofline(const std::string& device, const std::string& ge
   gpu::GemmLayout l = layout == "nt" ? gpu::GemmLayout::NT : layout == "tn" ? gpu::GemmLayout::TN : gpu::GemmLayout::NN;
   gpu::ShapeAwareGpu model(spec);
   auto e = model.estimate_gemm(dims[0], dims[1], dims[2], l);
-  const double flops = 2.0 * static_cast<double>(dims[0]) * static_cast<double>(dims[1]) * static_cast<double>(dims[2]);
+  const double flops = gpu::gemm(dims[0], dims[1], dims[2]).flops;
   const double peak = model.spec().peak_bf16_flops;
   return {{"gpu", spec.name},
           {"m", dims[0]},
