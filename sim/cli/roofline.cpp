@@ -1,11 +1,16 @@
 #include "sim/cli/roofline.hpp"
 
+#include "sim/cli/command.hpp"
+
 #include "sim/core/error.hpp"
 #include "sim/gpu/devices.hpp"
 #include "sim/gpu/kernel.hpp"
 #include "sim/gpu/shape_aware_gpu.hpp"
 
 #include <charconv>
+#include <cstdio>
+#include <memory>
+#include <ostream>
 
 namespace exasim::cli {
 
@@ -48,6 +53,41 @@ nlohmann::ordered_json roofline(const std::string& device, const std::string& ge
           {"waves", e.waves},
           {"compute_s", e.compute_s},
           {"memory_s", e.memory_s}};
+}
+
+}  // namespace exasim::cli
+
+namespace exasim::cli {
+
+Command add_roofline_command(CLI::App& app) {
+  struct Options {
+    std::string gpu, gemm, layout = "nn";
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("roofline", "Time of one bf16 GEMM on a GPU (shape-aware model)");
+  cmd->add_option("--gpu", o->gpu, "Device (see `exasim presets`)")->required();
+  cmd->add_option("--gemm", o->gemm, "Shape M,N,K of an M x K by K x N GEMM")->required();
+  cmd->add_option("--layout", o->layout, "Operand layout")->check(CLI::IsMember({"nn", "nt", "tn"}))->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  return {cmd, [o](std::ostream& out, std::ostream&) {
+            auto r = roofline(o->gpu, o->gemm, o->layout);
+            if (o->json) {
+              out << r.dump() << "\n";
+              return 0;
+            }
+            char buf[256];
+            std::snprintf(buf, sizeof buf,
+                          "%s GEMM %lldx%lldx%lld (%s): %.4g s, %.1f TFLOP/s, %.1f%% of peak, %s bound (%lld tiles in %lld waves)\n",
+                          r["gpu"].get<std::string>().c_str(), static_cast<long long>(r["m"].get<std::int64_t>()),
+                          static_cast<long long>(r["n"].get<std::int64_t>()),
+                          static_cast<long long>(r["k"].get<std::int64_t>()), o->layout.c_str(),
+                          r["time_s"].get<double>(), r["tflops"].get<double>(), r["percent_of_peak"].get<double>(),
+                          r["bound"].get<std::string>().c_str(), static_cast<long long>(r["tiles"].get<std::int64_t>()),
+                          static_cast<long long>(r["waves"].get<std::int64_t>()));
+            out << buf;
+            return 0;
+          }};
 }
 
 }  // namespace exasim::cli

@@ -1,5 +1,7 @@
 #include "sim/cli/simulate.hpp"
 
+#include "sim/cli/command.hpp"
+
 #include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/gpu/gpu_model.hpp"
@@ -7,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <ostream>
 
 namespace exasim::cli {
@@ -88,6 +91,44 @@ nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptio
     std::ofstream(dir / "scenario.resolved.json") << s.resolved.dump(2) << '\n';
   }
   return summary;
+}
+
+}  // namespace exasim::cli
+
+namespace exasim::cli {
+
+Command add_simulate_command(CLI::App& app) {
+  struct Options {
+    std::string scenario_path, out_dir;
+    std::vector<std::string> overrides;
+    SimulateOptions sim;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration of a scenario");
+  cmd->add_option("scenario", o->scenario_path, "Scenario JSON file (see configs/scenarios/)")->required();
+  cmd->add_option("--backend", o->sim.backend, "Runtime: fast (default); simgrid comes later")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of the readable summary");
+  cmd->add_option("--out", o->out_dir, "Write trace.csv, trace.json (Perfetto), summary.json into this directory");
+  cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable), e.g. gpus=128")
+      ->allow_extra_args(false);
+  cmd->add_option("--trace-ranks", o->sim.trace_ranks,
+                  "Ranks to trace, e.g. 0-7,12 (default: all up to 256 GPUs, else 0-7)");
+  cmd->add_flag("--reference-solver", o->sim.reference_solver,
+                "Re-solve every flow at every event (slow; for checking the incremental solver)");
+  return {cmd, [o](std::ostream& out, std::ostream& err) {
+            SimulateOptions options = o->sim;
+            if (!o->out_dir.empty()) options.out_dir = o->out_dir;
+            auto scenario = scenario::load_scenario(o->scenario_path, o->overrides);
+            auto summary = simulate(scenario, options, err);
+            if (o->json) {
+              out << summary.dump() << "\n";
+            } else {
+              report::print_summary(out, summary);
+              if (options.out_dir) out << "  traces written to " << *options.out_dir << "/trace.csv and trace.json\n";
+            }
+            return 0;
+          }};
 }
 
 }  // namespace exasim::cli

@@ -7,6 +7,8 @@ std::string_view to_string(CollKind kind) {
     case CollKind::AllReduce: return "all_reduce";
     case CollKind::AllGather: return "all_gather";
     case CollKind::ReduceScatter: return "reduce_scatter";
+    case CollKind::Send: return "send";
+    case CollKind::Recv: return "recv";
   }
   return "?";
 }
@@ -22,12 +24,14 @@ std::string_view to_string(Phase phase) {
 }
 
 double ring_wire_bytes(CollKind kind, std::uint32_t p, double buffer_bytes) {
-  if (p <= 1) return 0;
+  if (kind == CollKind::Send) return buffer_bytes;
+  if (kind == CollKind::Recv || p <= 1) return 0;
   double share = static_cast<double>(p - 1) / p * buffer_bytes;
   return kind == CollKind::AllReduce ? 2 * share : share;
 }
 
 std::uint32_t ring_steps(CollKind kind, std::uint32_t p) {
+  if (is_p2p(kind)) return 1;
   if (p <= 1) return 0;
   return kind == CollKind::AllReduce ? 2 * (p - 1) : p - 1;
 }

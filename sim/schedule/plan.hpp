@@ -11,6 +11,12 @@
 //    collective's name, kind, dimension and bytes, for reports).
 // A blocking collective is a CollStart immediately followed by its Wait. Members of a group post their
 // collectives in the same order, which is how runtimes match them.
+//
+// Point-to-point (pipeline activations and gradients) uses the same CollStart/Wait pair with kind Send or
+// Recv: the partner is the rank whose coordinate along `dim` is (own + peer) modulo the dimension's size,
+// all other coordinates equal. The k-th Send from a to b matches the k-th Recv at b from a (MPI order).
+// The transfer is one flow of `bytes` from sender to receiver that starts once both have posted
+// (rendezvous, as NCCL send/recv), pays one route latency, and completes both handles together.
 
 #include "sim/gpu/kernel.hpp"
 #include "sim/schedule/grid.hpp"
@@ -24,7 +30,8 @@
 namespace exasim::schedule {
 
 enum class OpType : std::uint8_t { Compute, CollStart, Wait };
-enum class CollKind : std::uint8_t { AllReduce, AllGather, ReduceScatter };
+enum class CollKind : std::uint8_t { AllReduce, AllGather, ReduceScatter, Send, Recv };
+[[nodiscard]] inline bool is_p2p(CollKind k) { return k == CollKind::Send || k == CollKind::Recv; }
 enum class Phase : std::uint8_t { Forward, Recompute, Backward, Optimizer };
 
 [[nodiscard]] std::string_view to_string(CollKind kind);
@@ -32,8 +39,10 @@ enum class Phase : std::uint8_t { Forward, Recompute, Backward, Optimizer };
 
 /// Bytes one member sends on the wire for a ring collective over p members of an S-byte buffer
 /// (S is the full buffer: the gathered output of an all-gather, the input of a reduce-scatter).
+/// Send: S (whatever p); Recv: 0.
 [[nodiscard]] double ring_wire_bytes(CollKind kind, std::uint32_t p, double buffer_bytes);
-/// Number of sequential ring steps (each pays a latency): 2(p-1) for all-reduce, p-1 otherwise.
+/// Number of sequential ring steps (each pays a latency): 2(p-1) for all-reduce, 1 for Send/Recv,
+/// p-1 otherwise.
 [[nodiscard]] std::uint32_t ring_steps(CollKind kind, std::uint32_t p);
 
 struct Op {
@@ -41,6 +50,7 @@ struct Op {
   Phase phase = Phase::Forward;
   CollKind coll = CollKind::AllReduce;  ///< CollStart only
   std::uint8_t dim = 0;                 ///< CollStart: grid dimension of the group
+  std::int16_t peer = 0;                ///< Send/Recv: partner's offset along `dim` (modulo its size)
   std::uint16_t slot = 0;               ///< CollStart / Wait: handle slot
   std::uint32_t name = 0;               ///< index into Plan::names
   std::uint32_t kernel = 0;             ///< Compute: index into Plan::kernels
