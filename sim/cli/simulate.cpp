@@ -4,7 +4,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
-#include "sim/gpu/gpu_model.hpp"
+#include "sim/scenario/prepared_job.hpp"
 #include "sim/report/report.hpp"
 
 #include <filesystem>
@@ -48,15 +48,10 @@ nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptio
                      options.backend == "simgrid" ? "the SimGrid backend is not built yet (allowed: fast)"
                                                   : "unknown backend (allowed: fast)");
   }
-  auto plan = schedule::build_axonn4d_plan(s.model, s.axonn, s.training, s.overlap);
-  auto topology = scenario::build_topology(s.machine, s.gpus);
-  gpu::RooflineGpu gpu_model(s.machine.gpu);
-
-  runtime::Job job;
-  job.plan = &plan;
-  job.collective_step_overhead_s = s.machine.collective_step_overhead_s;
-  job.seed = s.seed;
-  for (const auto& kernel : plan.kernels) job.kernel_time_s.push_back(gpu_model.time_s(kernel));
+  auto prepared = scenario::prepare_job(s);
+  const auto& plan = prepared->plan;
+  const auto& topology = prepared->topology;
+  const auto& job = prepared->job;
 
   report::TraceCollector collector(plan);
   std::vector<bool> traced;

@@ -1,0 +1,17 @@
+#include "sim/scenario/prepared_job.hpp"
+
+namespace exasim::scenario {
+
+std::unique_ptr<PreparedJob> prepare_job(const Scenario& s) {
+  auto p = std::make_unique<PreparedJob>();
+  p->plan = schedule::build_axonn4d_plan(s.model, s.axonn, s.training, s.overlap);
+  p->topology = build_topology(s.machine, s.gpus);
+  p->gpu = std::make_unique<gpu::RooflineGpu>(s.machine.gpu);
+  p->job.plan = &p->plan;
+  p->job.collective_step_overhead_s = s.machine.collective_step_overhead_s;
+  p->job.seed = s.seed;
+  for (const auto& kernel : p->plan.kernels) p->job.kernel_time_s.push_back(p->gpu->time_s(kernel));
+  return p;
+}
+
+}  // namespace exasim::scenario
