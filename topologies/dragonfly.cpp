@@ -9,6 +9,8 @@
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/visitors.hpp>
 
+#include "topologies/summary.hpp"
+
 namespace exasim::topo {
 
 namespace detail {
@@ -33,13 +35,6 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser: cheap, and every input bit moves every output bit
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 /// The r-th of 0..n-1 once `a` and `b` (a != b) are removed.
 std::uint32_t nth_excluding(std::uint32_t r, std::uint32_t a, std::uint32_t b) {
   const std::uint32_t lo = std::min(a, b), hi = std::max(a, b);
@@ -50,6 +45,9 @@ std::uint32_t nth_excluding(std::uint32_t r, std::uint32_t a, std::uint32_t b) {
 
 /// Rank of group h among the peers of group g (h != g).
 std::uint32_t peer_rank(std::uint32_t g, std::uint32_t h) { return h < g ? h : h - 1; }
+
+/// Index of `x` among 0..n-1 without `self`.
+std::uint32_t skip_self(std::uint32_t x, std::uint32_t self) { return x < self ? x : x - 1; }
 
 }  // namespace
 
@@ -62,28 +60,29 @@ std::string_view to_string(RoutingPolicy p) {
   return "?";
 }
 
-// At most 5 switch-to-switch hops (Valiant: local-global-local-global-local): a fixed array keeps
-// candidate paths off the heap, since route() runs once per flow.
+// At most 8 switch-to-switch hops (2D Valiant: row, column, global, row, column, global, row, column):
+// a fixed array keeps candidate paths off the heap, since route() runs once per flow.
 struct Dragonfly::SwitchPath {
-  std::array<LinkId, 5> links{};
+  std::array<LinkId, 8> links{};
   std::uint32_t hops = 0;
   void push(LinkId l) { links[hops++] = l; }
 };
 
-Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params) {
+Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(params.node, params.gpu_links) {
   const auto fail = [](const std::string& what) { throw std::invalid_argument("Dragonfly: " + what); };
   const auto& n = p_.node;
-  if (p_.groups == 0 || p_.switches_per_group == 0 || p_.endpoints_per_switch == 0) {
-    fail("groups, switches_per_group and endpoints_per_switch must be positive");
+  if (p_.groups == 0 || p_.switches_per_group == 0 || p_.endpoints_per_switch == 0 || p_.rows == 0) {
+    fail("groups, switches_per_group, rows and endpoints_per_switch must be positive");
   }
+  if (p_.switches_per_group % p_.rows != 0) fail("switches_per_group must be a multiple of rows");
   if (p_.groups > 1 && p_.global_links_per_group_pair == 0) fail("global_links_per_group_pair must be positive");
-  if (n.gpus == 0 || n.nics == 0) fail("a node needs at least one GPU and one NIC");
-  if (n.nics > n.gpus) fail("at most one NIC per GPU is supported");
   if (n.nics > p_.switches_per_group) fail("a node's NICs must land on different switches: nics > switches_per_group");
-  if (p_.gpu_links.gpus == 0) p_.gpu_links = nvlink_all_to_all(n.gpus, n.gpu_gpu_bandwidth_Bps);
-  if (p_.gpu_links.gpus != n.gpus) fail("gpu_links is sized for a different GPU count");
-  p_.gpu_links.validate();
+  p_.gpu_links = node_links_.matrix();
   if (!(p_.adaptive_bias >= 0)) fail("adaptive_bias must be >= 0");
+  if (p_.ports_per_switch != 0 && max_ports_used_per_switch() > p_.ports_per_switch) {
+    fail("a switch needs " + std::to_string(max_ports_used_per_switch()) + " ports, it has " +
+         std::to_string(p_.ports_per_switch));
+  }
 
   const std::uint32_t capacity = (p_.switches_per_group / n.nics) * p_.endpoints_per_switch;
   if (p_.nodes_per_group == 0) p_.nodes_per_group = capacity;
@@ -92,53 +91,39 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params) {
          " the NIC rule fits on a group");
   }
   nodes_per_group_ = p_.nodes_per_group;
-  const std::uint64_t total_links =
-      std::uint64_t{node_count()} * (n.gpus * n.gpus + 2 * n.nics) +
-      std::uint64_t{switch_count()} * (p_.switches_per_group - 1) +
-      std::uint64_t{p_.groups} * (p_.groups - 1) * p_.global_links_per_group_pair;
-  if (std::uint64_t{node_count()} * n.gpus > kNone || total_links >= kNone) fail("too large for 32-bit ids");
-
-  // Node internals: one slot per linked ordered pair, the same for every node.
-  const std::uint32_t g = n.gpus;
-  pair_slot_.assign(std::size_t{g} * g, kNone);
-  via_.assign(std::size_t{g} * g, kNone);
-  std::uint32_t slots = 0;
-  for (std::uint32_t a = 0; a < g; ++a) {
-    for (std::uint32_t b = 0; b < g; ++b) {
-      if (p_.gpu_links.linked(a, b)) {
-        pair_slot_[a * g + b] = slots++;
-      } else if (a != b) {
-        via_[a * g + b] = *p_.gpu_links.via(a, b);  // validate() guaranteed it exists
-      }
-    }
+  const std::uint64_t total_links = std::uint64_t{node_count()} * node_links_.per_node() +
+                                    std::uint64_t{switch_count()} * local_links_per_switch() +
+                                    std::uint64_t{p_.groups} * (p_.groups - 1) * p_.global_links_per_group_pair;
+  if (std::uint64_t{p_.groups} * p_.nodes_per_group * n.gpus >= kNone || total_links >= kNone) {
+    fail("too large for 32-bit ids");
   }
-  links_per_node_ = slots + 2 * n.nics;
+  reserve_links(total_links);
 
-  for (std::uint32_t node = 0; node < node_count(); ++node) {
-    for (std::uint32_t a = 0; a < g; ++a) {
-      for (std::uint32_t b = 0; b < g; ++b) {
-        if (pair_slot_[a * g + b] != kNone) add_link({p_.gpu_links.at(a, b), n.gpu_gpu_latency_s, LinkClass::GpuGpu});
-      }
-    }
-    for (std::uint32_t nic = 0; nic < n.nics; ++nic) {
-      add_link({n.nic_bandwidth_Bps, n.nic_latency_s + p_.switch_latency_s, LinkClass::NicUp});
-      add_link({n.nic_bandwidth_Bps, n.nic_latency_s, LinkClass::NicDown});
-    }
+  const std::vector<Link> node = node_links_.node_template(p_.switch_latency_s);
+  for (std::uint32_t i = 0; i < node_count(); ++i) {
+    for (const Link& l : node) add_link(l);
   }
 
   auto graph = std::make_shared<detail::SwitchGraph>(switch_count());
   const auto check = [&](LinkId got, LinkId expected) {
     if (got != expected) throw std::logic_error("Dragonfly: link layout and id arithmetic disagree");
   };
-  const std::uint32_t a = p_.switches_per_group;
+  const std::uint32_t a = p_.switches_per_group, cols = columns();
   local_base_ = static_cast<LinkId>(links().size());
   for (std::uint32_t sw = 0; sw < switch_count(); ++sw) {
-    const std::uint32_t first = group_of_switch(sw) * a;
-    for (std::uint32_t t = first; t < first + a; ++t) {
-      if (t == sw) continue;
-      const LinkId id = add_link({p_.local_bandwidth_Bps, p_.local_latency_s + p_.switch_latency_s, LinkClass::Local});
+    const std::uint32_t first = group_of_switch(sw) * a, row = (sw - first) / cols, col = (sw - first) % cols;
+    const auto add_local = [&](std::uint32_t t, LinkClass cls, double bandwidth, double latency) {
+      const LinkId id = add_link({bandwidth, latency + p_.switch_latency_s, cls});
       check(id, local_link(sw, t));
-      boost::add_edge(sw, t, detail::SwitchEdge{id, LinkClass::Local}, graph->g);
+      boost::add_edge(sw, t, detail::SwitchEdge{id, cls}, graph->g);
+    };
+    for (std::uint32_t c = 0; c < cols; ++c) {
+      if (c != col) add_local(first + row * cols + c, LinkClass::Local, p_.local_bandwidth_Bps, p_.local_latency_s);
+    }
+    for (std::uint32_t r = 0; r < p_.rows; ++r) {
+      if (r != row) {
+        add_local(first + r * cols + col, LinkClass::LocalColumn, p_.column_bandwidth_Bps, p_.column_latency_s);
+      }
     }
   }
   global_base_ = static_cast<LinkId>(links().size());
@@ -159,8 +144,10 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params) {
 }
 
 std::string Dragonfly::describe() const {
-  return "dragonfly: " + std::to_string(p_.groups) + " groups x " + std::to_string(p_.switches_per_group) +
-         " switches x " + std::to_string(p_.endpoints_per_switch) + " endpoints, " +
+  const std::string shape = two_dimensional() ? std::to_string(p_.rows) + "x" + std::to_string(columns())
+                                              : std::to_string(p_.switches_per_group);
+  return std::string(two_dimensional() ? "2D dragonfly: " : "dragonfly: ") + std::to_string(p_.groups) +
+         " groups x " + shape + " switches x " + std::to_string(p_.endpoints_per_switch) + " endpoints, " +
          std::to_string(p_.global_links_per_group_pair) + " global links per group pair; " +
          std::to_string(node_count()) + " nodes x " + std::to_string(p_.node.gpus) + " GPUs; " +
          std::string(to_string(p_.routing)) + " routing";
@@ -172,23 +159,18 @@ std::uint32_t Dragonfly::switch_of_nic(std::uint32_t node, std::uint32_t nic) co
 }
 
 std::uint32_t Dragonfly::switch_of_gpu(GpuId gpu) const {
-  return switch_of_nic(node_of(gpu), nic_of_local_gpu(p_.node, gpu % p_.node.gpus));
-}
-
-LinkId Dragonfly::gpu_link(std::uint32_t node, std::uint32_t from, std::uint32_t to) const {
-  const std::uint32_t slot = pair_slot_[from * p_.node.gpus + to];
-  if (slot == kNone) throw std::invalid_argument("Dragonfly::gpu_link: GPUs not directly linked");
-  return node * links_per_node_ + slot;
-}
-
-LinkId Dragonfly::nic_link(std::uint32_t node, std::uint32_t nic, bool up) const {
-  return node * links_per_node_ + (links_per_node_ - 2 * p_.node.nics) + 2 * nic + (up ? 0 : 1);
+  return switch_of_nic(node_of(gpu), node_links_.nic_of_gpu(gpu));
 }
 
 LinkId Dragonfly::local_link(std::uint32_t from_switch, std::uint32_t to_switch) const {
-  const std::uint32_t a = p_.switches_per_group;
+  const std::uint32_t a = p_.switches_per_group, cols = columns();
   const std::uint32_t s = from_switch % a, t = to_switch % a;
-  return local_base_ + from_switch * (a - 1) + (t < s ? t : t - 1);
+  const LinkId base = local_base_ + from_switch * local_links_per_switch();
+  if (from_switch / a == to_switch / a && s != t) {
+    if (s / cols == t / cols) return base + skip_self(t % cols, s % cols);
+    if (s % cols == t % cols) return base + (cols - 1) + skip_self(t / cols, s / cols);
+  }
+  throw std::invalid_argument("Dragonfly::local_link: switches share no row or column of a group");
 }
 
 LinkId Dragonfly::global_link(std::uint32_t from_group, std::uint32_t to_group, std::uint32_t k) const {
@@ -202,11 +184,14 @@ std::uint32_t Dragonfly::global_link_switch(std::uint32_t from_group, std::uint3
 }
 
 std::pair<std::uint32_t, std::uint32_t> Dragonfly::switch_link_ends(LinkId link) const {
-  const std::uint32_t a = p_.switches_per_group;
+  const std::uint32_t a = p_.switches_per_group, cols = columns();
   if (link >= local_base_ && link < global_base_) {
-    const std::uint32_t from = (link - local_base_) / (a - 1), idx = (link - local_base_) % (a - 1);
-    const std::uint32_t s = from % a;
-    return {from, from - s + (idx < s ? idx : idx + 1)};
+    const std::uint32_t from = (link - local_base_) / local_links_per_switch();
+    const std::uint32_t idx = (link - local_base_) % local_links_per_switch();
+    const std::uint32_t first = from - from % a, row = (from % a) / cols, col = (from % a) % cols;
+    if (idx < cols - 1) return {from, first + row * cols + (idx < col ? idx : idx + 1)};
+    const std::uint32_t r = idx - (cols - 1);
+    return {from, first + (r < row ? r : r + 1) * cols + col};
   }
   if (link >= global_base_ && link < links().size()) {
     const std::uint32_t L = p_.global_links_per_group_pair;
@@ -218,8 +203,25 @@ std::pair<std::uint32_t, std::uint32_t> Dragonfly::switch_link_ends(LinkId link)
   throw std::invalid_argument("Dragonfly::switch_link_ends: not a switch-to-switch link");
 }
 
+LinkEnds Dragonfly::link_ends(LinkId link) const {
+  if (link >= links().size()) throw std::out_of_range("Dragonfly::link_ends: no such link");
+  if (link < local_base_) {
+    const NodeLinks::Decoded d = node_links_.decode(link);
+    return node_links_.ends(d, d.is_nic ? switch_of_nic(d.node, d.nic) : 0);
+  }
+  const auto [from, to] = switch_link_ends(link);
+  return {{VertexKind::Switch, from}, {VertexKind::Switch, to}};
+}
+
 void Dragonfly::append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const {
   if (at == to) return;
+  const std::uint32_t a = p_.switches_per_group, cols = columns();
+  const std::uint32_t s = at % a, t = to % a;
+  if (s / cols != t / cols && s % cols != t % cols) {  // row first, then column
+    const std::uint32_t corner = at - s + (s / cols) * cols + t % cols;
+    path.push(local_link(at, corner));
+    at = corner;
+  }
   path.push(local_link(at, to));
   at = to;
 }
@@ -266,22 +268,15 @@ bool Dragonfly::valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t has
 void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                       std::vector<LinkId>& out) const {
   if (src == dst || src >= gpu_count() || dst >= gpu_count()) throw std::logic_error("Dragonfly::route: bad ends");
-  const std::uint32_t g = p_.node.gpus;
-  const std::uint32_t src_node = src / g, dst_node = dst / g, a = src % g, b = dst % g;
+  const std::uint32_t src_node = node_of(src), dst_node = node_of(dst);
   if (src_node == dst_node) {
-    const std::uint32_t mid = via_[a * g + b];
-    if (mid == kNone) {
-      out.push_back(gpu_link(src_node, a, b));
-    } else {
-      out.push_back(gpu_link(src_node, a, mid));
-      out.push_back(gpu_link(src_node, mid, b));
-    }
+    node_links_.route_inside(src, dst, out);
     return;
   }
 
-  const std::uint32_t src_nic = nic_of_local_gpu(p_.node, a), dst_nic = nic_of_local_gpu(p_.node, b);
+  const std::uint32_t src_nic = node_links_.nic_of_gpu(src), dst_nic = node_links_.nic_of_gpu(dst);
   const std::uint32_t s = switch_of_nic(src_node, src_nic), t = switch_of_nic(dst_node, dst_nic);
-  const std::uint64_t hash = mix(mix(p_.seed) ^ flow_key ^ mix((std::uint64_t{src} << 32) | dst));
+  const std::uint64_t hash = flow_hash(p_.seed, flow_key, src, dst);
 
   SwitchPath path = minimal_path(s, t, hash);
   if (p_.routing == RoutingPolicy::Valiant) {
@@ -305,10 +300,7 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   out.push_back(nic_link(dst_node, dst_nic, false));
 }
 
-std::size_t Dragonfly::link_count(LinkClass cls) const {
-  return static_cast<std::size_t>(
-      std::count_if(links().begin(), links().end(), [cls](const Link& l) { return l.cls == cls; }));
-}
+std::size_t Dragonfly::link_count(LinkClass cls) const { return link_counts()[static_cast<std::size_t>(cls)]; }
 
 std::uint32_t Dragonfly::global_links_between(std::uint32_t g, std::uint32_t h) const {
   const auto& graph = graph_->g;
@@ -325,21 +317,20 @@ std::uint32_t Dragonfly::global_links_between(std::uint32_t g, std::uint32_t h) 
 }
 
 std::uint32_t Dragonfly::max_global_ports_per_switch() const {
-  const auto& graph = graph_->g;
-  std::uint32_t most = 0;
-  for (std::uint32_t sw = 0; sw < switch_count(); ++sw) {
-    std::uint32_t ports = 0;
-    for (auto [it, end] = boost::out_edges(sw, graph); it != end; ++it) ports += graph[*it].cls == LinkClass::Global;
-    most = std::max(most, ports);
-  }
-  return most;
+  // Ports are dealt round-robin (see the wiring rules): the first switches get the extra one.
+  const std::uint64_t ports = std::uint64_t{p_.groups - 1} * p_.global_links_per_group_pair;
+  return static_cast<std::uint32_t>((ports + p_.switches_per_group - 1) / p_.switches_per_group);
+}
+
+std::uint32_t Dragonfly::max_ports_used_per_switch() const {
+  return p_.endpoints_per_switch + local_links_per_switch() + max_global_ports_per_switch();
 }
 
 std::uint32_t Dragonfly::longest_minimal_route_hops() const {
-  // A Minimal route is [local] global [local], and each end of a global link is one switch, so every
-  // other switch of the group needs the local hop: the worst case is reached as soon as a group has
-  // two switches. Inside a group it is the single direct local link.
-  const std::uint32_t local = p_.switches_per_group > 1 ? 1 : 0;
+  // A Minimal route is [local] global [local]. Each end of a global link is one switch, and some
+  // switch of the group sits in another row and column than it as soon as the grid has two of each,
+  // so the worst local leg is one hop per grid dimension wider than 1.
+  const std::uint32_t local = (columns() > 1 ? 1 : 0) + (p_.rows > 1 ? 1 : 0);
   return p_.groups > 1 ? 1 + 2 * local : local;
 }
 
@@ -378,6 +369,19 @@ double Dragonfly::injection_bandwidth_per_group_Bps() const {
 double Dragonfly::taper() const {
   const double inject = injection_bandwidth_per_group_Bps();
   return inject > 0 ? global_bandwidth_per_group_Bps() / inject : 0;
+}
+
+TopologySummary Dragonfly::summary() const {
+  TopologySummary s;
+  s.topology = two_dimensional() ? "dragonfly2d" : "dragonfly";
+  fill_common_summary(s);
+  s.global_links_per_group_pair = p_.groups > 1 ? p_.global_links_per_group_pair : 0;
+  s.max_minimal_switch_hops = longest_minimal_route_hops();
+  const double half_injection = double(p_.groups / 2) * injection_bandwidth_per_group_Bps();
+  s.global_bisection_bandwidth_Bps = std::min(global_bisection_bandwidth_Bps(), half_injection);
+  s.taper = taper();
+  s.routing = std::string(to_string(p_.routing));
+  return s;
 }
 
 }  // namespace exasim::topo

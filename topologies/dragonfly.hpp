@@ -1,10 +1,19 @@
 #pragma once
-// Slingshot-style dragonfly (Frontier, Perlmutter, Alps): groups of switches wired all-to-all inside,
-// groups wired all-to-all by global links, nodes' NICs on the switches' endpoint ports.
+// Dragonflies: Slingshot's 1D dragonfly (Frontier, Perlmutter, Alps) and Cray Cascade/Aries' 2D one.
+// Groups of switches wired densely inside, groups wired all-to-all by global links, nodes' NICs on the
+// switches' endpoint ports.
+//
+// A group is a rows x columns grid of switches (columns = switches_per_group / rows). Switches of the
+// same row are wired all-to-all (class Local), and so are switches of the same column (LocalColumn).
+// rows = 1 is Slingshot's 1D dragonfly: one row, every switch linked to every other (Rosetta L1).
+// rows > 1 is Cascade: an XC group is 6 chassis (rows) x 16 Aries blades (columns), green links in a
+// chassis, black links across chassis (Cray XC network paper, Alverson et al. 2012; not in our
+// reference notes, so unconfirmed here).
 //
 // Wiring rules (fixed, so that link ids and routes are pure arithmetic and no route table is needed):
-//  - switch ids: switch s of group g is g * switches_per_group + s.
-//  - local links: one per direction between every two switches of a group (Rosetta L1 ports).
+//  - switch ids: switch s of group g is g * switches_per_group + s; s = row * columns + column.
+//  - link ids: node links first (node_links.hpp), then per switch its row links (towards columns in
+//    increasing order, skipping its own) and column links (rows in increasing order), then global links.
 //  - global links: each unordered group pair gets exactly global_links_per_group_pair physical links.
 //    Group g numbers its peer groups h != g in increasing order (rank r = h < g ? h : h - 1) and its
 //    global ports i = r * L + k (k = 0..L-1, the k-th parallel link towards h); port i sits on switch
@@ -24,13 +33,16 @@
 // route pays one switch latency per switch it crosses, as in SingleSwitch.
 //
 // Routing (route()): inside a node, the GPU link matrix (gpu_links.hpp). Between nodes: NIC-up,
-// switch-to-switch hops chosen by the policy, NIC-down.
+// switch-to-switch hops chosen by the policy, NIC-down. Inside a group, a move between switches in
+// different rows and columns goes along the row first, then along the column (dimension order).
 //  - Minimal: local-global-local; the parallel global link is picked by hashing flow_key with the
-//    seed and the two GPUs. At most 3 switch-to-switch hops.
+//    seed and the two GPUs. At most 3 switch-to-switch hops (1D), 5 (2D: row, column, global, row,
+//    column).
 //  - Valiant: through an intermediate group picked by the same hash (global links into and out of it
-//    also picked by hash); up to 5 hops. Traffic inside a group goes through an intermediate switch of
-//    the group instead (2 hops), since a detour through another group would cross two global links.
-//    Falls back to minimal where no intermediate exists (2 groups; fewer than 3 switches per group).
+//    also picked by hash); up to 5 hops (2D: 8). Traffic inside a group goes through an intermediate
+//    switch of the group instead (1D: 2 hops; 2D: up to 4), since a detour through another group would
+//    cross two global links. Falls back to minimal where no intermediate exists (2 groups; fewer than
+//    3 switches per group).
 //  - Adaptive (UGAL-like, after Slingshot's per-packet choice between minimal and non-minimal
 //    candidates): cost(path) = (1 + highest load on its switch-to-switch links) * hops, where the load
 //    is LinkLoadView::load (active flows) and the 1 is the flow being routed. The minimal candidate
@@ -45,6 +57,9 @@
 //    packet and keeps adapting; a long flow never moves off a path that became congested later.
 //  - Adaptive compares exactly one minimal and one Valiant candidate (both from flow_key); Slingshot
 //    weighs several candidates per hop using output queue depth, not end-to-end flow counts.
+//  - one link per direction between two switches of a row or column: Cascade's 3 parallel black links
+//    per column pair are one link of 3x the bandwidth (set column_bandwidth_Bps accordingly).
+//  - 2D groups route row-then-column only; Aries also uses column-then-row paths.
 //  - only compute groups: no storage/service groups, and every group has the same switch count.
 //  - all groups are populated the same way; switches left over by the NIC rule carry no endpoints.
 //  - no hardware congestion control, traffic classes or link-level retry; switches have infinite
@@ -61,29 +76,32 @@
 
 #include "topologies/gpu_links.hpp"
 #include "topologies/node.hpp"
+#include "topologies/node_links.hpp"
+#include "topologies/routing.hpp"
 #include "topologies/topology.hpp"
 
 namespace exasim::topo {
-
-enum class RoutingPolicy : std::uint8_t { Minimal, Valiant, Adaptive };
-[[nodiscard]] std::string_view to_string(RoutingPolicy p);
 
 struct DragonflyParams {
   /// GPUs, NIC count, and the NIC link class: NIC links use node.nic_bandwidth_Bps / node.nic_latency_s
   /// (one place for NIC figures, shared with SingleSwitch and the machine presets).
   NodeSpec node;
-  /// Node internals. Empty (gpus == 0): every GPU pair linked at node.gpu_gpu_bandwidth_Bps. Latency of
-  /// every GPU-GPU link: node.gpu_gpu_latency_s.
+  /// Node internals. Empty (gpus == 0): gpu_link_matrix(node). Latency of every GPU-GPU link:
+  /// node.gpu_gpu_latency_s.
   GpuLinkMatrix gpu_links;
 
   std::uint32_t groups = 1;
-  std::uint32_t switches_per_group = 1;        ///< a
+  std::uint32_t switches_per_group = 1;        ///< a = rows * columns
+  std::uint32_t rows = 1;                      ///< 1: Slingshot 1D; > 1: Cascade-style 2D grid
   std::uint32_t endpoints_per_switch = 1;      ///< p: NIC ports per switch
   std::uint32_t global_links_per_group_pair = 1;
   std::uint32_t nodes_per_group = 0;           ///< 0: as many as the NIC rule fits
+  std::uint32_t ports_per_switch = 0;          ///< 0: not checked; else endpoints + local + global <= it
 
-  double local_bandwidth_Bps = 0;   ///< per direction, per local link
+  double local_bandwidth_Bps = 0;   ///< per direction, per local (2D: row) link
   double local_latency_s = 0;       ///< wire only; switch latency is added separately
+  double column_bandwidth_Bps = 0;  ///< 2D only: per direction, per column link
+  double column_latency_s = 0;
   double global_bandwidth_Bps = 0;  ///< per direction, per global link
   double global_latency_s = 0;
   double switch_latency_s = 0;      ///< per switch crossed
@@ -105,10 +123,18 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::uint32_t gpu_count() const override { return node_count() * p_.node.gpus; }
   [[nodiscard]] std::uint32_t gpus_per_node() const override { return p_.node.gpus; }
+  [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
+  [[nodiscard]] std::uint32_t switch_count() const override { return p_.groups * p_.switches_per_group; }
+  [[nodiscard]] std::uint32_t group_count() const override { return p_.groups; }
+  [[nodiscard]] std::uint32_t group_of_node(std::uint32_t node) const override { return node / nodes_per_group_; }
+  [[nodiscard]] LinkEnds link_ends(LinkId link) const override;
   void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
              std::vector<LinkId>& out) const override;
+  [[nodiscard]] TopologySummary summary() const override;
 
   [[nodiscard]] const DragonflyParams& params() const { return p_; }
+  [[nodiscard]] bool two_dimensional() const { return p_.rows > 1; }
+  [[nodiscard]] std::uint32_t columns() const { return p_.switches_per_group / p_.rows; }
   [[nodiscard]] std::uint32_t nodes_per_group() const { return nodes_per_group_; }
   [[nodiscard]] std::uint32_t node_count() const { return p_.groups * nodes_per_group_; }
   [[nodiscard]] std::uint32_t group_of_switch(std::uint32_t sw) const { return sw / p_.switches_per_group; }
@@ -116,8 +142,14 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::uint32_t switch_of_gpu(GpuId gpu) const;
 
   // Link ids, by the layout rules above.
-  [[nodiscard]] LinkId gpu_link(std::uint32_t node, std::uint32_t from, std::uint32_t to) const;
-  [[nodiscard]] LinkId nic_link(std::uint32_t node, std::uint32_t nic, bool up) const;
+  [[nodiscard]] LinkId gpu_link(std::uint32_t node, std::uint32_t from, std::uint32_t to) const {
+    return node_links_.gpu_link(node, from, to);
+  }
+  [[nodiscard]] LinkId nic_link(std::uint32_t node, std::uint32_t nic, bool up) const {
+    return node_links_.nic_link(node, nic, up);
+  }
+  /// A row (Local) or column (LocalColumn) link; throws std::invalid_argument when the two switches
+  /// share neither.
   [[nodiscard]] LinkId local_link(std::uint32_t from_switch, std::uint32_t to_switch) const;
   [[nodiscard]] LinkId global_link(std::uint32_t from_group, std::uint32_t to_group, std::uint32_t k) const;
   /// The switch of `from_group` where its k-th global link towards `to_group` starts.
@@ -127,12 +159,13 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> switch_link_ends(LinkId link) const;
 
   // Summary, for `exasim topo`.
-  [[nodiscard]] std::uint32_t switch_count() const { return p_.groups * p_.switches_per_group; }
   [[nodiscard]] std::size_t link_count(LinkClass cls) const;
   /// Directed global links from group g to group h, counted on the switch graph (equals the physical
   /// link count of the pair).
   [[nodiscard]] std::uint32_t global_links_between(std::uint32_t g, std::uint32_t h) const;
   [[nodiscard]] std::uint32_t max_global_ports_per_switch() const;
+  /// Ports a switch needs at most: endpoints + local + global.
+  [[nodiscard]] std::uint32_t max_ports_used_per_switch() const;
   /// Longest Minimal route in switch-to-switch hops, over all switch pairs and parallel links.
   [[nodiscard]] std::uint32_t longest_minimal_route_hops() const;
   /// Shortest-path diameter of the switch graph (BFS from every switch; see LIMITATIONS).
@@ -149,6 +182,7 @@ class Dragonfly final : public Topology {
  private:
   struct SwitchPath;
 
+  [[nodiscard]] std::uint32_t local_links_per_switch() const { return columns() - 1 + p_.rows - 1; }
   [[nodiscard]] SwitchPath minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const;
   /// False when no intermediate group/switch exists; `path` is then untouched.
   [[nodiscard]] bool valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const;
@@ -156,10 +190,8 @@ class Dragonfly final : public Topology {
   void append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const;
 
   DragonflyParams p_;
+  NodeLinks node_links_;
   std::uint32_t nodes_per_group_ = 0;
-  std::uint32_t links_per_node_ = 0;
-  std::vector<std::uint32_t> pair_slot_;  ///< gpus x gpus -> index among a node's GPU links, or none
-  std::vector<std::uint32_t> via_;        ///< gpus x gpus -> intermediate GPU of unlinked pairs
   LinkId local_base_ = 0;
   LinkId global_base_ = 0;
   std::shared_ptr<const detail::SwitchGraph> graph_;  ///< shared: immutable, keeps Dragonfly copyable

@@ -4,18 +4,43 @@
 
 namespace exasim::topo {
 
+std::string_view to_string(GpuLinkLayout l) {
+  switch (l) {
+    case GpuLinkLayout::AllToAll: return "all_to_all";
+    case GpuLinkLayout::FrontierMi250x: return "frontier_mi250x";
+  }
+  return "?";
+}
+
 NodeSpec load_node_spec(const JsonView& v) {
   v.check_keys({"gpus", "gpu_gpu_bandwidth_Bps", "gpu_gpu_latency_s", "nics", "nic_bandwidth_Bps", "nic_latency_s",
-                "sources"});
+                "gpu_links", "sources"});
   NodeSpec n;
   n.gpus = static_cast<std::uint32_t>(v.integer("gpus", 1, 64));
-  n.gpu_gpu_bandwidth_Bps = v.number("gpu_gpu_bandwidth_Bps", 0, 1e15);
+  const std::string layout = v.choice("gpu_links", {"all_to_all", "frontier_mi250x"}, "all_to_all");
+  if (layout == "frontier_mi250x") {
+    n.gpu_links = GpuLinkLayout::FrontierMi250x;
+    if (n.gpus != 8) v.fail("gpu_links", "frontier_mi250x needs gpus = 8 (got " + std::to_string(n.gpus) + ")");
+    if (v.has("gpu_gpu_bandwidth_Bps")) {
+      v.fail("gpu_gpu_bandwidth_Bps", "not used with gpu_links = frontier_mi250x (the matrix sets every pair)");
+    }
+  } else {
+    n.gpu_gpu_bandwidth_Bps = v.number("gpu_gpu_bandwidth_Bps", 0, 1e15);
+  }
   n.gpu_gpu_latency_s = v.number("gpu_gpu_latency_s", 0, 1, /*min_exclusive=*/false);
   n.nics = static_cast<std::uint32_t>(v.integer("nics", 1, 64));
   if (n.nics > n.gpus) v.fail("nics", "at most one NIC per GPU is supported (got " + std::to_string(n.nics) + ")");
   n.nic_bandwidth_Bps = v.number("nic_bandwidth_Bps", 0, 1e15);
   n.nic_latency_s = v.number("nic_latency_s", 0, 1, /*min_exclusive=*/false);
   return n;
+}
+
+GpuLinkMatrix gpu_link_matrix(const NodeSpec& node) {
+  switch (node.gpu_links) {
+    case GpuLinkLayout::FrontierMi250x: return frontier_mi250x_gcd_matrix();
+    case GpuLinkLayout::AllToAll: break;
+  }
+  return nvlink_all_to_all(node.gpus, node.gpu_gpu_bandwidth_Bps);
 }
 
 }  // namespace exasim::topo

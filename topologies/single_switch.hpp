@@ -1,16 +1,16 @@
 #pragma once
 // Nodes under one ideal switch: the simplest machine, used by the first milestone and by tests.
 //
-// Links per node: one per ordered GPU pair (NVLink-class), and per NIC one link up to the switch and
-// one down from it. A route inside a node is the direct pair link; between nodes it is
-// NIC-up of the sender's NIC, then NIC-down of the receiver's NIC.
+// Links: each node's links (node_links.hpp: one per linked GPU pair, an up and a down link per NIC),
+// nothing else. A route inside a node follows the GPU link matrix; between nodes it is NIC-up of the
+// sender's NIC, then NIC-down of the receiver's NIC.
 //
 // LIMITATIONS:
-//  - the switch itself has infinite capacity (a full-bisection crossbar); its latency is added to the
-//    NIC-up link. Dragonfly and fat-tree machines come with their own topologies.
+//  - the switch itself has infinite capacity (a full-bisection crossbar) and unlimited ports; its
+//    latency is added to the NIC-up link. Dragonfly and fat-tree machines have their own topologies.
 //  - no PCIe/ESM link between GPU and NIC (see node.hpp).
 
-#include "topologies/node.hpp"
+#include "topologies/node_links.hpp"
 #include "topologies/topology.hpp"
 
 namespace exasim::topo {
@@ -23,20 +23,24 @@ struct SingleSwitchParams {
 
 class SingleSwitch final : public Topology {
  public:
+  /// Throws std::invalid_argument on an inconsistent node.
   explicit SingleSwitch(const SingleSwitchParams& params);
 
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::uint32_t gpu_count() const override { return p_.nodes * p_.node.gpus; }
   [[nodiscard]] std::uint32_t gpus_per_node() const override { return p_.node.gpus; }
+  [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
+  [[nodiscard]] std::uint32_t switch_count() const override { return 1; }
+  [[nodiscard]] LinkEnds link_ends(LinkId link) const override;
   void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
              std::vector<LinkId>& out) const override;
+  [[nodiscard]] TopologySummary summary() const override;
+
+  [[nodiscard]] const NodeLinks& node_links() const { return node_links_; }
 
  private:
-  [[nodiscard]] LinkId pair_link(std::uint32_t node, std::uint32_t from, std::uint32_t to) const;
-  [[nodiscard]] LinkId nic_link(std::uint32_t node, std::uint32_t nic, bool up) const;
-
   SingleSwitchParams p_;
-  std::uint32_t links_per_node_ = 0;
+  NodeLinks node_links_;
 };
 
 }  // namespace exasim::topo

@@ -4,7 +4,16 @@
 //
 // Routes are never tabulated: a topology answers route() from its structure, so memory stays linear in
 // the number of links even at 65,536 GPUs. Boost.Graph types never appear in this header.
+//
+// Every topology lays its links out the same way at the front: node n owns the ids
+// [n * links_per_node, (n + 1) * links_per_node) (node_links.hpp); switch-to-switch links follow.
+// GPUs are numbered node-major (GPU g is local GPU g % gpus_per_node() of node g / gpus_per_node()),
+// NICs likewise (NIC index node * nics_per_node() + k).
+//
+// LIMITATIONS (common to every topology): links are fluid pipes with a bandwidth and a latency; there
+// are no packets, buffers or switch-internal limits, and routes are fixed per flow.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,7 +24,11 @@ namespace exasim::topo {
 using GpuId = std::uint32_t;
 using LinkId = std::uint32_t;
 
-enum class LinkClass : std::uint8_t { GpuGpu, GpuNic, NicUp, NicDown, Local, Global };
+/// What a link connects. Local: switch to switch inside a group (2D dragonfly: same row);
+/// LocalColumn: 2D dragonfly, same column; Global: between dragonfly groups; Up/Down: fat-tree links
+/// towards / away from the top level.
+enum class LinkClass : std::uint8_t { GpuGpu, GpuNic, NicUp, NicDown, Local, LocalColumn, Global, Up, Down };
+inline constexpr std::size_t kLinkClassCount = 9;
 [[nodiscard]] std::string_view to_string(LinkClass c);
 
 /// One direction of a physical link.
@@ -25,12 +38,30 @@ struct Link {
   LinkClass cls = LinkClass::GpuGpu;
 };
 
+/// A vertex of the topology graph, for export and inspection. Index: the GpuId for GPUs,
+/// node * nics_per_node() + k for NICs, the switch id for switches.
+enum class VertexKind : std::uint8_t { Gpu, Nic, Switch };
+[[nodiscard]] std::string_view to_string(VertexKind k);
+struct Vertex {
+  VertexKind kind = VertexKind::Gpu;
+  std::uint32_t index = 0;
+  friend bool operator==(const Vertex&, const Vertex&) = default;
+};
+/// The two ends of a directed link.
+struct LinkEnds {
+  Vertex from;
+  Vertex to;
+  friend bool operator==(const LinkEnds&, const LinkEnds&) = default;
+};
+
 /// What adaptive routing may look at: the load the flow core currently has on each link.
 class LinkLoadView {
  public:
   virtual ~LinkLoadView() = default;
   [[nodiscard]] virtual double load(LinkId link) const = 0;
 };
+
+struct TopologySummary;  // summary.hpp
 
 class Topology {
  public:
@@ -40,19 +71,36 @@ class Topology {
   [[nodiscard]] virtual std::uint32_t gpu_count() const = 0;
   [[nodiscard]] virtual std::uint32_t gpus_per_node() const = 0;
   [[nodiscard]] std::uint32_t node_of(GpuId gpu) const { return gpu / gpus_per_node(); }
+  [[nodiscard]] std::uint32_t node_count() const { return gpu_count() / gpus_per_node(); }
+  [[nodiscard]] virtual std::uint32_t nics_per_node() const = 0;
+  [[nodiscard]] virtual std::uint32_t switch_count() const = 0;
+  /// Locality domains placement packs jobs into: dragonfly groups, fat-tree pods (3 levels) or leaf
+  /// switches (2 levels); 1 where there are none (single switch).
+  [[nodiscard]] virtual std::uint32_t group_count() const { return 1; }
+  [[nodiscard]] virtual std::uint32_t group_of_node(std::uint32_t /*node*/) const { return 0; }
 
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
+  /// The two vertices a link joins (for export and route checks); throws std::out_of_range for a bad id.
+  [[nodiscard]] virtual LinkEnds link_ends(LinkId link) const = 0;
+  /// Directed links per LinkClass, indexed by the enum value.
+  [[nodiscard]] std::array<std::uint64_t, kLinkClassCount> link_counts() const;
 
   /// Appends the links from `src` to `dst` (src != dst) to `out`. `flow_key` spreads flows over parallel
   /// paths deterministically; `load` (may be null) lets adaptive policies avoid busy links.
   virtual void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                      std::vector<LinkId>& out) const = 0;
 
+  /// Machine-independent figures for `exasim topo` (summary.hpp).
+  [[nodiscard]] virtual TopologySummary summary() const = 0;
+
   /// Sum of the latencies of a route.
   [[nodiscard]] double latency_s(const std::vector<LinkId>& route) const;
 
  protected:
   LinkId add_link(Link link);
+  void reserve_links(std::size_t n) { links_.reserve(n); }
+  /// Fills the fields every topology computes the same way (counts, links per class, injection).
+  void fill_common_summary(TopologySummary& s) const;
 
  private:
   std::vector<Link> links_;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace {
@@ -110,10 +111,12 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
   expect_input_error("zero.json", scenario_with("/model/layers", 0), "model.layers: must be an integer in [1,");
   expect_input_error("negative.json", scenario_with("/training/global_batch", -4),
                      "training.global_batch: must be an integer in [1,");
-  expect_input_error("negative_bw.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": {}})")),
-                     "machine.gpu.name: missing required field");
+  expect_input_error("empty_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": {}})")),
+                     "machine.gpu.device: missing required field");
+  expect_input_error("unknown_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": "b200"})")),
+                     "machine.gpu: unknown device 'b200'");
   expect_input_error("scheme.json", scenario_with("/parallel/scheme", "zero3"),
-                     "parallel.scheme: 'zero3' is not one of: axonn4d");
+                     "parallel.scheme: 'zero3' is not one of: axonn4d, megatron");
   expect_input_error("typo.json", scenario_with("/overlap", nlohmann::json{{"oarr", true}}),
                      "overlap.oarr: unknown field");
   expect_input_error("recompute.json", scenario_with("/training/recompute", "selective"),
@@ -157,4 +160,84 @@ TEST_CASE("roofline answers for every device and rejects bad input with exit 2",
   CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,2"}).code == 2);
   CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,-2,3"}).code == 2);
   CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,2,3", "--layout", "tt"}).code == 2);
+}
+
+TEST_CASE("bad machine fields from --set name the preset file and field", "[unit]") {
+  auto path = write_temp("machine_set.json", kGood);
+  auto expect = [&](std::vector<std::string> args, const std::string& message) {
+    args.insert(args.begin(), {"simulate", path});
+    auto r = exasim_run(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(message) != std::string::npos);
+  };
+  expect({"--set", "machine.node.nic_bandwidth_Bps=-1"}, "simple-a100.json: machine.node.nic_bandwidth_Bps");
+  expect({"--set", "machine=frontier", "--set", "machine.network.groups=0"}, "frontier.json: machine.network.groups");
+  expect({"--set", "machine=frontier", "--set", "machine.network.routing=ugal"}, "network.routing");
+  expect({"--set", "machine=frontier", "--set", "machine.network.global_links_per_group_pair=40"},
+         "network.global_links_per_group_pair");
+  expect({"--set", "machine=frontier", "--set", "machine.gpu=mi300x"}, "gpu: unknown device 'mi300x'");
+  expect({"--set", "placement=everywhere"}, "placement");
+  expect({"--set", "gpus=128", "--set", "parallel.gdata=16", "--set", "training.global_batch=32", "--set", "machine.network.max_nodes=8"},
+         "the job needs 32 nodes, the machine has 8");
+}
+
+TEST_CASE("topo describes the shipped dragonflies", "[integration]") {
+  auto r = exasim_run({"topo", "frontier", "--json"});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["groups"] == 74);
+  CHECK(j["switches"] == 74 * 32);
+  CHECK(j["nodes"] == 74 * 128);
+  CHECK(j["gpus"] == 74 * 128 * 8);
+  CHECK(j["nics"] == 74 * 128 * 4);
+  CHECK(j["global_links_per_group_pair"] == 4);
+  CHECK(j["max_minimal_switch_hops"] == 3);
+  CHECK(j["taper"].get<double>() == Approx(4.0 * 73 / 512).epsilon(1e-9));
+  for (const char* machine : {"perlmutter", "alps", "simple-a100"}) {
+    auto m = exasim_run({"topo", machine, "--json"});
+    CHECK(m.code == 0);
+    auto mj = nlohmann::json::parse(m.out);
+    CHECK(mj["gpus"].get<int>() > 0);
+    CHECK(mj["max_minimal_switch_hops"].get<int>() <= 3);
+  }
+  auto what_if = nlohmann::json::parse(exasim_run({"topo", "frontier", "--json", "--set", "network.global_links_per_group_pair=6"}).out);
+  CHECK(what_if["taper"].get<double>() == Approx(1.5 * j["taper"].get<double>()));
+  CHECK(exasim_run({"topo", "nowhere"}).code == 2);
+  CHECK(exasim_run({"topo", "frontier", "--set", "network.groups=0"}).code == 2);
+  CHECK(exasim_run({"topo", "frontier", "--export", "svg", "/tmp/x.svg"}).code == 2);
+}
+
+TEST_CASE("topo exports the graph", "[integration]") {
+  auto dir = std::filesystem::temp_directory_path();
+  for (const char* format : {"graphml", "dot", "json"}) {
+    auto file = (dir / (std::string("exasim_topo.") + format)).string();
+    auto r = exasim_run({"topo", "simple-a100", "--export", format, file});
+    CHECK(r.code == 0);
+    CHECK(std::filesystem::file_size(file) > 100);
+  }
+}
+
+TEST_CASE("routing policies and placements change a dragonfly simulation", "[integration]") {
+  // 256 GCDs on 32 Frontier nodes, data-parallel rings crossing groups when spread.
+  auto doc = nlohmann::json::parse(kGood);
+  doc["machine"] = "frontier";
+  doc["gpus"] = 256;
+  doc["parallel"] = {{"scheme", "axonn4d"}, {"gx", 2}, {"gy", 2}, {"gz", 2}, {"gdata", 32}};
+  doc["training"]["global_batch"] = 64;
+  doc["placement"] = "spread";
+  auto path = write_temp("routing.json", doc.dump());
+  std::map<std::string, double> data_exposed;
+  for (const char* routing : {"minimal", "valiant", "adaptive"}) {
+    auto r = exasim_run({"simulate", path, "--json", "--set", std::string("machine.network.routing=") + routing});
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["routing"] == routing);
+    data_exposed[routing] = j["breakdown_s"]["exposed_comm"]["data"].get<double>();
+  }
+  CHECK(data_exposed["minimal"] != data_exposed["valiant"]);
+  CHECK(data_exposed["adaptive"] != data_exposed["minimal"]);
+  auto packed = nlohmann::json::parse(exasim_run({"simulate", path, "--json", "--set", "placement=packed"}).out);
+  CHECK(packed["placement"] == "packed");
+  CHECK(packed["iteration_time_s"] != nlohmann::json::parse(exasim_run({"simulate", path, "--json"}).out)["iteration_time_s"]);
 }

@@ -48,6 +48,7 @@ nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptio
                      options.backend == "simgrid" ? "the SimGrid backend is not built yet (allowed: fast)"
                                                   : "unknown backend (allowed: fast)");
   }
+  if (!options.ignore_memory) scenario::check_memory_fits(s);
   auto prepared = scenario::prepare_job(s);
   const auto& plan = prepared->plan;
   const auto& topology = prepared->topology;
@@ -109,6 +110,8 @@ Command add_simulate_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--trace-ranks", o->sim.trace_ranks,
                   "Ranks to trace, e.g. 0-7,12 (default: all up to 256 GPUs, else 0-7)");
+  cmd->add_flag("--ignore-memory", o->sim.ignore_memory,
+                "Simulate even when the memory model says the scenario does not fit the GPU's memory");
   cmd->add_flag("--reference-solver", o->sim.reference_solver,
                 "Re-solve every flow at every event (slow; for checking the incremental solver)");
   return {cmd, [o](std::ostream& out, std::ostream& err) {

@@ -1,19 +1,131 @@
-// `exasim topo MACHINE`: what a machine's network looks like (filled in with the topology summary).
+// `exasim topo MACHINE`: what a machine's network looks like: nodes, GPUs, NICs, switches, links per
+// class, global links per group pair, the longest minimal route, bisection bandwidth and taper; and the
+// whole graph exported for other tools (Graphviz, Gephi, networkx).
 
 #include "sim/cli/command.hpp"
+#include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
+#include "sim/scenario/machine.hpp"
+#include "topologies/summary.hpp"
 
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <ostream>
 
 namespace exasim::cli {
 
+namespace {
+
+struct TopoOptions {
+  std::string machine;
+  std::vector<std::string> overrides;
+  std::vector<std::string> export_args;  ///< FORMAT FILE
+  bool json = false;
+};
+
+scenario::MachineSpec load_machine(const TopoOptions& o) {
+  auto path = find_preset("topologies/presets", o.machine);
+  if (path.empty()) {
+    std::string names;
+    for (const auto& n : preset_names("topologies/presets")) names += (names.empty() ? "" : ", ") + n;
+    throw InputError("topo", o.machine, "no such machine preset or file (presets: " + names + ")");
+  }
+  auto doc = read_json_file(path.string());
+  for (const auto& assignment : o.overrides) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError("--set", assignment, "expected path=value, e.g. network.routing=minimal");
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(assignment.substr(eq + 1));
+    } catch (const nlohmann::json::parse_error&) {
+      value = assignment.substr(eq + 1);
+    }
+    std::string pointer = "/" + assignment.substr(0, eq);
+    for (auto& c : pointer) c = c == '.' ? '/' : c;
+    try {
+      doc[nlohmann::json::json_pointer(pointer)] = value;
+    } catch (const nlohmann::json::exception&) {
+      throw InputError("--set", assignment, "not a field path of the machine file");
+    }
+  }
+  return scenario::load_machine_spec(JsonView(doc, path.string(), ""));
+}
+
+std::string si(double v, const char* unit) {
+  const char* prefix[] = {"", "k", "M", "G", "T", "P"};
+  int p = 0;
+  while (v >= 1000 && p < 5) {
+    v /= 1000;
+    ++p;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefix[p], unit);
+  return buf;
+}
+
+void print_readable(std::ostream& out, const scenario::MachineSpec& m, const topo::TopologySummary& s) {
+  out << "exasim topo: " << m.name << "\n  " << s.description << "\n\n";
+  char buf[256];
+  auto row = [&](const char* label, const std::string& value) {
+    std::snprintf(buf, sizeof buf, "  %-32s %s\n", label, value.c_str());
+    out << buf;
+  };
+  row("nodes", std::to_string(s.nodes));
+  row("GPUs", std::to_string(s.gpus) + " (" + std::to_string(s.gpus_per_node) + " per node, " + m.gpu.name + ")");
+  row("NICs", std::to_string(s.nics));
+  row("switches", std::to_string(s.switches));
+  row("groups", std::to_string(s.groups));
+  if (s.global_links_per_group_pair > 0) row("global links per group pair", std::to_string(s.global_links_per_group_pair));
+  row("longest minimal route", std::to_string(s.max_minimal_switch_hops) + " switch-to-switch hops");
+  row("routing", s.routing);
+  row("injection bandwidth", si(s.injection_bandwidth_Bps, "B/s") + " per direction");
+  row("global bisection bandwidth", si(s.global_bisection_bandwidth_Bps, "B/s") + " per direction");
+  std::snprintf(buf, sizeof buf, "%.3f (global over injection bandwidth at the narrowest level)", s.taper);
+  row("taper", buf);
+  out << "\n  directed links per class:\n";
+  for (const auto& [cls, count] : s.links_per_class) {
+    std::snprintf(buf, sizeof buf, "    %-12s %12llu\n", cls.c_str(), static_cast<unsigned long long>(count));
+    out << buf;
+  }
+}
+
+}  // namespace
+
 Command add_topo_command(CLI::App& app) {
-  auto machine = std::make_shared<std::string>();
+  auto o = std::make_shared<TopoOptions>();
   auto* cmd = app.add_subcommand("topo", "Describe a machine's network: nodes, switches, links, routes, taper");
-  cmd->add_option("machine", *machine, "Machine preset name or JSON file")->required();
-  return {cmd, [machine](std::ostream&, std::ostream&) -> int {
-            throw InputError("topo", *machine, "not implemented yet");
+  cmd->add_option("machine", o->machine, "Machine preset name (see `exasim presets`) or JSON file")->required();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--set", o->overrides, "Override a machine field: path=value (repeatable), e.g. network.groups=8")
+      ->allow_extra_args(false);
+  cmd->add_option("--export", o->export_args, "Write the whole graph: FORMAT FILE, FORMAT one of graphml, dot, json")
+      ->expected(2);
+  return {cmd, [o](std::ostream& out, std::ostream& err) {
+            auto machine = load_machine(*o);
+            auto topology = scenario::build_topology(machine, 0);
+            const auto summary = topology->summary();
+            if (o->json) {
+              auto j = topo::to_json(summary);
+              j["machine"] = machine.name;
+              j["gpu"] = machine.gpu.name;
+              out << j.dump() << "\n";
+            } else {
+              print_readable(out, machine, summary);
+            }
+            if (!o->export_args.empty()) {
+              const auto& format = o->export_args[0];
+              const auto& file = o->export_args[1];
+              if (format != "graphml" && format != "dot" && format != "json")
+                throw InputError("--export", format, "unknown format (allowed: graphml, dot, json)");
+              std::ofstream f(file);
+              if (!f) throw InputError("--export", file, "cannot open for writing");
+              topo::export_topology(*topology, format, f);
+              if (!f) throw InputError("--export", file, "write failed");
+              err << "exasim: wrote " << format << " graph of " << summary.gpus << " GPUs to " << file << "\n";
+            }
+            return 0;
           }};
 }
 

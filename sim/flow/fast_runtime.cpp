@@ -6,6 +6,7 @@
 #include <chrono>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace exasim::flow {
 
@@ -29,9 +30,11 @@ struct Event {
 using InstanceId = std::uint32_t;
 constexpr InstanceId kNone = 0xffffffff;
 
-/// One collective call of one group, from the first post to the last member's Wait.
+/// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
+/// member's Wait.
 struct Instance {
-  Rank first_member = 0;
+  Rank first_member = 0;  ///< Send/Recv: the sender
+  Rank receiver = 0;      ///< Send/Recv only
   std::uint8_t dim = 0;
   schedule::CollKind kind{};
   double bytes = 0;
@@ -49,6 +52,14 @@ struct Instance {
 struct GroupState {
   std::vector<InstanceId> open;
   std::uint32_t base = 0;
+};
+
+/// Posts of one (sender, receiver) pair still waiting for their partner, oldest first. They are all
+/// Sends or all Recvs: a post of the other kind matches the oldest one (the k-th Send from a to b is the
+/// k-th Recv at b from a). Entries exist only while something is unmatched.
+struct PairQueue {
+  std::vector<InstanceId> unmatched;
+  bool sends = false;
 };
 
 class Simulation {
@@ -155,6 +166,10 @@ class Simulation {
   }
 
   void post(Rank r, const Op& op) {
+    if (schedule::is_p2p(op.coll)) {
+      post_p2p(r, op);
+      return;
+    }
     const std::uint32_t p = grid_.dim(op.dim).size;
     GroupState& group = groups_[op.dim][grid_.group_id(r, op.dim)];
     std::uint32_t k = posted_[std::size_t{r} * dims_ + op.dim]++;
@@ -181,6 +196,57 @@ class Simulation {
       ++group.base;
       launch(id);
     }
+  }
+
+  /// A Send or Recv: pair it with the partner's oldest unmatched opposite post, or queue it.
+  void post_p2p(Rank r, const Op& op) {
+    const auto size = static_cast<std::int64_t>(grid_.dim(op.dim).size);
+    const std::int64_t coord = grid_.coord(r, op.dim);
+    const auto partner_coord = static_cast<std::uint32_t>(((coord + op.peer) % size + size) % size);
+    const Rank partner = grid_.group_member(r, op.dim, partner_coord);
+    if (partner == r) throw std::logic_error("plan error: send/recv to itself at " + plan_.names[op.name]);
+    const bool is_send = op.coll == schedule::CollKind::Send;
+    const Rank sender = is_send ? r : partner, receiver = is_send ? partner : r;
+    const std::uint64_t key = (std::uint64_t{sender} << 32) | receiver;
+    PairQueue& queue = pairs_[key];
+    InstanceId id;
+    if (!queue.unmatched.empty() && queue.sends != is_send) {
+      id = queue.unmatched.front();
+      queue.unmatched.erase(queue.unmatched.begin());
+      if (queue.unmatched.empty()) pairs_.erase(key);
+      if (instances_[id].bytes != op.bytes || instances_[id].dim != op.dim)
+        throw std::logic_error("plan mismatch: send and recv sizes differ at " + plan_.names[op.name]);
+      ++instances_[id].posted;
+      launch_p2p(id);
+    } else {
+      id = allocate();
+      Instance& inst = instances_[id];
+      inst.first_member = sender;
+      inst.receiver = receiver;
+      inst.dim = op.dim;
+      inst.kind = schedule::CollKind::Send;
+      inst.bytes = op.bytes;
+      inst.refs = 2;
+      inst.posted = 1;
+      queue.sends = is_send;
+      queue.unmatched.push_back(id);
+    }
+    slot(r, op.slot) = id;
+    if (observer_ && observed_[r]) post_[r].push_back({op.slot, pc_[r], now_});
+  }
+
+  /// Both sides posted: one flow from sender to receiver, then one route latency.
+  void launch_p2p(InstanceId id) {
+    Instance& inst = instances_[id];
+    route_.clear();
+    std::uint64_t flow_key = (std::uint64_t{launched_} << 20) ^ (job_.seed << 40);
+    topo_.route(job_.gpu(inst.first_member), job_.gpu(inst.receiver), flow_key, &network_, route_);
+    network_.add(route_, inst.bytes, id);
+    ++flows_;
+    ++launched_;
+    if (inst.first_member == 0) wire_rank0_[inst.dim] += inst.bytes;
+    inst.flows_left = 1;
+    inst.latency_s = topo_.latency_s(route_) + job_.collective_step_overhead_s;
   }
 
   /// All members posted: start one flow per ring hop.
@@ -301,6 +367,7 @@ class Simulation {
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   std::vector<runtime::RankTimes> times_;
   std::vector<std::vector<GroupState>> groups_;
+  std::unordered_map<std::uint64_t, PairQueue> pairs_;  ///< only pairs with unmatched posts
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
   std::vector<double> wire_rank0_;

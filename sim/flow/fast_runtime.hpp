@@ -8,10 +8,17 @@
 // the collective completes after its latency term: ring steps x (the slowest ring hop's route latency +
 // the per-step software overhead).
 //
+// Send/Recv (pipeline activations and gradients, plan.hpp): the k-th Send from a to b is matched with the
+// k-th Recv at b from a; once both are posted the pair becomes one flow of `bytes` from a to b, and both
+// handles complete one route latency (+ the per-step overhead) after its last byte. Unmatched posts wait
+// in a queue per (sender, receiver) pair that exists only while it is non-empty, so memory grows with
+// outstanding transfers, not with world size squared.
+//
 // LIMITATIONS:
 //  - the latency term is paid after the bandwidth phase, not interleaved with it (same total for an
 //    isolated collective; under contention the latency neither hides nor worsens bandwidth sharing);
 //  - ring order is the group's rank order; no trees, no hierarchical or NVLS algorithms, no channels;
+//  - Send/Recv is a rendezvous: no eager protocol for small messages, no send buffering;
 //  - compute never slows down because of communication (no SM/CU or memory-bandwidth contention).
 
 #include "sim/runtime/runtime.hpp"

@@ -16,6 +16,13 @@ enum class KernelKind : std::uint8_t {
 
 [[nodiscard]] std::string_view to_string(KernelKind kind);
 
+/// Operand layouts named as AxoNN's tuned_matmul variants (axonn.md 4): the first letter is A's layout,
+/// the second B's; N = as stored by the framework (row-major contiguous), T = re-laid transposed. Only the
+/// relative cost matters: on MI250X, rocBLAS's TN kernels are reported much slower than NN.
+enum class GemmLayout : std::uint8_t { NN, NT, TN };
+
+[[nodiscard]] std::string_view to_string(GemmLayout layout);
+
 struct Kernel {
   KernelKind kind = KernelKind::MemoryBound;
   double flops = 0;  ///< floating-point operations actually executed
@@ -24,9 +31,10 @@ struct Kernel {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  GemmLayout layout = GemmLayout::NN;  ///< GEMM only: operand layout the framework runs it in
 };
 
 /// A bf16 GEMM of m x k by k x n: 2mnk flops, operands and result read/written once.
-[[nodiscard]] Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k);
+[[nodiscard]] Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout = GemmLayout::NN);
 
 }  // namespace exasim::gpu

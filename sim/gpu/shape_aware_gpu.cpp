@@ -16,15 +16,6 @@ void require_positive(double value, const std::string& device, const char* what)
 
 }  // namespace
 
-std::string_view to_string(GemmLayout layout) {
-  switch (layout) {
-    case GemmLayout::NN: return "NN";
-    case GemmLayout::NT: return "NT";
-    case GemmLayout::TN: return "TN";
-  }
-  return "?";
-}
-
 ShapeAwareGpu::ShapeAwareGpu(DeviceSpec device) : device_(std::move(device)), spec_(to_gpu_spec(device_)) {
   // Checked once here so that time_s never divides by zero or returns a negative time.
   const auto& d = device_;
@@ -83,7 +74,7 @@ double ShapeAwareGpu::time_s(const Kernel& kernel) const {
     case KernelKind::Gemm: {
       if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
         // Use the descriptor's bytes, not the ideal ones, in case the plan accounts extra traffic.
-        auto e = estimate_gemm(kernel.m, kernel.n, kernel.k, GemmLayout::NN);
+        auto e = estimate_gemm(kernel.m, kernel.n, kernel.k, kernel.layout);
         return std::max(e.compute_s, memory_s(kernel.bytes)) + launch;
       }
       // Without a shape there is nothing to quantize: cost it at the measured large-GEMM rate.

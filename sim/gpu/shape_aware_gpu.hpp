@@ -31,9 +31,6 @@
 //    fit in L2 are ignored, as are L2/LLC capacity and bank effects;
 //  - the layout factor is one number per device and layout, independent of shape; the one measured
 //    figure (MI250X TN, axonn.md 4) is shape-specific;
-//  - time_s(Kernel) has no layout (Kernel carries none) and costs every GEMM as NN; use gemm_time_s for
-//    other layouts. Plumbing a layout through plans needs a field in Kernel and in the plan's
-//    kernel-interning key (sim/schedule/stream_builder.cpp), or NN and TN kernels would be merged;
 //  - a GEMM kernel without m, n, k (hand-built descriptors) falls back to flops / achievable rate;
 //  - no clock throttling, power caps, concurrent kernels, or SMs/CUs taken by communication kernels;
 //  - attention and streaming efficiencies are per-device constants (estimates): no dependence on head
@@ -47,12 +44,6 @@
 
 namespace exasim::gpu {
 
-/// Operand layouts named as AxoNN's tuned_matmul variants (axonn.md 4): the first letter is A's layout,
-/// the second B's; N = as stored by the framework (row-major contiguous), T = re-laid transposed. Only the
-/// relative cost matters here: on MI250X, rocBLAS's TN kernels are reported much slower than NN.
-enum class GemmLayout : std::uint8_t { NN, NT, TN };
-
-[[nodiscard]] std::string_view to_string(GemmLayout layout);
 
 /// How a GEMM's time came about; lets reports and tests explain a prediction.
 struct GemmEstimate {
@@ -68,7 +59,7 @@ class ShapeAwareGpu final : public GpuModel {
  public:
   explicit ShapeAwareGpu(DeviceSpec device);
 
-  /// GEMMs are costed as NN (Kernel has no layout field; see LIMITATIONS).
+  /// GEMMs are costed in the layout the kernel carries.
   [[nodiscard]] double time_s(const Kernel& kernel) const override;
   [[nodiscard]] const GpuSpec& spec() const override { return spec_; }
   [[nodiscard]] const DeviceSpec& device() const { return device_; }

@@ -33,8 +33,15 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
     count_json[dims[d].name] = r.rank0_collectives[d];
   }
   json parallel = {{"scheme", plan.scheme}};
-  for (const auto& d : dims) parallel["g" + (d.name == "data" ? std::string("data") : d.name)] = d.size;
+  if (s.scheme == "megatron") {
+    const auto& m = s.megatron;
+    parallel.update({{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dp}, {"zero", m.zero}, {"micro_batch", m.micro_batch},
+                     {"virtual_stages", m.virtual_stages}, {"sequence_parallel", m.sequence_parallel}});
+  } else {
+    for (const auto& d : dims) parallel["g" + d.name] = d.size;
+  }
 
+  const auto memory = scenario::memory_per_gpu(s);
   return json{
       {"scenario", s.name},
       {"backend", r.backend},
@@ -43,6 +50,9 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
       {"model", s.model.name},
       {"parameters", s.model.parameters()},
       {"gpus", s.gpus},
+      {"network", s.machine.topology_kind()},
+      {"routing", s.machine.network.value("routing", std::string("-"))},
+      {"placement", scenario::to_string(s.placement.policy)},
       {"parallel", parallel},
       {"global_batch", s.training.global_batch},
       {"iteration_time_s", t},
@@ -55,6 +65,11 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
       {"mfu_percent", 100 * model_flops / (t * G * peak)},
       {"total_pflops", hw_flops / t / 1e15},
       {"breakdown_s", {{"compute", compute / n}, {"exposed_comm", exposed_json}, {"idle", idle / n}}},
+      {"memory_per_gpu_bytes", memory.total()},
+      {"memory_breakdown_bytes", {{"weights", memory.weights}, {"gradients", memory.gradients},
+                                  {"optimizer", memory.optimizer}, {"activations", memory.activations},
+                                  {"workspace", memory.workspace}}},
+      {"memory_capacity_bytes", s.machine.gpu_choice.device.hbm_capacity_bytes.value},
       {"comm_bytes_per_rank", bytes_json},
       {"collectives_per_rank", count_json},
       {"events", r.events},
@@ -88,8 +103,10 @@ void print_summary(std::ostream& out, const nlohmann::ordered_json& j) {
       << "B parameters) on " << j["gpus"].get<std::uint64_t>() << " x " << j["gpu"].get<std::string>() << " ("
       << j["machine"].get<std::string>() << "), " << p["scheme"].get<std::string>();
   for (const auto& [key, value] : p.items())
-    if (key != "scheme") out << " " << key << "=" << value.get<std::uint64_t>();
-  out << ", global batch " << j["global_batch"].get<std::int64_t>() << "\n\n"
+    if (key != "scheme") out << " " << key << "=" << (value.is_boolean() ? (value.get<bool>() ? "on" : "off") : value.dump());
+  out << ", global batch " << j["global_batch"].get<std::int64_t>() << "\n"
+      << "  network " << j["network"].get<std::string>() << ", routing " << j["routing"].get<std::string>()
+      << ", placement " << j["placement"].get<std::string>() << "\n\n"
       << "  iteration time   " << fixed(t, 4) << " s\n"
       << "  throughput       " << fixed(j["tflops_per_gpu"].get<double>(), 1) << " TFLOP/s per GPU, "
       << fixed(j["percent_of_peak"].get<double>(), 1) << "% of the " << fixed(j["peak_tflops_per_gpu"].get<double>(), 1)
@@ -107,6 +124,14 @@ void print_summary(std::ostream& out, const nlohmann::ordered_json& j) {
   line("compute", b["compute"].get<double>());
   for (const auto& [dim, seconds] : b["exposed_comm"].items()) line("exposed comm " + dim, seconds.get<double>());
   line("idle (waiting to end)", b["idle"].get<double>());
+  out << "\n  memory per GPU     " << fixed(j["memory_per_gpu_bytes"].get<double>() / 1e9, 1) << " GB of "
+      << fixed(j["memory_capacity_bytes"].get<double>() / 1e9, 1) << " GB (";
+  bool first = true;
+  for (const auto& [part, bytes] : j["memory_breakdown_bytes"].items()) {
+    out << (first ? "" : ", ") << part << " " << fixed(bytes.get<double>() / 1e9, 1);
+    first = false;
+  }
+  out << ")\n";
   out << "\n  communication of rank 0 (bytes on the wire, ring algorithms):\n";
   for (const auto& [dim, bytes] : j["comm_bytes_per_rank"].items()) {
     char buf[160];

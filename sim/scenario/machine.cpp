@@ -2,7 +2,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
-#include "topologies/single_switch.hpp"
+#include "topologies/network.hpp"
 
 namespace exasim::scenario {
 
@@ -11,33 +11,29 @@ MachineSpec load_machine_spec(const JsonView& v) {
   MachineSpec m;
   m.name = v.string_or("name", "custom");
   m.source = v.source();
-  m.gpu = gpu::load_gpu_spec(v.object("gpu"));
+  m.gpu_choice = gpu::load_gpu_choice(v, "gpu");
+  m.gpu = gpu::to_gpu_spec(m.gpu_choice.device);
   m.node = topo::load_node_spec(v.object("node"));
   auto net = v.object("network");
-  net.check_keys({"topology", "switch_latency_s", "max_nodes", "sources"});
-  m.network = net.choice("topology", {"single_switch"});
-  m.switch_latency_s = net.number_or("switch_latency_s", 0, 0, 1, /*min_exclusive=*/false);
-  m.max_nodes = static_cast<std::uint32_t>(net.integer_or("max_nodes", 0, 0, 1 << 24));
+  m.network = net.json();
+  m.network_source = net.source();
+  m.network_path = net.path();
   if (v.has("collectives")) {
     auto coll = v.object("collectives");
     coll.check_keys({"step_overhead_s", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
   }
+  // Build once with the smallest job so that a bad network fails when the file is loaded, not later.
+  (void)build_topology(m, m.node.gpus);
   return m;
 }
 
-std::unique_ptr<topo::Topology> build_topology(const MachineSpec& m, std::uint32_t gpus) {
-  const std::uint32_t nodes = (gpus + m.node.gpus - 1) / m.node.gpus;
-  if (m.max_nodes != 0 && nodes > m.max_nodes) {
-    throw InputError(m.source, "network.max_nodes",
-                     "the job needs " + std::to_string(nodes) + " nodes, the machine has " +
-                         std::to_string(m.max_nodes));
-  }
-  topo::SingleSwitchParams p;
-  p.node = m.node;
-  p.nodes = nodes;
-  p.switch_latency_s = m.switch_latency_s;
-  return std::make_unique<topo::SingleSwitch>(p);
+std::unique_ptr<topo::Topology> build_topology(const MachineSpec& m, std::uint32_t gpus, std::uint64_t seed) {
+  JsonView net(m.network, m.network_source, m.network_path);
+  topo::NetworkOptions options;
+  options.nodes_needed = (gpus + m.node.gpus - 1) / m.node.gpus;
+  options.seed = seed;
+  return topo::build_network(m.node, net, options);
 }
 
 }  // namespace exasim::scenario

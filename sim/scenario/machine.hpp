@@ -2,12 +2,22 @@
 // A machine: its GPU, its nodes and the network that joins them, loaded from a preset or inline JSON.
 // Machine presets live in topologies/presets/<name>.json; every number there carries its source.
 //
-// LIMITATIONS (first milestone): the only network is "single_switch" (nodes under one ideal switch);
-// dragonflies and fat-trees come with the topology generators.
+//   {"name": ..., "gpu": "mi250x-gcd" | {"device": ..., overrides, "calibration": csv},
+//    "node": {...}, "network": {"topology": "single_switch" | "dragonfly" | ..., ...},
+//    "collectives": {"step_overhead_s": ...}}
+//
+// The network object is kept as JSON and handed to topologies/ when a topology is built, so that each
+// topology validates its own fields in one place.
+//
+// LIMITATIONS: one GPU kind and one node kind per machine (no mixed partitions such as Perlmutter's
+// 40 GB and 80 GB A100 nodes); storage and service groups are not modelled.
 
+#include "sim/gpu/device_loader.hpp"
 #include "sim/gpu/gpu_model.hpp"
 #include "topologies/node.hpp"
 #include "topologies/topology.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
@@ -21,18 +31,23 @@ namespace exasim::scenario {
 struct MachineSpec {
   std::string name;
   std::string source;  ///< file it came from
-  gpu::GpuSpec gpu;
+  gpu::GpuChoice gpu_choice;
+  gpu::GpuSpec gpu;    ///< roofline view of gpu_choice.device (peak figures for reports)
   topo::NodeSpec node;
-  std::string network = "single_switch";
-  double switch_latency_s = 0;
-  std::uint32_t max_nodes = 0;              ///< 0: as many as the job needs
-  double collective_step_overhead_s = 0;    ///< software cost per ring step (NCCL/RCCL kernel, proxy)
+  nlohmann::json network;       ///< the "network" object, validated by the topology builder
+  std::string network_source;   ///< file the network object came from
+  std::string network_path;     ///< its dotted path there ("machine.network" or "network")
+  double collective_step_overhead_s = 0;  ///< software cost per ring step (NCCL/RCCL kernel, proxy)
+
+  [[nodiscard]] std::string topology_kind() const { return network.value("topology", std::string{}); }
 };
 
 [[nodiscard]] MachineSpec load_machine_spec(const JsonView& view);
 
-/// The topology of `machine` sized for `gpus` GPUs (whole nodes). Throws InputError when the machine
-/// has fewer nodes than needed.
-[[nodiscard]] std::unique_ptr<topo::Topology> build_topology(const MachineSpec& machine, std::uint32_t gpus);
+/// The topology of `machine` for a job of `gpus` GPUs: a single switch is sized to the job, a dragonfly
+/// is the whole machine. InputError when the machine has fewer nodes than needed. `gpus` = 0 builds the
+/// whole machine (for `exasim topo`).
+[[nodiscard]] std::unique_ptr<topo::Topology> build_topology(const MachineSpec& machine, std::uint32_t gpus,
+                                                             std::uint64_t seed = 0);
 
 }  // namespace exasim::scenario

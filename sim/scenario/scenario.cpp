@@ -4,6 +4,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 
+#include <cstdio>
 #include <map>
 
 namespace exasim::scenario {
@@ -68,13 +69,48 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
   if (parts.size() == 1) origin.erase(parts[0]);  // a whole preset replaced: it no longer comes from a file
 }
 
+std::uint32_t positive_dim(const JsonView& parallel, const char* key, std::int64_t fallback = 1) {
+  return static_cast<std::uint32_t>(parallel.integer_or(key, fallback, 1, 1 << 22));
+}
+
+// Rank layout x fastest, then y, z, data (axonn.md 1.1).
+void load_axonn4d(const JsonView& parallel, Scenario& s) {
+  parallel.check_keys({"scheme", "gx", "gy", "gz", "gdata"});
+  s.axonn = {positive_dim(parallel, "gx"), positive_dim(parallel, "gy"), positive_dim(parallel, "gz"),
+             positive_dim(parallel, "gdata")};
+  const auto& a = s.axonn;
+  const std::uint64_t product = std::uint64_t{a.gx} * a.gy * a.gz * a.gdata;
+  if (product != s.gpus) {
+    parallel.fail("gdata", "gx*gy*gz*gdata = " + std::to_string(a.gx) + "*" + std::to_string(a.gy) + "*" +
+                               std::to_string(a.gz) + "*" + std::to_string(a.gdata) + " = " + std::to_string(product) +
+                               " must equal gpus = " + std::to_string(s.gpus));
+  }
+  if (auto bad = schedule::axonn4d_infeasibility(s.model, s.axonn, s.training.global_batch); !bad.why.empty())
+    throw InputError(s.source, bad.field, bad.why);
+}
+
+// Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
+void load_megatron(const JsonView& parallel, Scenario& s) {
+  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"});
+  auto& m = s.megatron;
+  m.tp = positive_dim(parallel, "tp");
+  m.pp = positive_dim(parallel, "pp");
+  m.dp = positive_dim(parallel, "dp");
+  m.zero = static_cast<std::uint32_t>(parallel.integer_or("zero", 0, 0, 3));
+  m.micro_batch = positive_dim(parallel, "micro_batch");
+  m.virtual_stages = positive_dim(parallel, "virtual_stages");
+  m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
+  if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty())
+    throw InputError(s.source, bad.field, bad.why);
+}
+
 }  // namespace
 
 Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std::vector<std::string>& overrides) {
   std::map<std::string, std::string> origin;  // key -> preset file it was inlined from
   for (const auto& o : overrides) apply_override(doc, o, source, origin);
   JsonView root(doc, source, "");
-  root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "seed"});
+  root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "placement", "seed"});
   for (const char* key : {"machine", "model", "gpus", "parallel", "training"})
     if (!root.has(key)) root.fail(key, "missing required field");
   inline_preset(doc, "machine", kMachineFolder, source, origin);
@@ -92,18 +128,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   s.model = schedule::load_model_spec(view_of("model"));
   s.gpus = static_cast<std::uint32_t>(root.integer("gpus", 1, 1 << 22));
   s.seed = static_cast<std::uint64_t>(root.integer_or("seed", 1, 0));
-
-  auto parallel = root.object("parallel");
-  s.scheme = parallel.choice("scheme", {"axonn4d"});
-  parallel.check_keys({"scheme", "gx", "gy", "gz", "gdata"});
-  auto dim = [&](const char* key) { return static_cast<std::uint32_t>(parallel.integer_or(key, 1, 1, 1 << 22)); };
-  s.axonn = {dim("gx"), dim("gy"), dim("gz"), dim("gdata")};
-  if (std::uint64_t{s.axonn.gx} * s.axonn.gy * s.axonn.gz * s.axonn.gdata != s.gpus) {
-    parallel.fail("gdata", "gx*gy*gz*gdata = " + std::to_string(s.axonn.gx) + "*" + std::to_string(s.axonn.gy) +
-                               "*" + std::to_string(s.axonn.gz) + "*" + std::to_string(s.axonn.gdata) + " = " +
-                               std::to_string(std::uint64_t{s.axonn.gx} * s.axonn.gy * s.axonn.gz * s.axonn.gdata) +
-                               " must equal gpus = " + std::to_string(s.gpus));
-  }
+  s.placement = load_placement(root, s.seed);
 
   auto training = root.object("training");
   training.check_keys({"global_batch", "recompute", "dp_grad_dtype"});
@@ -118,10 +143,34 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
                  overlap.boolean_or("dp", false)};
   }
 
-  if (auto bad = schedule::axonn4d_infeasibility(s.model, s.axonn, s.training.global_batch); !bad.why.empty())
-    throw InputError(source, bad.field, bad.why);
+  auto parallel = root.object("parallel");
+  s.scheme = parallel.choice("scheme", {"axonn4d", "megatron"});
+  if (s.scheme == "axonn4d") {
+    load_axonn4d(parallel, s);
+  } else {
+    load_megatron(parallel, s);
+  }
   s.resolved = std::move(doc);
   return s;
+}
+
+schedule::MemoryEstimate memory_per_gpu(const Scenario& s) {
+  return s.scheme == "megatron" ? schedule::estimate_megatron_memory(s.model, s.megatron, s.training)
+                                : schedule::estimate_axonn4d_memory(s.model, s.axonn, s.training);
+}
+
+void check_memory_fits(const Scenario& s) {
+  const auto m = memory_per_gpu(s);
+  const double capacity = s.machine.gpu_choice.device.hbm_capacity_bytes.value;
+  if (m.total() <= capacity) return;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "needs %.1f GB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+                "workspace %.1f) but the %s has %.1f GB: shard more (larger tensor/pipeline/ZeRO degree), "
+                "recompute, or pass --ignore-memory to simulate anyway",
+                m.total() / 1e9, m.weights / 1e9, m.gradients / 1e9, m.optimizer / 1e9, m.activations / 1e9,
+                m.workspace / 1e9, s.machine.gpu_choice.device.name.c_str(), capacity / 1e9);
+  throw InputError(s.source, "parallel", buf);
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

@@ -7,7 +7,10 @@
 // Every field is validated; a bad one is an InputError naming the file, the field and what is allowed.
 
 #include "sim/scenario/machine.hpp"
+#include "sim/scenario/placement.hpp"
 #include "sim/schedule/axonn4d.hpp"
+#include "sim/schedule/megatron.hpp"
+#include "sim/schedule/memory.hpp"
 #include "sim/schedule/model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -24,12 +27,20 @@ struct Scenario {
   MachineSpec machine;
   schedule::ModelSpec model;
   std::uint32_t gpus = 0;
-  std::string scheme;
-  schedule::Axonn4DConfig axonn;
+  std::string scheme;             ///< "axonn4d" or "megatron"
+  schedule::Axonn4DConfig axonn;   ///< scheme axonn4d
+  schedule::MegatronConfig megatron;  ///< scheme megatron
   schedule::TrainingSpec training;
   schedule::OverlapSpec overlap;
+  PlacementSpec placement;
   std::uint64_t seed = 1;
 };
+
+/// Bytes per GPU the scenario's scheme needs (schedule/memory.hpp; the worst pipeline stage for megatron).
+[[nodiscard]] schedule::MemoryEstimate memory_per_gpu(const Scenario& scenario);
+
+/// InputError naming the overflow when memory_per_gpu exceeds the GPU's HBM capacity.
+void check_memory_fits(const Scenario& scenario);
 
 /// Loads a scenario file and applies `overrides` ("path=value", value parsed as JSON, else a string).
 [[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});

@@ -1,0 +1,78 @@
+#include "sim/gpu/device_loader.hpp"
+
+#include "sim/core/data_dir.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
+#include "sim/gpu/calibration.hpp"
+#include "sim/gpu/shape_aware_gpu.hpp"
+
+#include <filesystem>
+
+namespace exasim::gpu {
+
+namespace {
+
+struct Overridable {
+  const char* key;
+  Figure DeviceSpec::*figure;
+  double max;
+};
+
+// Upper bounds only catch unit slips (TFLOP/s typed as flop/s is caught by the lower bound of 0).
+constexpr Overridable kOverridableFigures[] = {
+    {"peak_bf16_flops", &DeviceSpec::peak_bf16_flops, 1e17},
+    {"peak_fp32_flops", &DeviceSpec::peak_fp32_flops, 1e17},
+    {"hbm_bandwidth_Bps", &DeviceSpec::hbm_bandwidth_Bps, 1e15},
+    {"hbm_capacity_bytes", &DeviceSpec::hbm_capacity_bytes, 1e14},
+    {"compute_units", &DeviceSpec::compute_units, 1e5},
+    {"gemm_achievable_fraction", &DeviceSpec::gemm_achievable_fraction, 1},
+    {"attention_efficiency", &DeviceSpec::attention_efficiency, 1},
+    {"memory_efficiency", &DeviceSpec::memory_efficiency, 1},
+    {"kernel_launch_s", &DeviceSpec::kernel_launch_s, 1},
+    {"layout_nt_factor", &DeviceSpec::layout_nt_factor, 100},
+    {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 100},
+};
+
+std::string resolve_calibration(const JsonView& v, const std::string& text) {
+  std::filesystem::path p(text);
+  if (p.is_relative() && !std::filesystem::exists(p)) p = data_dir() / p;
+  if (!std::filesystem::is_regular_file(p)) v.fail("calibration", "no such file '" + text + "' (relative paths are tried from the current directory, then from " + data_dir().string() + ")");
+  return p.string();
+}
+
+}  // namespace
+
+GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
+  if (!parent.has(key)) parent.fail(key, "missing required field: a device name (" + [] {
+    std::string names;
+    for (const auto& n : device_names()) names += (names.empty() ? "" : ", ") + n;
+    return names;
+  }() + ") or an object {\"device\": ...}");
+  GpuChoice choice;
+  if (parent.json().at(key).is_string()) {
+    choice.device = require_device(parent.string(key), parent.source(), parent.field(key));
+    return choice;
+  }
+  auto v = parent.object(key);
+  v.check_keys({"device", "calibration", "sources", "peak_bf16_flops", "peak_fp32_flops", "hbm_bandwidth_Bps",
+                "hbm_capacity_bytes", "compute_units", "gemm_achievable_fraction", "attention_efficiency",
+                "memory_efficiency", "kernel_launch_s", "layout_nt_factor", "layout_tn_factor"});
+  choice.device = require_device(v.string("device"), v.source(), v.field("device"));
+  for (const auto& o : kOverridableFigures) {
+    if (!v.has(o.key)) continue;
+    (choice.device.*o.figure) = {v.number(o.key, 0, o.max), "override in " + v.source() + " (" + v.field(o.key) + ")"};
+  }
+  if (v.has("calibration")) {
+    choice.calibration_csv = resolve_calibration(v, v.string("calibration"));
+    (void)CalibrationTable::load_csv(choice.calibration_csv);  // fail at load time, naming the file
+  }
+  return choice;
+}
+
+std::unique_ptr<GpuModel> make_gpu_model(const GpuChoice& choice) {
+  auto base = std::make_shared<const ShapeAwareGpu>(choice.device);
+  if (choice.calibration_csv.empty()) return std::make_unique<ShapeAwareGpu>(choice.device);
+  return std::make_unique<CalibratedGpu>(base, CalibrationTable::load_csv(choice.calibration_csv), choice.device.name);
+}
+
+}  // namespace exasim::gpu

@@ -1,0 +1,39 @@
+#pragma once
+// The "gpu" entry of a machine file: which built-in device (devices.hpp), with optional what-if
+// overrides and an optional calibration table of measured kernel times.
+//
+//   "gpu": "mi250x-gcd"
+//   "gpu": {"device": "h100-sxm", "hbm_capacity_bytes": 80e9, "calibration": "configs/calibration/h100.csv"}
+//
+// An override replaces the device's figure and records the machine file as its source, so reports can
+// tell a vendor number from a user's what-if. A relative calibration path is looked up from the current
+// directory first, then from exasim's data directory (where configs/calibration/ ships).
+//
+// LIMITATIONS: only the figures listed in kOverridableFigures can be overridden; a device that is not
+// in the built-in table must be added to devices.cpp (there is no fully custom device object).
+
+#include "sim/gpu/devices.hpp"
+#include "sim/gpu/gpu_model.hpp"
+
+#include <memory>
+#include <string>
+
+namespace exasim {
+class JsonView;
+}
+
+namespace exasim::gpu {
+
+struct GpuChoice {
+  DeviceSpec device;
+  std::string calibration_csv;  ///< resolved path; empty: none
+};
+
+/// Reads `parent.gpu` (a device name or an object as above); InputError naming the field on any problem.
+[[nodiscard]] GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key = "gpu");
+
+/// The model simulate and emulate cost kernels with: the shape-aware model of the device, wrapped by the
+/// calibration table when one is given.
+[[nodiscard]] std::unique_ptr<GpuModel> make_gpu_model(const GpuChoice& choice);
+
+}  // namespace exasim::gpu

@@ -1,0 +1,428 @@
+#include "sim/schedule/megatron.hpp"
+
+#include "sim/schedule/pipeline_schedule.hpp"
+#include "sim/schedule/stream_builder.hpp"
+#include "sim/schedule/transformer_kernels.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace exasim::schedule {
+
+namespace {
+
+constexpr double kBf16 = 2;
+constexpr std::int16_t kPrev = -1, kNext = +1;
+
+/// Everything the stage builders need, derived once.
+struct Shape {
+  std::int64_t H, S, T;  ///< T = micro_batch * S tokens per micro-batch
+  std::int64_t micro_batch;
+  std::int64_t local_vocab;    ///< vocabulary rows on one TP rank (rounded up)
+  std::int64_t layers_per_chunk;
+  std::uint32_t tp, pp, dp, v, zero, m;
+  bool sp;
+
+  [[nodiscard]] double tokens() const { return static_cast<double>(T); }
+  /// Bytes of one [tokens x hidden] bf16 tensor on this GPU (sequence-sharded with SP).
+  [[nodiscard]] double hidden_bytes() const { return kBf16 * tokens() * static_cast<double>(H) / (sp ? tp : 1); }
+  /// Full [tokens x hidden] bf16 buffer: the TP collectives' S.
+  [[nodiscard]] double full_hidden_bytes() const { return kBf16 * tokens() * static_cast<double>(H); }
+  [[nodiscard]] double mlp_bytes() const { return kBf16 * tokens() * static_cast<double>(4 * H / tp); }
+  [[nodiscard]] double layer_params() const { return 12.0 * static_cast<double>(H) * static_cast<double>(H) / tp; }
+  [[nodiscard]] double embedding_params() const { return static_cast<double>(local_vocab) * static_cast<double>(H); }
+};
+
+/// One stage's op stream.
+class StageBuilder {
+ public:
+  StageBuilder(Plan& plan, std::uint32_t stage, const Shape& s, const TrainingSpec& t, bool overlap_dp)
+      : out_(plan, plan.streams[stage]), stream_(plan.streams[stage]), s_(s), training_(t),
+        overlap_dp_(overlap_dp), stage_(stage) {}
+
+  void build() {
+    for (const auto& step : pipeline_schedule(s_.pp, s_.v, s_.m, stage_)) {
+      switch (step.kind) {
+        case PipelineStep::Kind::Forward: forward_chunk(step.chunk); break;
+        case PipelineStep::Kind::Backward: backward_chunk(step.chunk, step.micro_batch); break;
+        case PipelineStep::Kind::Comm: exchange(step); break;
+      }
+    }
+    out_.set_phase(Phase::Backward);
+    tied_embedding_exchange();
+    reduce_gradients_after_flush();
+    optimizer();
+    copy_peers_to_waits();
+  }
+
+ private:
+  // --- model chunks ------------------------------------------------------------------------------
+  [[nodiscard]] std::int64_t model_chunk(std::uint32_t chunk) const { return std::int64_t{chunk} * s_.pp + stage_; }
+  [[nodiscard]] bool first_model_chunk(std::uint32_t chunk) const { return model_chunk(chunk) == 0; }
+  [[nodiscard]] bool last_model_chunk(std::uint32_t chunk) const {
+    return model_chunk(chunk) == std::int64_t{s_.pp} * s_.v - 1;
+  }
+  /// The tied word embedding is stored on the first stage, and again on the last when pp > 1.
+  [[nodiscard]] bool holds_embedding(std::uint32_t chunk) const {
+    return first_model_chunk(chunk) || (last_model_chunk(chunk) && s_.pp > 1);
+  }
+  [[nodiscard]] double stage_params() const {
+    double p = static_cast<double>(s_.v * s_.layers_per_chunk) * s_.layer_params();
+    for (std::uint32_t c = 0; c < s_.v; ++c)
+      if (holds_embedding(c)) p += s_.embedding_params();
+    return p;
+  }
+  static std::string tag(std::int64_t layer, const char* what) {
+    std::string name = "L";  // appended piecewise: "L" + std::string&& trips GCC 12's -Wrestrict (bug 105329)
+    name += std::to_string(layer);
+    name += '.';
+    name += what;
+    return name;
+  }
+
+  // --- ZeRO-3 parameter gathers, one group ahead --------------------------------------------------
+  struct ParamGroup {
+    std::string name;
+    double params;
+  };
+  [[nodiscard]] std::vector<ParamGroup> param_groups(std::uint32_t chunk, bool backward) const {
+    std::vector<ParamGroup> groups;
+    if (first_model_chunk(chunk)) groups.push_back({"embedding", s_.embedding_params()});
+    const std::int64_t first_layer = model_chunk(chunk) * s_.layers_per_chunk;
+    for (std::int64_t i = 0; i < s_.layers_per_chunk; ++i)
+      groups.push_back({tag(first_layer + i, "params"), s_.layer_params()});
+    if (last_model_chunk(chunk)) groups.push_back({"lm_head", s_.embedding_params()});
+    if (backward) std::reverse(groups.begin(), groups.end());
+    return groups;
+  }
+  void gather_begin(std::vector<ParamGroup> groups, const char* pass) {
+    if (s_.zero < 3) return;
+    gather_groups_ = std::move(groups);
+    gather_pass_ = pass;
+    gather_next_ = 0;
+    gathered_ = gather_start(0);
+  }
+  Handle gather_start(std::size_t i) {
+    if (i >= gather_groups_.size()) return StreamBuilder::kNoHandle;
+    const auto& g = gather_groups_[i];
+    return out_.start(g.name + "." + gather_pass_ + ".zero3_all_gather", CollKind::AllGather, kMegDimDp,
+                      kBf16 * g.params);
+  }
+  /// Before using the next parameter group: wait for its gather, start the following one.
+  void gather_use() {
+    if (s_.zero < 3) return;
+    out_.wait(gathered_);
+    gathered_ = gather_start(++gather_next_);
+  }
+
+  // --- forward -----------------------------------------------------------------------------------
+  void memory_kernel(const std::string& name, double bytes) { out_.compute(name, memory_bound(bytes)); }
+  void tp_collective(const std::string& name, CollKind kind) {
+    out_.collective(name, kind, kMegDimTp, s_.full_hidden_bytes());
+  }
+  /// The "g" of Megatron after a row-parallel layer: all-reduce, or reduce-scatter with SP.
+  void tp_reduce(const std::string& name) {
+    if (s_.sp) tp_collective(name + ".sp_reduce_scatter", CollKind::ReduceScatter);
+    else tp_collective(name + ".all_reduce", CollKind::AllReduce);
+  }
+  /// The "f" before a column-parallel layer: nothing in forward, an all-gather with SP.
+  void tp_gather(const std::string& name) {
+    if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
+  }
+
+  void layer_forward(std::int64_t layer, const char* pass) {
+    const std::string p = std::string(".") + pass;
+    const std::int64_t H = s_.H, tp = s_.tp;
+    gather_use();
+    memory_kernel(tag(layer, "ln1") + p, 2 * s_.hidden_bytes());
+    tp_gather(tag(layer, "qkv") + p);
+    out_.compute(tag(layer, "qkv") + p + ".gemm", gpu::gemm(s_.T, 3 * H / tp, H));
+    out_.compute(tag(layer, "attention") + p,
+                 flash_attention(s_.micro_batch, s_.S, static_cast<double>(H / tp), false));
+    out_.compute(tag(layer, "attn_out") + p + ".gemm", gpu::gemm(s_.T, H, H / tp));
+    tp_reduce(tag(layer, "attn_out") + p);
+    memory_kernel(tag(layer, "residual1") + p, 3 * s_.hidden_bytes());
+    memory_kernel(tag(layer, "ln2") + p, 2 * s_.hidden_bytes());
+    tp_gather(tag(layer, "mlp_up") + p);
+    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gpu::gemm(s_.T, 4 * H / tp, H));
+    memory_kernel(tag(layer, "gelu") + p, 2 * s_.mlp_bytes());
+    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gpu::gemm(s_.T, H, 4 * H / tp));
+    tp_reduce(tag(layer, "mlp_down") + p);
+    memory_kernel(tag(layer, "residual2") + p, 3 * s_.hidden_bytes());
+  }
+
+  void embedding_forward() {
+    gather_use();
+    memory_kernel("embedding.fwd", s_.hidden_bytes());
+    tp_reduce("embedding.fwd");  // vocab-parallel lookup: partial rows summed over TP
+  }
+
+  void head_forward() {
+    gather_use();
+    memory_kernel("final_ln.fwd", 2 * s_.hidden_bytes());
+    tp_gather("lm_head.fwd");
+    out_.compute("lm_head.fwd.gemm", gpu::gemm(s_.T, s_.local_vocab, s_.H));
+    // Vocab-parallel cross-entropy: max, predicted logit and sum of exponentials, fp32 per token.
+    for (const char* what : {"max", "target", "sum"})
+      out_.collective(std::string("cross_entropy.") + what + ".all_reduce", CollKind::AllReduce, kMegDimTp,
+                      4 * s_.tokens());
+    memory_kernel("cross_entropy.fwd", 3 * kBf16 * s_.tokens() * static_cast<double>(s_.local_vocab));
+  }
+
+  void forward_chunk(std::uint32_t chunk) {
+    out_.set_phase(Phase::Forward);
+    gather_begin(param_groups(chunk, false), "fwd");
+    if (first_model_chunk(chunk)) embedding_forward();
+    const std::int64_t first_layer = model_chunk(chunk) * s_.layers_per_chunk;
+    for (std::int64_t i = 0; i < s_.layers_per_chunk; ++i) layer_forward(first_layer + i, "fwd");
+    if (last_model_chunk(chunk)) head_forward();
+  }
+
+  // --- backward ----------------------------------------------------------------------------------
+  /// Row-parallel layer (input features split over TP): the output gradient is replicated (gathered
+  /// with SP), no reduction of dX.
+  void row_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
+    if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
+    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in / s_.tp, n_out));
+    out_.compute(name + ".dw_gemm", gpu::gemm(n_out, k_in / s_.tp, s_.T));
+  }
+
+  /// Column-parallel layer (output features split over TP): dX is partial and reduced over TP while the
+  /// dW GEMM runs; with SP the input is first re-gathered under the dX GEMM.
+  void column_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
+    const std::int64_t out_local = n_out / s_.tp;
+    Handle input = StreamBuilder::kNoHandle;
+    if (s_.sp)
+      input = out_.start(name + ".sp_input_all_gather", CollKind::AllGather, kMegDimTp, s_.full_hidden_bytes());
+    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in, out_local));
+    out_.wait(input);
+    const double bytes = s_.full_hidden_bytes();
+    Handle reduce = s_.sp ? out_.start(name + ".sp_reduce_scatter", CollKind::ReduceScatter, kMegDimTp, bytes)
+                          : out_.start(name + ".all_reduce", CollKind::AllReduce, kMegDimTp, bytes);
+    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, k_in, s_.T));
+    out_.wait(reduce);
+  }
+
+  void layer_backward(std::int64_t layer) {
+    const std::string p = ".bwd";
+    const std::int64_t H = s_.H;
+    memory_kernel(tag(layer, "residual2") + p, 3 * s_.hidden_bytes());
+    row_backward(tag(layer, "mlp_down") + p, H, 4 * H);
+    memory_kernel(tag(layer, "gelu") + p, 3 * s_.mlp_bytes());
+    column_backward(tag(layer, "mlp_up") + p, 4 * H, H);
+    memory_kernel(tag(layer, "ln2") + p, 3 * s_.hidden_bytes());
+    memory_kernel(tag(layer, "residual1") + p, 3 * s_.hidden_bytes());
+    row_backward(tag(layer, "attn_out") + p, H, H);
+    out_.compute(tag(layer, "attention") + p,
+                 flash_attention(s_.micro_batch, s_.S, static_cast<double>(H / s_.tp), true));
+    column_backward(tag(layer, "qkv") + p, 3 * H, H);
+    memory_kernel(tag(layer, "ln1") + p, 3 * s_.hidden_bytes());
+  }
+
+  void head_backward() {
+    gather_use();
+    memory_kernel("cross_entropy.bwd", 2 * kBf16 * s_.tokens() * static_cast<double>(s_.local_vocab));
+    column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H);
+    memory_kernel("final_ln.bwd", 3 * s_.hidden_bytes());
+  }
+
+  void backward_chunk(std::uint32_t chunk, std::uint32_t micro_batch) {
+    out_.set_phase(Phase::Backward);
+    const bool last_micro_batch = micro_batch + 1 == s_.m;
+    gather_begin(param_groups(chunk, true), "bwd");
+    if (last_model_chunk(chunk)) head_backward();
+    const std::int64_t first_layer = model_chunk(chunk) * s_.layers_per_chunk;
+    for (std::int64_t i = s_.layers_per_chunk - 1; i >= 0; --i) {
+      const std::int64_t layer = first_layer + i;
+      if (training_.recompute) {
+        out_.set_phase(Phase::Recompute);
+        layer_forward(layer, "recompute");  // its gather serves the backward too
+        out_.set_phase(Phase::Backward);
+      } else {
+        gather_use();
+      }
+      layer_backward(layer);
+      reduce_bucket(tag(layer, "grads"), s_.layer_params(), last_micro_batch);
+    }
+    if (first_model_chunk(chunk)) {
+      gather_use();
+      memory_kernel("embedding.bwd", s_.hidden_bytes());
+    }
+    if (holds_embedding(chunk)) reduce_bucket("embedding.grads", s_.embedding_params(), last_micro_batch);
+    for (Handle h : chunk_reductions_) out_.wait(h);  // ZeRO 2/3 overlapped: drained with the chunk
+    chunk_reductions_.clear();
+  }
+
+  /// A layer's (or the embedding's) gradients are final for this micro-batch.
+  void reduce_bucket(const std::string& name, double params, bool last_micro_batch) {
+    const double bytes = training_.dp_grad_bytes * params;
+    if (s_.zero >= 2) {
+      Handle h = out_.start(name + ".dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
+      if (overlap_dp_) chunk_reductions_.push_back(h);
+      else out_.wait(h);
+    } else if (overlap_dp_ && last_micro_batch) {
+      CollKind kind = s_.zero == 1 ? CollKind::ReduceScatter : CollKind::AllReduce;
+      flush_reductions_.push_back(out_.start(name + (s_.zero == 1 ? ".dp_reduce_scatter" : ".dp_all_reduce"), kind,
+                                             kMegDimDp, bytes));
+    }
+  }
+
+  // --- pipeline transfers ------------------------------------------------------------------------
+  void exchange(const PipelineStep& step) {
+    struct Posted {
+      Handle handle;
+      Phase phase;
+    };
+    std::vector<Posted> posted;
+    const double bytes = s_.hidden_bytes();  // [micro_batch, seq (/tp with SP), hidden] bf16
+    auto post = [&](bool wanted, const char* name, CollKind kind, std::int16_t peer, Phase phase) {
+      if (!wanted) return;
+      out_.set_phase(phase);
+      posted.push_back({p2p(name, kind, peer, bytes), phase});
+    };
+    post(step.send_prev, "pp.send_grad", CollKind::Send, kPrev, Phase::Backward);
+    post(step.recv_prev, "pp.recv_activation", CollKind::Recv, kPrev, Phase::Forward);
+    post(step.send_next, "pp.send_activation", CollKind::Send, kNext, Phase::Forward);
+    post(step.recv_next, "pp.recv_grad", CollKind::Recv, kNext, Phase::Backward);
+    for (const auto& p : posted) {
+      out_.set_phase(p.phase);
+      out_.wait(p.handle);
+    }
+  }
+
+  Handle p2p(const std::string& name, CollKind kind, std::int16_t peer, double bytes) {
+    Handle h = out_.start(name, kind, kMegDimPp, bytes);
+    if (h != StreamBuilder::kNoHandle) stream_.ops.back().peer = peer;
+    return h;
+  }
+
+  /// StreamBuilder copies a CollStart into its Wait before the peer is set: copy it now.
+  void copy_peers_to_waits() {
+    std::vector<std::int16_t> peer_of_slot(stream_.slots, 0);
+    for (auto& op : stream_.ops) {
+      if (!is_p2p(op.coll)) continue;
+      if (op.type == OpType::CollStart) peer_of_slot[op.slot] = op.peer;
+      if (op.type == OpType::Wait) op.peer = peer_of_slot[op.slot];
+    }
+  }
+
+  // --- after the flush ---------------------------------------------------------------------------
+  /// First and last stage hold the same word embedding: sum their gradients (a 2-member all-reduce,
+  /// written as a Send and a Recv each way).
+  void tied_embedding_exchange() {
+    if (s_.pp < 2 || (stage_ != 0 && stage_ + 1 != s_.pp)) return;
+    const std::int16_t peer = stage_ == 0 ? kPrev : kNext;  // stage 0 <-> stage pp-1, both ways
+    const double bytes = training_.dp_grad_bytes * s_.embedding_params();
+    Handle send = p2p("embedding.tied_grad_send", CollKind::Send, peer, bytes);
+    Handle recv = p2p("embedding.tied_grad_recv", CollKind::Recv, peer, bytes);
+    out_.wait(send);
+    out_.wait(recv);
+    memory_kernel("embedding.tied_grad_add", 3 * training_.dp_grad_bytes * s_.embedding_params());
+  }
+
+  void reduce_gradients_after_flush() {
+    if (s_.zero <= 1 && !overlap_dp_) {
+      const double bytes = training_.dp_grad_bytes * stage_params();
+      if (s_.zero == 1) out_.collective("grads.dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
+      else out_.collective("grads.dp_all_reduce", CollKind::AllReduce, kMegDimDp, bytes);
+    }
+    for (Handle h : flush_reductions_) out_.wait(h);
+    flush_reductions_.clear();
+  }
+
+  void optimizer() {
+    out_.set_phase(Phase::Optimizer);
+    const double local = stage_params() / (s_.zero >= 1 ? s_.dp : 1);
+    memory_kernel("optimizer.adam", kAdamBytesPerParam * local);
+    if (s_.zero == 1 || s_.zero == 2)
+      out_.collective("params.dp_all_gather", CollKind::AllGather, kMegDimDp, kBf16 * stage_params());
+  }
+
+  StreamBuilder out_;
+  OpStream& stream_;
+  const Shape& s_;
+  TrainingSpec training_;
+  bool overlap_dp_;
+  std::uint32_t stage_;
+  std::vector<Handle> chunk_reductions_;  ///< ZeRO 2/3 reduce-scatters of the current chunk's backward
+  std::vector<Handle> flush_reductions_;  ///< ZeRO 0/1 bucket reductions, drained after the flush
+  std::vector<ParamGroup> gather_groups_;
+  const char* gather_pass_ = "";
+  std::size_t gather_next_ = 0;
+  Handle gathered_ = StreamBuilder::kNoHandle;
+};
+
+}  // namespace
+
+std::int64_t megatron_micro_batches(const MegatronConfig& cfg, const TrainingSpec& training) {
+  const std::int64_t per_step = std::int64_t{cfg.dp} * cfg.micro_batch;
+  return per_step > 0 ? training.global_batch / per_step : 0;
+}
+
+Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t,
+                                     std::uint32_t gpus) {
+  auto str = [](auto v) { return std::to_string(v); };
+  for (auto [field, value] : {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp},
+                              std::pair{"parallel.dp", c.dp}, std::pair{"parallel.micro_batch", c.micro_batch},
+                              std::pair{"parallel.virtual_stages", c.virtual_stages}})
+    if (value < 1) return {field, "must be at least 1, got " + str(value)};
+  if (c.zero > 3) return {"parallel.zero", "ZeRO stage must be 0, 1, 2 or 3, got " + str(c.zero)};
+  if (const std::int64_t product = std::int64_t{c.tp} * c.pp * c.dp; product != gpus)
+    return {"gpus", "tp*pp*dp = " + str(product) + " must equal the number of GPUs, " + str(gpus)};
+  if (m.heads % c.tp != 0)
+    return {"parallel.tp", "model heads " + str(m.heads) + " are not divisible by tp = " + str(c.tp) +
+                               " (attention heads are split over tensor parallel ranks)"};
+  if (c.sequence_parallel && m.seq_len % c.tp != 0)
+    return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) + " over tp = " + str(c.tp) +
+                               ", which does not divide it"};
+  if (m.layers % c.pp != 0)
+    return {"parallel.pp", "model layers " + str(m.layers) + " are not divisible by pp = " + str(c.pp)};
+  if (m.layers % (std::int64_t{c.pp} * c.virtual_stages) != 0)
+    return {"parallel.virtual_stages", "model layers " + str(m.layers) + " are not divisible by pp*virtual_stages = " +
+                                           str(c.pp * c.virtual_stages)};
+  if (t.global_batch % (std::int64_t{c.dp} * c.micro_batch) != 0)
+    return {"training.global_batch", "global_batch " + str(t.global_batch) + " is not divisible by dp*micro_batch = " +
+                                         str(c.dp * c.micro_batch)};
+  const std::int64_t micro_batches = megatron_micro_batches(c, t);
+  if (micro_batches < 1)
+    return {"training.global_batch", "global_batch " + str(t.global_batch) + " gives no micro-batch"};
+  if (c.virtual_stages > 1) {
+    if (c.pp < 2)
+      return {"parallel.virtual_stages", "interleaving (virtual_stages " + str(c.virtual_stages) + ") needs pp >= 2"};
+    if (micro_batches < c.pp || micro_batches % c.pp != 0)
+      return {"parallel.virtual_stages", "the interleaved schedule needs the micro-batches per pipeline (" +
+                                             str(micro_batches) + " = global_batch/(dp*micro_batch)) to be " +
+                                             "a positive multiple of pp = " + str(c.pp)};
+  }
+  return {};
+}
+
+Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, const TrainingSpec& training,
+                         const OverlapSpec& overlap) {
+  if (auto bad = megatron_infeasibility(model, cfg, training, cfg.gpus()); !bad.why.empty())
+    throw std::invalid_argument("megatron: " + bad.field + ": " + bad.why);
+  Shape s{};
+  s.H = model.hidden;
+  s.S = model.seq_len;
+  s.micro_batch = cfg.micro_batch;
+  s.T = s.micro_batch * s.S;
+  s.local_vocab = (model.vocab + cfg.tp - 1) / cfg.tp;
+  s.layers_per_chunk = model.layers / (std::int64_t{cfg.pp} * cfg.virtual_stages);
+  s.tp = cfg.tp;
+  s.pp = cfg.pp;
+  s.dp = cfg.dp;
+  s.v = cfg.virtual_stages;
+  s.zero = cfg.zero;
+  s.m = static_cast<std::uint32_t>(megatron_micro_batches(cfg, training));
+  s.sp = cfg.sequence_parallel && cfg.tp > 1;
+
+  Plan plan;
+  plan.scheme = "megatron";
+  plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
+  plan.role_dim = kMegDimPp;
+  plan.streams.resize(cfg.pp);  // never resized again: builders hold references into it
+  for (std::uint32_t stage = 0; stage < cfg.pp; ++stage) StageBuilder(plan, stage, s, training, overlap.dp).build();
+  return plan;
+}
+
+}  // namespace exasim::schedule

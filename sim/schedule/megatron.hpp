@@ -1,0 +1,84 @@
+#pragma once
+// The Megatron-LM / Megatron-DeepSpeed plan: tensor (TP), pipeline (PP) and data (DP) parallelism with
+// DeepSpeed's ZeRO stages over DP (Shoeybi et al. 2019; Narayanan et al., SC21; Korthikanti et al. 2022;
+// Rajbhandari et al., SC20), as the Frontier study (machines_and_frontier_paper.md Part A) ran it.
+//
+// Rank layout, as Megatron's parallel_state ("tp-dp-pp"): TP fastest, then DP, then PP:
+//   rank = (pp_stage * dp + dp_rank) * tp + tp_rank,
+// so grid dimensions are (tp, dp, pp) in that order, TP groups are consecutive ranks (inside a node when
+// tp <= GPUs per node) and a pipeline stage is a contiguous block of tp*dp ranks. Role = pipeline stage
+// (plan.role_dim = kMegDimPp): every stage has its own op stream.
+//
+// One iteration on a stage:
+//  - m = global_batch / (dp * micro_batch) micro-batches (gradient accumulation), run by the 1F1B or
+//    the interleaved schedule (pipeline_schedule.hpp) with Send/Recv of micro_batch x seq x hidden bf16
+//    activations and gradients between stages (divided by tp with sequence parallelism, whose p2p
+//    tensors are sequence-sharded);
+//  - the L layers are split evenly over pp * virtual_stages model chunks; stage s holds chunks
+//    s, s + pp, ...; the (vocab-parallel) embedding is on the first model chunk, final norm, LM head and
+//    loss on the last;
+//  - each layer: column-parallel QKV, flash attention on heads/tp heads, row-parallel attention output,
+//    column-parallel MLP up, row-parallel MLP down. Forward: one TP all-reduce after each row-parallel
+//    layer; backward: one after each column-parallel layer's dX GEMM, overlapped with its dW GEMM
+//    (Megatron's async grad all-reduce). With sequence parallelism: all-gather before each column-parallel
+//    layer and reduce-scatter after each row-parallel one; backward reverses them and all-gathers the
+//    column-parallel input a second time for the dW GEMM (overlapped with the dX GEMM), as Megatron's
+//    LinearWithGradAccumulationAndAsyncCommunication does;
+//  - full recomputation (training.recompute) repeats each layer's forward (with its TP collectives)
+//    just before its backward;
+//  - with pp > 1 the word embedding is tied between the first and the last stage: their gradients are
+//    exchanged (Send/Recv both ways, as a 2-member all-reduce) after the pipeline flush, before the DP
+//    reduction (DeepSpeed's ReduceTiedGrads, then ReduceGrads);
+//  - data parallel, ZeRO stage:
+//      0: all-reduce of the stage's gradients (training.dp_grad_bytes per element);
+//      1: reduce-scatter of the gradients, Adam on 1/dp of the parameters, all-gather of the bf16
+//         parameters (DeepSpeed stage 1);
+//      2: as 1, but gradients are reduce-scattered after every micro-batch's backward, per layer (DeepSpeed
+//         stage 2 reduces at every micro-step);
+//      3: as 2, plus a bf16 all-gather of each layer's parameters before its forward and before its
+//         backward (recomputation included), one layer ahead (DeepSpeed's prefetch); no all-gather after
+//         the optimizer step.
+//    With overlap.dp, ZeRO 0/1 reductions start bucket by bucket (one bucket per layer, Megatron's
+//    overlap_grad_reduce) during the backward of each chunk's last micro-batch, and ZeRO 2/3
+//    reduce-scatters stay in flight until the end of that chunk's backward; otherwise they run after the
+//    pipeline flush (ZeRO 0/1, as DeepSpeed's pipeline engine does) or blocking per layer (ZeRO 2/3).
+//
+// LIMITATIONS:
+//  - biases, layer-norm parameters and position embeddings are left out (as ModelSpec::parameters());
+//    so is the sequence-parallel all-reduce of layer-norm gradients;
+//  - the vocabulary is split over TP rounded up (Megatron pads it to a multiple of 128 * tp);
+//  - DeepSpeed's pipeline engine refuses ZeRO 2/3 with pp > 1; this plan builds them anyway (what-if);
+//  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no scatter-gather of p2p tensors over TP,
+//    no distributed optimizer of Megatron-core (ZeRO-1 stands for it), no context or expert parallelism;
+//  - the cross-entropy's three small TP all-reduces (max, predicted logit, sum) are modelled; the loss
+//    all-reduce over DP and grad-norm reductions are not.
+
+#include "sim/schedule/axonn4d.hpp"  // TrainingSpec, OverlapSpec, Infeasibility
+#include "sim/schedule/model.hpp"
+#include "sim/schedule/plan.hpp"
+
+namespace exasim::schedule {
+
+enum MegatronDim : std::uint8_t { kMegDimTp = 0, kMegDimDp = 1, kMegDimPp = 2 };
+
+struct MegatronConfig {
+  std::uint32_t tp = 1, pp = 1, dp = 1, zero = 0 /*0..3*/, micro_batch = 1, virtual_stages = 1;
+  bool sequence_parallel = false;
+  [[nodiscard]] std::uint32_t gpus() const { return tp * pp * dp; }
+};
+
+/// Micro-batches per pipeline per iteration: global_batch / (dp * micro_batch).
+[[nodiscard]] std::int64_t megatron_micro_batches(const MegatronConfig& cfg, const TrainingSpec& training);
+
+/// Why this configuration cannot run this model on `gpus` GPUs: the scenario field to blame ("gpus",
+/// "parallel.tp", "parallel.pp", "parallel.virtual_stages", "parallel.zero", "parallel.micro_batch",
+/// "training.global_batch", ...) and the reason. Empty `why` when it can.
+[[nodiscard]] Infeasibility megatron_infeasibility(const ModelSpec& model, const MegatronConfig& cfg,
+                                                   const TrainingSpec& training, std::uint32_t gpus);
+
+/// Builds the plan; only `overlap.dp` is used (the others are AxoNN's). Throws std::invalid_argument when
+/// megatron_infeasibility (with gpus = cfg.gpus()) objects.
+[[nodiscard]] Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, const TrainingSpec& training,
+                                       const OverlapSpec& overlap = {true, true, true, false});
+
+}  // namespace exasim::schedule

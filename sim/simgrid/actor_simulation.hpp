@@ -1,0 +1,30 @@
+#pragma once
+// One simulation on SimGrid's engine in this process: platform, one actor per rank, run, result.
+// SimGrid's engine is global and cannot be re-created, so this runs at most once per process
+// (simgrid_runtime.cpp forks a child for each run). No SimGrid type in this header.
+
+#include "sim/runtime/runtime.hpp"
+#include "topologies/topology.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace exasim::sg {
+
+/// One OpObserver call, recorded to be replayed later (possibly in another process).
+struct ObservedOp {
+  runtime::Rank rank = 0;
+  std::uint32_t op_index = 0;
+  double t_start_s = 0;
+  double t_end_s = 0;
+};
+
+/// Runs `job` on `topology`. Ops of ranks for which `observe` is true are appended to `observed`, in
+/// the order an OpObserver would have been called. Throws std::logic_error if called twice in one
+/// process, on a deadlock or on mismatched group posts. `wall_s` of the result is left 0.
+[[nodiscard]] runtime::RunResult simulate_in_this_process(const topo::Topology& topology, const runtime::Job& job,
+                                                          const std::function<bool(runtime::Rank)>& observe,
+                                                          std::vector<ObservedOp>& observed, bool verbose);
+
+}  // namespace exasim::sg

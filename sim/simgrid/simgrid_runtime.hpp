@@ -1,0 +1,79 @@
+#pragma once
+// The SimGrid runtime: the engine's op streams executed on SimGrid S4U, as the independent reference
+// the fast flow core is checked against (DESIGN.md, "one engine, three runtimes").
+//
+// What it does, step by step the same as flow::FastRuntime (sim/flow/fast_runtime.hpp):
+//  - one actor per rank walks the rank's op stream; a Compute is a sleep of job.kernel_time_s;
+//  - a collective starts when every member of its group has posted it; a helper actor then starts one
+//    SimGrid communication per ring hop (ring_wire_bytes to the successor in the group), waits for all
+//    of them, and sleeps the latency term ring_steps x (slowest hop's route latency +
+//    job.collective_step_overhead_s) before the members' Waits return;
+//  - Send/Recv (plan.hpp): the k-th Send from a to b meets the k-th Recv at b from a; once both are
+//    posted, one communication of `bytes` runs and the pair completes after one step of latency
+//    (route latency + step overhead), as a ring collective with ring_steps = 1 would.
+//  - the platform is exasim's topology itself: one SimGrid host per GPU, one SimGrid link per
+//    topology link (they are directed), inside a NetZone whose routing is Topology::route(), computed
+//    per communication (nothing is tabulated, so thousands of GPUs fit).
+//
+// SimGrid settings, and why (reference/simgrid_feasibility.md):
+//  - network/model:CM02 with latency and bandwidth factors 1 and weight-S 0: plain max-min sharing of
+//    link bandwidth, like flow::FlowNetwork. The default LV08 multiplies latencies by 13 and makes
+//    sharing RTT-unfair.
+//  - the platform reports route latency 0 to SimGrid. CM02 uses each flow's route latency as its
+//    sharing penalty (longer routes get proportionally less bandwidth) and delays the flow's start by
+//    it; the fast core does neither and pays latency in the latency term after the bandwidth phase.
+//    Charging latency in the runtime, the same way, keeps the two comparable; links still carry their
+//    real latency in the platform.
+//  - network/crosstraffic:0: no reverse-direction ACK flow at 5% weight on every route.
+//  - a large network/TCP-gamma: no per-flow window cap gamma / (2 x latency).
+//  - contexts/factory:raw (fastest), contexts/guard-size:0: thousands of actor stacks without
+//    exhausting vm.max_map_count; the default 8 MiB stack stays (it is virtual, smaller costs RSS).
+//
+// Flow keys (which parallel path a flow takes under Minimal/Valiant) are hashed from what the flow
+// is: group dimension, group, the group's collective count and ring position (p2p: sender, receiver
+// and their count), never from the order in which simultaneous collectives happen to launch, so that
+// the choice does not depend on the simulator's tie-breaking (see flow_key.hpp). The fast core still
+// keys flows by its global launch count, so where a topology has parallel paths (Valiant, several
+// global links per group pair) the two backends route some flows differently until it adopts
+// flow_key.hpp; the cross-check (cross_check.hpp) rules that out with PairSequencedKeys.
+//
+// LIMITATIONS:
+//  - SimGrid keeps one global engine per process that cannot be re-created. By default every run()
+//    forks a child that builds the platform, runs and sends the RunResult and the observed ops back
+//    through a pipe; the observer is then called in the parent, in the child's order. With
+//    SimgridOptions::fork = false the simulation runs in this process, once per process.
+//  - Adaptive routing sees as load the number of flows active on each link (as the fast core does),
+//    but simultaneous launches happen in SimGrid's order, not the fast core's, so adaptive choices can
+//    differ between the two; minimal and Valiant routes are identical.
+//  - wire sizes are whole bytes (SimGrid takes integers): at most one byte per flow differs.
+//  - each collective costs one SimGrid actor (128 KiB stack) and p communications. SimGrid 3.32 keeps
+//    every host-to-host communication in one kernel-wide list and removes it by linear search when it
+//    ends (fixed in 3.34), so wall time grows with the number of concurrent flows: about 1 s for 13k
+//    flows at 256 GPUs, 3-5 s for 50k flows at 1,024, 30-90 s for 200k flows at 4,096 (2 busy cores).
+//    It is the reference, not the sweep engine.
+//  - same modelling limits as the fast core: latency term after the bandwidth phase, ring order is
+//    the group's rank order, compute never slows down because of communication.
+
+#include "sim/runtime/runtime.hpp"
+#include "topologies/topology.hpp"
+
+#include <memory>
+
+namespace exasim::sg {
+
+struct SimgridOptions {
+  /// Run each simulation in a forked child process (see LIMITATIONS). false: in this process, and a
+  /// second run() in the same process throws std::logic_error.
+  bool fork = true;
+  /// Let SimGrid print its informational log (configuration, deadlock reports) to stderr.
+  bool verbose = false;
+};
+
+/// A runtime named "simgrid" over `topology` (which must outlive it). run() throws
+/// std::invalid_argument when the plan needs more GPUs than the machine has, std::logic_error on a
+/// deadlock or a plan whose group members post different collectives, std::runtime_error when the
+/// forked child dies.
+[[nodiscard]] std::unique_ptr<runtime::Runtime> make_simgrid_runtime(const topo::Topology& topology,
+                                                                     const SimgridOptions& options);
+
+}  // namespace exasim::sg

@@ -1,0 +1,226 @@
+// The SimGrid runtime against closed forms and against the fast flow core (the cross-check of issue 6).
+//
+// Both backends must give the same iteration time within 1% on 4D plans over a single switch and a
+// dragonfly with minimal and Valiant routing. Each SimGrid run forks a child (simgrid_runtime.hpp), so
+// this binary runs many simulations in one process.
+
+#include "sim/simgrid/simgrid_runtime.hpp"
+
+#include "sim/simgrid/cross_check.hpp"
+
+#include "sim/flow/fast_runtime.hpp"
+#include "sim/schedule/axonn4d.hpp"
+#include "sim/schedule/stream_builder.hpp"
+#include "topologies/dragonfly.hpp"
+#include "topologies/single_switch.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <tuple>
+
+using namespace exasim;
+using schedule::CollKind;
+
+namespace {
+
+std::unique_ptr<topo::Topology> single_switch(std::uint32_t nodes) { return sg::cross_check_single_switch(nodes); }
+
+schedule::ModelSpec small_model() { return {"small", 2, 1024, 16, 512, 4096}; }
+
+runtime::Job job_for(const schedule::Plan& plan) {
+  runtime::Job job;
+  job.plan = &plan;
+  for (std::size_t k = 0; k < plan.kernels.size(); ++k) job.kernel_time_s.push_back(20e-6 + 3e-6 * double(k % 7));
+  job.collective_step_overhead_s = 1e-6;
+  return job;
+}
+
+void cross_check(const sg::CrossCheckCase& c) {
+  const auto result = sg::run_cross_check(c);
+  const auto& fast = result.fast;
+  const auto& simgrid = result.simgrid;
+  INFO(c.machine << ": gx gy gz gdata = " << c.grid.gx << " " << c.grid.gy << " " << c.grid.gz << " " << c.grid.gdata
+                 << ", overlap " << c.overlap);
+  INFO("Expectation (fast): " << fast.iteration_s << " s; Actual (simgrid): " << simgrid.iteration_s << " s ("
+                              << result.difference_percent() << " %)");
+  CHECK(std::abs(result.difference_percent()) < 1.0);
+  CHECK(simgrid.backend == "simgrid");
+  CHECK(simgrid.flows == fast.flows);
+  CHECK(simgrid.events == fast.events);
+  CHECK(simgrid.rank0_collectives == fast.rank0_collectives);
+  REQUIRE(simgrid.rank0_wire_bytes.size() == fast.rank0_wire_bytes.size());
+  for (std::size_t d = 0; d < fast.rank0_wire_bytes.size(); ++d)
+    CHECK(simgrid.rank0_wire_bytes[d] == Approx(fast.rank0_wire_bytes[d]));
+  REQUIRE(simgrid.ranks.size() == fast.ranks.size());
+  for (std::size_t r = 0; r < fast.ranks.size(); r += 7) {
+    // SimGrid's clock resolves events to about 1e-9 s (precision/timing), summed over ~100 kernels.
+    CHECK(simgrid.ranks[r].compute_s == Approx(fast.ranks[r].compute_s).epsilon(1e-6));
+    CHECK(simgrid.ranks[r].finish_s == Approx(fast.ranks[r].finish_s).epsilon(0.01));
+  }
+}
+
+std::unique_ptr<topo::Topology> switch_64() { return single_switch(16); }
+std::unique_ptr<topo::Topology> dragonfly_128_minimal() {
+  return sg::cross_check_dragonfly(4, 4, 4, topo::RoutingPolicy::Minimal);
+}
+std::unique_ptr<topo::Topology> dragonfly_256_valiant() {
+  return sg::cross_check_dragonfly(8, 4, 4, topo::RoutingPolicy::Valiant);
+}
+std::unique_ptr<topo::Topology> dragonfly_1024_minimal() {
+  return sg::cross_check_dragonfly(8, 8, 8, topo::RoutingPolicy::Minimal);
+}
+std::unique_ptr<topo::Topology> dragonfly_1024_valiant() {
+  return sg::cross_check_dragonfly(8, 8, 8, topo::RoutingPolicy::Valiant);
+}
+
+/// One stream for every rank: ops appended by hand (StreamBuilder has no Send/Recv yet).
+schedule::Plan p2p_plan(std::uint32_t p, const std::vector<std::tuple<CollKind, std::int16_t, std::uint16_t>>& posts,
+                        const std::vector<std::uint16_t>& waits, double bytes) {
+  schedule::Plan plan;
+  plan.grid = schedule::ProcessGrid({{"pp", p}});
+  plan.streams.resize(1);
+  plan.names = {"p2p"};
+  auto& stream = plan.streams[0];
+  for (auto [kind, peer, slot] : posts) {
+    schedule::Op op;
+    op.type = schedule::OpType::CollStart;
+    op.coll = kind;
+    op.peer = peer;
+    op.slot = slot;
+    op.bytes = bytes;
+    stream.ops.push_back(op);
+    stream.slots = std::max<std::uint16_t>(stream.slots, slot + 1);
+  }
+  for (auto slot : waits) {
+    schedule::Op op;
+    op.type = schedule::OpType::Wait;
+    op.slot = slot;
+    stream.ops.push_back(op);
+  }
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce on SimGrid takes 2(p-1)/p*S/B plus its latency term", "[unit]") {
+  const double S = 64e6, B = 100e9, lat = 2e-6, overhead = 3e-6;
+  topo::SingleSwitchParams sp;
+  sp.node = {4, B, lat, 1, 25e9, 1e-6};
+  topo::SingleSwitch topology(sp);
+  schedule::Plan plan;
+  plan.grid = schedule::ProcessGrid({{"x", 4}});
+  plan.streams.resize(1);
+  schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
+  runtime::Job job;
+  job.plan = &plan;
+  job.collective_step_overhead_s = overhead;
+  const double expected = 1.5 * S / B + 6 * (lat + overhead);
+  auto result = sg::make_simgrid_runtime(topology, {})->run(job, {}, {});
+  INFO("Expectation: " << expected << " s");
+  CHECK(result.iteration_s == Approx(expected).epsilon(1e-6));
+  CHECK(result.backend == "simgrid");
+  CHECK(result.flows == 4);
+  CHECK(result.ranks[2].exposed_s[0] == Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("a ring of Send/Recv pairs moves S per pair in S/B plus one step of latency", "[unit]") {
+  const double S = 10e6, B = 100e9, lat = 2e-6, overhead = 1e-6;
+  topo::SingleSwitchParams sp;
+  sp.node = {4, B, lat, 1, 25e9, 1e-6};
+  topo::SingleSwitch topology(sp);
+  // Every rank sends to its successor and receives from its predecessor, then waits for both.
+  auto plan = p2p_plan(4, {{CollKind::Send, 1, 0}, {CollKind::Recv, -1, 1}}, {0, 1}, S);
+  runtime::Job job;
+  job.plan = &plan;
+  job.collective_step_overhead_s = overhead;
+  auto result = sg::make_simgrid_runtime(topology, {})->run(job, {}, {});
+  CHECK(result.iteration_s == Approx(S / B + lat + overhead).epsilon(1e-6));
+  CHECK(result.flows == 4);
+  CHECK(result.rank0_wire_bytes[0] == Approx(S));
+}
+
+TEST_CASE("the SimGrid runtime reports errors as the fast core does", "[unit]") {
+  topo::SingleSwitchParams sp;
+  sp.node = {4, 100e9, 1e-6, 1, 25e9, 1e-6};
+  topo::SingleSwitch topology(sp);
+  SECTION("a Send nobody receives is a deadlock") {
+    auto plan = p2p_plan(4, {{CollKind::Send, 1, 0}}, {0}, 1e6);
+    runtime::Job job;
+    job.plan = &plan;
+    CHECK_THROWS_AS(sg::make_simgrid_runtime(topology, {})->run(job, {}, {}), std::logic_error);
+  }
+  SECTION("a plan bigger than the machine") {
+    schedule::Plan plan;
+    plan.grid = schedule::ProcessGrid({{"x", 8}});
+    plan.streams.resize(1);
+    runtime::Job job;
+    job.plan = &plan;
+    CHECK_THROWS_AS(sg::make_simgrid_runtime(topology, {})->run(job, {}, {}), std::invalid_argument);
+  }
+}
+
+TEST_CASE("the observer sees the same ops at the same times on both backends", "[unit]") {
+  auto topology = single_switch(4);
+  auto plan = schedule::build_axonn4d_plan(small_model(), {2, 2, 2, 2}, {8, true, 4}, {});
+  auto job = job_for(plan);
+  using Record = std::tuple<runtime::Rank, std::uint32_t, double, double>;
+  auto collect = [&](runtime::Runtime& rt) {
+    std::vector<Record> records;
+    rt.run(job, [](runtime::Rank r) { return r % 3 == 0; },
+           [&](runtime::Rank r, std::uint32_t op, double t0, double t1) { records.emplace_back(r, op, t0, t1); });
+    std::sort(records.begin(), records.end(),
+              [](const Record& a, const Record& b) { return std::tie(std::get<0>(a), std::get<1>(a)) <
+                                                            std::tie(std::get<0>(b), std::get<1>(b)); });
+    return records;
+  };
+  flow::FastRuntime fast_rt(*topology, {});
+  auto fast = collect(fast_rt);
+  auto simgrid = collect(*sg::make_simgrid_runtime(*topology, {}));
+  REQUIRE(simgrid.size() == fast.size());
+  for (std::size_t i = 0; i < fast.size(); ++i) {
+    REQUIRE(std::get<0>(simgrid[i]) == std::get<0>(fast[i]));
+    REQUIRE(std::get<1>(simgrid[i]) == std::get<1>(fast[i]));
+    CHECK(std::get<2>(simgrid[i]) == Approx(std::get<2>(fast[i])).margin(1e-9));
+    CHECK(std::get<3>(simgrid[i]) == Approx(std::get<3>(fast[i])).margin(1e-9));
+  }
+}
+
+TEST_CASE("SimGrid and the fast core agree within 1% on 4D iterations", "[integration]") {
+  const sg::CrossCheckCase cases[] = {
+      {"single switch, 64 GPUs", switch_64, {2, 2, 2, 8}, true},
+      {"single switch, 64 GPUs", switch_64, {1, 4, 4, 4}, false},
+      {"dragonfly minimal, 128 GPUs", dragonfly_128_minimal, {4, 2, 2, 8}, true},
+      {"dragonfly minimal, 128 GPUs", dragonfly_128_minimal, {2, 2, 4, 8}, false},
+      {"dragonfly Valiant, 256 GPUs", dragonfly_256_valiant, {2, 4, 4, 8}, true},
+      {"dragonfly Valiant, 256 GPUs", dragonfly_256_valiant, {4, 4, 2, 4}, false},
+  };
+  for (const auto& c : cases) cross_check(c);
+}
+
+TEST_CASE("SimGrid and the fast core agree within 1% at 1,024 GPUs", "[slow]") {
+  const sg::CrossCheckCase cases[] = {
+      {"dragonfly minimal, 1024 GPUs", dragonfly_1024_minimal, {4, 4, 2, 32}, true},
+      {"dragonfly Valiant, 1024 GPUs", dragonfly_1024_valiant, {8, 2, 4, 16}, false},
+  };
+  for (const auto& c : cases) cross_check(c);
+}
+
+TEST_CASE("adaptive routing runs on SimGrid with its own load view, deterministically", "[integration]") {
+  // Not an agreement test: adaptive choices depend on the order of simultaneous launches, which
+  // differs between the two simulators (simgrid_runtime.hpp, LIMITATIONS).
+  auto topology = sg::cross_check_dragonfly(4, 4, 4, topo::RoutingPolicy::Adaptive);
+  auto plan = schedule::build_axonn4d_plan(small_model(), {4, 2, 2, 8}, {32, true, 4}, {});
+  auto job = job_for(plan);
+  auto first = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
+  auto second = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
+  flow::FastRuntime fast(*topology, {});
+  auto reference = fast.run(job, {}, {});
+  INFO("fast " << reference.iteration_s << " s, simgrid " << first.iteration_s << " s");
+  CHECK(first.iteration_s == second.iteration_s);
+  CHECK(first.flows == reference.flows);
+  CHECK(first.iteration_s > 0.5 * reference.iteration_s);
+  CHECK(first.iteration_s < 2.0 * reference.iteration_s);
+}

@@ -1,0 +1,72 @@
+#pragma once
+// Helpers shared by the topology tests (not part of the library).
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/json_view.hpp"
+#include "topologies/topology.hpp"
+
+namespace exasim::topo::testing {
+
+/// Link loads set by hand, for adaptive-routing tests.
+struct FakeLoad final : LinkLoadView {
+  std::map<LinkId, double> flows;
+  [[nodiscard]] double load(LinkId link) const override {
+    auto it = flows.find(link);
+    return it == flows.end() ? 0 : it->second;
+  }
+};
+
+inline std::vector<LinkId> route(const Topology& t, GpuId src, GpuId dst, std::uint64_t key = 0,
+                                 const LinkLoadView* load = nullptr) {
+  std::vector<LinkId> r;
+  t.route(src, dst, key, load, r);
+  return r;
+}
+
+inline Vertex nic_vertex_of(const Topology& t, GpuId gpu) {
+  const std::uint32_t gpn = t.gpus_per_node(), npn = t.nics_per_node();
+  return {VertexKind::Nic, (gpu / gpn) * npn + (gpu % gpn) * npn / gpn};
+}
+
+/// Empty when `r` is a chain of existing links from GPU src to GPU dst (a GPU reaches its own NIC for
+/// free); otherwise what is wrong. Plain code, no Catch assertions, so it can run in big loops.
+inline std::string route_error(const Topology& t, GpuId src, GpuId dst, const std::vector<LinkId>& r) {
+  if (r.empty()) return "empty route";
+  Vertex at{VertexKind::Gpu, src};
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (r[i] >= t.links().size()) return "link " + std::to_string(r[i]) + " does not exist";
+    const LinkEnds e = t.link_ends(r[i]);
+    if (!(e.from == at) && !(at.kind == VertexKind::Gpu && e.from == nic_vertex_of(t, at.index))) {
+      return "hop " + std::to_string(i) + " (link " + std::to_string(r[i]) + ") does not start where hop " +
+             std::to_string(i) + " - 1 ended";
+    }
+    at = e.to;
+  }
+  const Vertex dst_gpu{VertexKind::Gpu, dst};
+  if (!(at == dst_gpu) && !(at == nic_vertex_of(t, dst))) return "route ends elsewhere";
+  return {};
+}
+
+inline std::uint32_t switch_hops(const Topology& t, const std::vector<LinkId>& r) {
+  std::uint32_t hops = 0;
+  for (LinkId l : r) {
+    const LinkClass c = t.links()[l].cls;
+    hops += c == LinkClass::Local || c == LinkClass::LocalColumn || c == LinkClass::Global || c == LinkClass::Up ||
+            c == LinkClass::Down;
+  }
+  return hops;
+}
+
+/// A JSON object as a machine file's "network" would hold it.
+struct Json {
+  nlohmann::json doc;
+  explicit Json(const std::string& text) : doc(nlohmann::json::parse(text)) {}
+  [[nodiscard]] JsonView view() const { return JsonView(doc, "test.json", "network"); }
+};
+
+}  // namespace exasim::topo::testing
