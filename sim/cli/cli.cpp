@@ -22,6 +22,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       add_topo_command(app),
       add_roofline_command(app),
       add_presets_command(app),
+      add_emulate_command(app),
+      add_validate_command(app),
+      add_calibrate_command(app),
   };
 
   std::vector<const char*> argv;

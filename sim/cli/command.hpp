@@ -23,5 +23,8 @@ struct Command {
 [[nodiscard]] Command add_presets_command(CLI::App& app);
 [[nodiscard]] Command add_roofline_command(CLI::App& app);
 [[nodiscard]] Command add_topo_command(CLI::App& app);
+[[nodiscard]] Command add_calibrate_command(CLI::App& app);
+[[nodiscard]] Command add_emulate_command(CLI::App& app);
+[[nodiscard]] Command add_validate_command(CLI::App& app);
 
 }  // namespace exasim::cli

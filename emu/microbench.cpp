@@ -1,0 +1,153 @@
+#include "emu/microbench.hpp"
+
+#include "emu/emulated_gpu.hpp"
+#include "emu/mpi_progress.hpp"
+
+#include <mpi.h>
+#include <unistd.h>  // gethostname
+
+#include <algorithm>
+#include <vector>
+
+namespace exasim::emu {
+
+namespace {
+
+constexpr double kKiB = 1024, kMiB = 1024 * 1024;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+class Bench {
+ public:
+  explicit Bench(const MicrobenchOptions& o)
+      : options_(o), gpu_(ComputeMode::Sleep, o.poll_interval_s), poller_(gpu_, o.timeout_s) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_);
+    result_.ranks = static_cast<std::uint32_t>(world_);
+    result_.poll_interval_s = o.poll_interval_s;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    result_.host = host;
+  }
+
+  Microbench run() {
+    const std::vector<double> sizes = options_.quick ? std::vector<double>{64 * kKiB, 1 * kMiB, 16 * kMiB}
+                                                     : std::vector<double>{64 * kKiB, 512 * kKiB, 4 * kMiB, 32 * kMiB};
+    for (double s : {8.0, 64 * kKiB, 1 * kMiB, 8 * kMiB}) pingpong(s);
+    for (int pairs : {1, world_ / 2})
+      for (double s : {1 * kMiB, 8 * kMiB}) exchange(pairs, s);
+    for (int p = 2; p <= world_; ++p) {
+      if (world_ % p != 0) continue;
+      for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"})
+        for (double s : sizes) collective(kind, p, s);
+    }
+    return result_;
+  }
+
+ private:
+  [[nodiscard]] int reps(double bytes) const {
+    const int n = bytes <= 64 * kKiB ? 20 : bytes <= 1 * kMiB ? 8 : 4;
+    return options_.quick ? std::max(3, n / 2) : n;
+  }
+
+  std::vector<float>& buffer(std::vector<float>& b, std::size_t n) {
+    if (b.size() < n) b.assign(n, 1.0f);
+    return b;
+  }
+
+  /// Times `body` `n` times after one warm-up; each time is the slowest rank's, as every rank sees it.
+  template <class Body>
+  double time_slowest(int n, Body body) {
+    std::vector<double> times;
+    for (int i = -1; i < n; ++i) {
+      poller_.barrier(MPI_COMM_WORLD, "a microbenchmark barrier");
+      const double t0 = MPI_Wtime();
+      body();
+      double t = MPI_Wtime() - t0, slowest = 0;
+      MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (i >= 0) times.push_back(slowest);
+    }
+    return median(times);
+  }
+
+  void pingpong(double bytes) {
+    const int n = static_cast<int>(bytes / 4 > 1 ? bytes / 4 : 2);
+    auto& buf = buffer(send_, static_cast<std::size_t>(n));
+    const int round_trips = options_.quick ? 5 : 10;
+    double t = time_slowest(reps(bytes), [&] {
+      for (int k = 0; k < round_trips && rank_ < 2; ++k) {
+        MPI_Request r;
+        if (rank_ == 0) {
+          MPI_Isend(buf.data(), n, MPI_FLOAT, 1, 7, MPI_COMM_WORLD, &r);
+          poller_.wait(r, "pingpong send");
+          MPI_Irecv(buf.data(), n, MPI_FLOAT, 1, 7, MPI_COMM_WORLD, &r);
+          poller_.wait(r, "pingpong receive");
+        } else {
+          MPI_Irecv(buf.data(), n, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, &r);
+          poller_.wait(r, "pingpong receive");
+          MPI_Isend(buf.data(), n, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, &r);
+          poller_.wait(r, "pingpong send");
+        }
+      }
+    });
+    add("pingpong", 2, 1, 4.0 * n, t / (2 * round_trips));
+  }
+
+  void exchange(int pairs, double bytes) {
+    if (pairs < 1) return;
+    const auto n = static_cast<std::size_t>(bytes / 4);
+    auto& out = buffer(send_, n);
+    auto& in = buffer(recv_, n);
+    const bool active = rank_ < 2 * pairs;
+    const int partner = rank_ ^ 1;
+    double t = time_slowest(reps(bytes), [&] {
+      if (!active) return;
+      MPI_Request r[2];
+      MPI_Irecv(in.data(), static_cast<int>(n), MPI_FLOAT, partner, 8, MPI_COMM_WORLD, &r[0]);
+      MPI_Isend(out.data(), static_cast<int>(n), MPI_FLOAT, partner, 8, MPI_COMM_WORLD, &r[1]);
+      poller_.wait_all(r, 2, "exchange");
+    });
+    add("exchange", 2, static_cast<std::uint32_t>(pairs), 4.0 * static_cast<double>(n), t);
+  }
+
+  void collective(const std::string& kind, int p, double bytes) {
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, rank_ / p, rank_ % p, &comm);
+    const std::size_t n = emulated_elements(bytes, static_cast<std::uint32_t>(p));
+    const int block = static_cast<int>(n / static_cast<std::size_t>(p));
+    auto& out = buffer(send_, n);
+    auto& in = buffer(recv_, n);
+    double t = time_slowest(reps(bytes), [&] {
+      MPI_Request r;
+      if (kind == "all_reduce")
+        MPI_Iallreduce(out.data(), in.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm, &r);
+      else if (kind == "all_gather")
+        MPI_Iallgather(out.data(), block, MPI_FLOAT, in.data(), block, MPI_FLOAT, comm, &r);
+      else
+        post_reduce_scatter(out.data(), in.data(), block, comm, &r);
+      poller_.wait(r, kind);
+    });
+    MPI_Comm_free(&comm);
+    add(kind, static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(world_ / p), 4.0 * static_cast<double>(n), t);
+  }
+
+  void add(const std::string& kind, std::uint32_t group, std::uint32_t groups, double bytes, double t) {
+    result_.samples.push_back({kind, group, groups, bytes, t});
+  }
+
+  MicrobenchOptions options_;
+  EmulatedGpu gpu_;
+  Poller poller_;
+  int rank_ = 0, world_ = 1;
+  std::vector<float> send_, recv_;
+  Microbench result_;
+};
+
+}  // namespace
+
+Microbench run_microbenchmarks(const MicrobenchOptions& options) { return Bench(options).run(); }
+
+}  // namespace exasim::emu

@@ -1,0 +1,254 @@
+#include "emu/mpi_runtime.hpp"
+
+#include "emu/emulated_gpu.hpp"
+#include "emu/mpi_progress.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace exasim::emu {
+
+namespace {
+
+using schedule::CollKind;
+using schedule::Op;
+using schedule::OpType;
+
+/// One handle slot: the request it holds and the buffers reused by every collective posted into it.
+struct Slot {
+  MPI_Request request = MPI_REQUEST_NULL;
+  bool active = false;  ///< posted, not yet waited for
+  bool done = false;    ///< completion seen by a test
+  std::uint32_t op = 0;
+  double posted_s = 0;
+  double done_s = 0;
+  std::vector<float> send, recv;
+
+  void reserve(std::size_t send_n, std::size_t recv_n) {
+    // Filled with ones once: reductions of uninitialised memory could hit slow denormals or NaNs.
+    if (send.size() < send_n) send.assign(send_n, 1.0f);
+    if (recv.size() < recv_n) recv.assign(recv_n, 1.0f);
+  }
+};
+
+/// The measured iteration of one rank.
+struct IterationRecord {
+  runtime::RankTimes times;
+  std::vector<OpRecord> ops;
+};
+
+}  // namespace
+
+struct MpiRuntime::Impl {
+  Impl(const EmulationOptions& options, const runtime::Job& job)
+      : options_(options), job_(job), plan_(*job.plan), gpu_(options.compute, options.poll_interval_s),
+        poller_(gpu_, options.timeout_s) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (static_cast<std::uint32_t>(world) != plan_.grid.world_size())
+      throw std::logic_error("MpiRuntime: world size differs from the plan's");
+    const auto me = static_cast<schedule::Rank>(rank_);
+    for (std::size_t d = 0; d < plan_.grid.dims().size(); ++d) {
+      MPI_Comm comm = MPI_COMM_NULL;
+      MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(plan_.grid.group_id(me, d)),
+                     static_cast<int>(plan_.grid.coord(me, d)), &comm);
+      comms_.push_back(comm);
+    }
+    slots_.resize(plan_.stream_of(me).slots);
+  }
+
+  ~Impl() {
+    for (auto& c : comms_) MPI_Comm_free(&c);
+  }
+
+  /// Tests every outstanding request; returns whether any is still in flight.
+  bool progress() {
+    bool outstanding = false;
+    for (auto& s : slots_) {
+      if (!s.active || s.done) continue;
+      int flag = 0;
+      MPI_Test(&s.request, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        s.done = true;
+        s.done_s = MPI_Wtime() - origin_;
+      } else {
+        outstanding = true;
+      }
+    }
+    return outstanding;
+  }
+
+  void post(std::uint32_t index, const Op& op) {
+    Slot& s = slots_[op.slot];
+    if (s.active) throw std::logic_error("plan reuses a slot before its Wait: " + plan_.names[op.name]);
+    const std::uint32_t p = plan_.grid.dim(op.dim).size;
+    MPI_Comm comm = comms_[op.dim];
+    const std::size_t n = emulated_elements(op.bytes, schedule::is_p2p(op.coll) ? 1 : p);
+    const int block = static_cast<int>(n / p);
+    s.posted_s = MPI_Wtime() - origin_;
+    switch (op.coll) {
+      case CollKind::AllReduce:
+        s.reserve(n, n);
+        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm, &s.request);
+        break;
+      case CollKind::AllGather:
+        s.reserve(n / p, n);
+        MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, &s.request);
+        break;
+      case CollKind::ReduceScatter:
+        s.reserve(n, n);
+        post_reduce_scatter(s.send.data(), s.recv.data(), block, comm, &s.request);
+        break;
+      case CollKind::Send:
+      case CollKind::Recv: {
+        const auto own = plan_.grid.coord(static_cast<schedule::Rank>(rank_), op.dim);
+        const int size = static_cast<int>(p);
+        const int peer = ((static_cast<int>(own) + op.peer) % size + size) % size;
+        if (op.coll == CollKind::Send) {
+          s.reserve(n, 0);
+          MPI_Isend(s.send.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, &s.request);
+        } else {
+          s.reserve(0, n);
+          MPI_Irecv(s.recv.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, &s.request);
+        }
+        break;
+      }
+    }
+    s.active = true;
+    s.done = false;
+    s.op = index;
+  }
+
+  IterationRecord iterate() {
+    const auto me = static_cast<schedule::Rank>(rank_);
+    const auto& ops = plan_.stream_of(me).ops;
+    IterationRecord it;
+    it.times.exposed_s.assign(plan_.grid.dims().size(), 0.0);
+    it.ops.reserve(ops.size());
+    poller_.barrier(MPI_COMM_WORLD, "the barrier that starts an iteration");
+    origin_ = MPI_Wtime();
+    auto now = [&] { return MPI_Wtime() - origin_; };
+    auto progress = [this] { return this->progress(); };
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      switch (op.type) {
+        case OpType::Compute: {
+          const double t0 = now();
+          gpu_.run(job_.kernel_time_s[op.kernel], progress);
+          const double t1 = now();
+          it.times.compute_s += t1 - t0;
+          it.ops.push_back({me, i, t0, t1});
+          break;
+        }
+        case OpType::CollStart: post(i, op); break;
+        case OpType::Wait: {
+          Slot& s = slots_[op.slot];
+          const double t0 = now();
+          const double since = MPI_Wtime();
+          while (!s.done) {
+            progress();
+            if (s.done) break;
+            poller_.check_timeout(since, plan_.names[op.name]);
+            gpu_.pause();
+          }
+          const double t1 = now();
+          it.times.exposed_s[op.dim] += t1 - t0;
+          it.ops.push_back({me, s.op, s.posted_s, std::max(s.done_s, s.posted_s)});
+          it.ops.push_back({me, i, t0, t1});
+          s.active = false;
+          break;
+        }
+      }
+    }
+    it.times.finish_s = now();
+    return it;
+  }
+
+  /// Rank 0 receives the chosen iteration of every rank.
+  runtime::RunResult gather(const IterationRecord& mine, double iteration_s) {
+    const std::size_t dims = plan_.grid.dims().size();
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    // Times: finish, compute, then exposed per dimension.
+    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s};
+    packed.insert(packed.end(), mine.times.exposed_s.begin(), mine.times.exposed_s.end());
+    std::vector<double> all(rank_ == 0 ? packed.size() * static_cast<std::size_t>(world) : 0);
+    MPI_Gather(packed.data(), static_cast<int>(packed.size()), MPI_DOUBLE, all.data(), static_cast<int>(packed.size()),
+               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    // Records, as bytes (OpRecord is plain data and every rank runs the same binary: checked at start).
+    int my_bytes = static_cast<int>(mine.ops.size() * sizeof(OpRecord));
+    std::vector<int> counts(rank_ == 0 ? world : 0), displs(rank_ == 0 ? world : 0);
+    MPI_Gather(&my_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank_ == 0) std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+    std::vector<OpRecord> records(rank_ == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) / sizeof(OpRecord) : 0);
+    MPI_Gatherv(mine.ops.data(), my_bytes, MPI_BYTE, records.data(), counts.data(), displs.data(), MPI_BYTE, 0,
+                MPI_COMM_WORLD);
+
+    runtime::RunResult result;
+    result.backend = "mpi";
+    result.iteration_s = iteration_s;
+    const auto me = static_cast<schedule::Rank>(rank_);
+    if (rank_ == 0) {
+      for (int r = 0; r < world; ++r) {
+        const double* p = all.data() + static_cast<std::size_t>(r) * packed.size();
+        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 2, p + 2 + dims)});
+      }
+      gathered_ = std::move(records);
+    } else {
+      result.ranks.push_back(mine.times);
+    }
+    result.rank0_wire_bytes = schedule::wire_bytes_per_dim(plan_, me);
+    result.rank0_collectives = schedule::collectives_per_dim(plan_, me);
+    return result;
+  }
+
+  EmulationOptions options_;
+  const runtime::Job& job_;
+  const schedule::Plan& plan_;
+  EmulatedGpu gpu_;
+  Poller poller_;
+  int rank_ = 0;
+  double origin_ = 0;
+  std::vector<MPI_Comm> comms_;
+  std::vector<Slot> slots_;
+  std::vector<OpRecord> gathered_;
+};
+
+MpiRuntime::MpiRuntime(EmulationOptions options) : options_(options) {}
+MpiRuntime::~MpiRuntime() = default;
+
+runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<bool(runtime::Rank)>& observe,
+                                   const runtime::OpObserver& observer) {
+  const double wall_start = MPI_Wtime();
+  Impl impl(options_, job);
+  for (std::uint32_t i = 0; i < options_.warmup; ++i) (void)impl.iterate();
+  std::vector<IterationRecord> measured;
+  for (std::uint32_t i = 0; i < options_.iterations; ++i) measured.push_back(impl.iterate());
+
+  // Every rank learns every iteration's time (the slowest rank's finish) and picks the same median.
+  std::vector<double> mine(measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) mine[i] = measured[i].times.finish_s;
+  iterations_s_.assign(mine.size(), 0.0);
+  MPI_Allreduce(mine.data(), iterations_s_.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<std::size_t> order(iterations_s_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return iterations_s_[a] < iterations_s_[b] || (iterations_s_[a] == iterations_s_[b] && a < b);
+  });
+  const std::size_t median = order[(order.size() - 1) / 2];
+
+  auto result = impl.gather(measured[median], iterations_s_[median]);
+  if (observer) {
+    for (const auto& r : impl.gathered_)
+      if (!observe || observe(r.rank)) observer(r.rank, r.op, r.t_start_s, r.t_end_s);
+  }
+  overshoot_s_ = impl.gpu_.mean_overshoot_s();
+  result.wall_s = MPI_Wtime() - wall_start;
+  return result;
+}
+
+}  // namespace exasim::emu

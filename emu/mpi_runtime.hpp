@@ -1,0 +1,60 @@
+#pragma once
+// The MPI runtime: executes a plan on real MPI processes, one per rank, with real buffers and the
+// plan's overlap structure, on an emulated GPU; times every op.
+//
+// Per grid dimension the world communicator is split into the rank's group (ordered by coordinate).
+// CollStart posts MPI_Iallreduce / MPI_Iallgather / a reduce-scatter (as MPI_Ialltoall, see
+// mpi_progress.hpp) on float buffers of the plan's size (Send/Recv: MPI_Isend / MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
+// Wait blocks until that request completes; Compute runs the emulated GPU, which keeps testing the
+// outstanding requests so that they progress under it. Buffers are allocated per handle slot on first
+// use and reused (they only grow), never per op.
+//
+// An iteration starts after a barrier; times are seconds from each rank's barrier exit. Warm-up
+// iterations run first and are discarded; of the measured iterations the median (by the slowest rank's
+// finish) is reported, and its records are gathered on rank 0.
+//
+// LIMITATIONS:
+//  - Buffers are floats whatever the plan's dtype (S bytes = S/4 floats), and reductions move bytes
+//    without summing them (gpu_side_reduction in mpi_progress.hpp): the GPU's arithmetic is not the
+//    host CPU's to emulate.
+//  - Open MPI picks the collective algorithms (libnbc); `exasim emulate` asks it for rings where it
+//    can (see validate/mpirun.hpp), the algorithm the simulator models.
+//  - Clocks of different hosts are not synchronised: per-rank times are relative to that rank's exit
+//    from the start barrier, so cross-host skew is the barrier's skew (microseconds on one host).
+
+#include "emu/emulation_options.hpp"
+#include "emu/trace_records.hpp"
+#include "sim/runtime/runtime.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace exasim::emu {
+
+class MpiRuntime final : public runtime::Runtime {
+ public:
+  /// MPI must be initialised; the world size must equal the plan's.
+  explicit MpiRuntime(EmulationOptions options);
+  ~MpiRuntime() override;
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+  [[nodiscard]] std::string name() const override { return "mpi"; }
+  /// Collective over all ranks. On rank 0 the result holds every rank's times and `observer` sees the
+  /// ops of every observed rank; on the other ranks it holds only their own times.
+  [[nodiscard]] runtime::RunResult run(const runtime::Job& job, const std::function<bool(runtime::Rank)>& observe,
+                                       const runtime::OpObserver& observer) override;
+
+  /// Iteration time of every measured iteration (the slowest rank's finish), after run().
+  [[nodiscard]] const std::vector<double>& iteration_times_s() const { return iterations_s_; }
+  /// Mean lateness of this rank's compute sleeps, after run() (a health figure).
+  [[nodiscard]] double mean_sleep_overshoot_s() const { return overshoot_s_; }
+
+ private:
+  struct Impl;
+  EmulationOptions options_;
+  std::vector<double> iterations_s_;
+  double overshoot_s_ = 0;
+};
+
+}  // namespace exasim::emu

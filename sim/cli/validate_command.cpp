@@ -1,0 +1,60 @@
+// `exasim validate`: calibrate this host (once, cached), emulate the scenario, simulate it on the
+// calibrated host, and compare iteration times and op classes.
+#include "sim/cli/command.hpp"
+#include "sim/cli/emulation_flags.hpp"
+
+#include "validate/mpirun.hpp"
+#include "validate/validation.hpp"
+
+#include <cmath>
+#include <ostream>
+
+namespace exasim::cli {
+
+Command add_validate_command(CLI::App& app) {
+  struct Options {
+    std::string scenario;
+    validate::ValidateOptions run;
+    EmulationFlags flags;
+    bool json = false;
+    double max_error_pct = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("validate", "Emulate a scenario on this host and compare with the simulator");
+  cmd->add_option("scenario", o->scenario, "Scenario JSON file")->required();
+  cmd->add_option("--ranks", o->run.ranks, "MPI ranks; must equal the scenario's gpus")->required();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--set", o->run.overrides, "Override a scenario field: path=value (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--calibration", o->run.calibration, "Machine file from exasim calibrate (default: cached)");
+  cmd->add_flag("--recalibrate", o->run.recalibrate, "Measure the host again even if a calibration is cached");
+  cmd->add_flag("--quick-calibration", o->run.quick_calibration, "Fewer microbenchmark points when calibrating");
+  cmd->add_option("--out", o->run.out_dir, "Keep the emulation's trace.csv and summary.json here");
+  cmd->add_option("--timeout-s", o->run.timeout_s, "Kill the emulation after this many seconds")->capture_default_str();
+  cmd->add_option("--max-error-pct", o->max_error_pct,
+                  "Exit 4 when the iteration time error exceeds this (0: never), for CI");
+  add_emulation_flags(cmd, o->flags);
+  return {cmd, [o](std::ostream& out, std::ostream& err) {
+            auto run = o->run;
+            run.emu = o->flags.resolve();
+            run.emu.timeout_s = run.timeout_s;
+            try {
+              auto result = validate::validate_scenario(o->scenario, run, err);
+              if (o->json)
+                out << validate::to_json(result).dump() << "\n";
+              else
+                validate::print(out, result);
+              if (o->max_error_pct > 0 && std::abs(result.error_pct) > o->max_error_pct) {
+                err << "exasim: error: iteration time error " << result.error_pct << "% exceeds --max-error-pct "
+                    << o->max_error_pct << "\n";
+                return 4;
+              }
+            } catch (const validate::EmulationFailed& e) {
+              err << "exasim: error: " << e.what() << "\n";
+              return 3;
+            }
+            return 0;
+          }};
+}
+
+}  // namespace exasim::cli

@@ -1,0 +1,134 @@
+#include "validate/calibration_fit.hpp"
+
+#include "sim/schedule/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace exasim::validate {
+
+namespace {
+
+/// Weighted least squares for t = a*x + b*y (x = steps, y = bytes), weights 1/t^2.
+std::pair<double, double> solve(const std::vector<FitPoint>& pts, bool with_latency) {
+  double sxx = 0, sxy = 0, syy = 0, sxt = 0, syt = 0;
+  for (const auto& p : pts) {
+    const double w = 1.0 / (p.time_s * p.time_s);
+    sxx += w * p.steps * p.steps;
+    sxy += w * p.steps * p.bytes;
+    syy += w * p.bytes * p.bytes;
+    sxt += w * p.steps * p.time_s;
+    syt += w * p.bytes * p.time_s;
+  }
+  if (!with_latency) return {0.0, syy > 0 ? syt / syy : 0.0};
+  const double det = sxx * syy - sxy * sxy;
+  if (std::abs(det) < 1e-300 * std::max(1.0, sxx * syy)) return {0.0, syy > 0 ? syt / syy : 0.0};
+  return {(sxt * syy - syt * sxy) / det, (sxx * syt - sxy * sxt) / det};
+}
+
+schedule::CollKind kind_of(const std::string& k) {
+  if (k == "all_reduce") return schedule::CollKind::AllReduce;
+  if (k == "all_gather") return schedule::CollKind::AllGather;
+  return schedule::CollKind::ReduceScatter;
+}
+
+}  // namespace
+
+LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& pts) {
+  if (pts.size() < 2) throw std::invalid_argument("fit_latency_bandwidth: need at least 2 points");
+  for (const auto& p : pts)
+    if (!(p.time_s > 0)) throw std::invalid_argument("fit_latency_bandwidth: times must be positive");
+  auto [latency, inverse_bw] = solve(pts, true);
+  if (latency < 0) std::tie(latency, inverse_bw) = solve(pts, false);
+  if (!(inverse_bw > 0)) throw std::invalid_argument("fit_latency_bandwidth: no positive bandwidth fits the points");
+  LinearFit fit;
+  fit.latency_s = latency;
+  fit.bandwidth_Bps = 1.0 / inverse_bw;
+  fit.points = pts.size();
+  double sum = 0;
+  for (const auto& p : pts) {
+    const double r = (p.steps * latency + p.bytes * inverse_bw - p.time_s) / p.time_s;
+    sum += r * r;
+  }
+  fit.rms_relative_error = std::sqrt(sum / static_cast<double>(pts.size()));
+  return fit;
+}
+
+HostCalibration fit_host(const emu::Microbench& bench) {
+  std::vector<FitPoint> pingpong, busy;
+  HostCalibration h;
+  double largest_single = 0, largest_all = 0;
+  for (const auto& s : bench.samples) {
+    if (s.kind == "pingpong") {
+      pingpong.push_back({1, s.bytes, s.time_s});
+    } else if (s.kind == "exchange") {
+      if (s.groups * 2 == bench.ranks) {
+        busy.push_back({1, s.bytes, s.time_s});
+        if (s.bytes >= largest_all) {
+          largest_all = s.bytes;
+          h.exchange_aggregate_Bps = s.bytes * bench.ranks / s.time_s;
+        }
+      }
+      if (s.groups == 1 && s.bytes >= largest_single) {
+        largest_single = s.bytes;
+        h.single_pair_Bps = s.bytes / s.time_s;
+      }
+    } else if (s.group * s.groups == bench.ranks) {
+      const auto kind = kind_of(s.kind);
+      busy.push_back({static_cast<double>(schedule::ring_steps(kind, s.group)),
+                      schedule::ring_wire_bytes(kind, s.group, s.bytes), s.time_s});
+    }
+  }
+  h.pingpong = fit_latency_bandwidth(pingpong);
+  h.collectives = fit_latency_bandwidth(busy);
+  return h;
+}
+
+nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbench& bench) {
+  using json = nlohmann::ordered_json;
+  // Each ring step pays NIC-up + NIC-down latency plus the step overhead; the p2p latency sets the
+  // NIC part (at most the fitted step), the rest is software overhead of a collective step.
+  const double step = h.collectives.latency_s;
+  const double nic_latency = std::min(h.pingpong.latency_s, step) / 2;
+  const double overhead = std::max(0.0, step - 2 * nic_latency);
+  auto pct = [](double rel) { return std::round(rel * 1000) / 10; };
+  return json{
+      {"name", "calibrated-" + bench.host + "-" + std::to_string(bench.ranks) + "ranks"},
+      {"description", "This host as measured by exasim calibrate: one rank per node, each rank's NIC its share of"
+                      " the host's copy bandwidth with every rank busy. The gpu section is a placeholder:"
+                      " validation keeps the scenario's GPU."},
+      {"gpu", "a100-40gb"},
+      {"node",
+       {{"gpus", 1},
+        {"gpu_gpu_bandwidth_Bps", h.pingpong.bandwidth_Bps},
+        {"gpu_gpu_latency_s", h.pingpong.latency_s},
+        {"nics", 1},
+        {"nic_bandwidth_Bps", h.collectives.bandwidth_Bps},
+        {"nic_latency_s", nic_latency},
+        {"sources",
+         {{"gpu_gpu_bandwidth_Bps", "ping-pong fit, ranks 0-1 on an idle host (information only: one GPU per node)"},
+          {"nic_bandwidth_Bps", "fit of " + std::to_string(h.collectives.points) +
+                                    " collective and exchange points with every rank busy; rms error " +
+                                    std::to_string(pct(h.collectives.rms_relative_error)) + "%"},
+          {"nic_latency_s", "half the ping-pong latency (at most half the fitted ring-step latency)"}}}}},
+      {"network",
+       {{"topology", "single_switch"},
+        {"switch_latency_s", 0.0},
+        {"max_nodes", bench.ranks},
+        {"sources", {{"max_nodes", "one node per rank of this host"}}}}},
+      {"collectives",
+       {{"step_overhead_s", overhead},
+        {"sources", {{"step_overhead_s", "fitted ring-step latency minus the two NIC latencies"}}}}},
+      {"sources",
+       {{"host", bench.host},
+        {"ranks", bench.ranks},
+        {"poll_interval_s", bench.poll_interval_s},
+        {"pingpong_rms_error_pct", pct(h.pingpong.rms_relative_error)},
+        {"collectives_rms_error_pct", pct(h.collectives.rms_relative_error)},
+        {"exchange_aggregate_Bps", h.exchange_aggregate_Bps},
+        {"single_pair_exchange_Bps", h.single_pair_Bps}}},
+  };
+}
+
+}  // namespace exasim::validate

@@ -1,0 +1,59 @@
+#pragma once
+// Fits a machine file for the emulation host from its microbenchmarks (`exasim calibrate`).
+//
+// The host becomes a single_switch machine with one "GPU" per node and one node per rank: each rank
+// sends and receives through its own NIC, whose bandwidth is the rank's share of what the host's cores
+// and memory copy when every rank copies at once (all_reduce / all_gather / reduce_scatter with every
+// group busy, and all pairs exchanging). That is how the emulated plans run (every rank in every
+// collective); a rank running two collectives at once then shares its NIC between them, as it shares
+// its core. The latency of one ring step (NIC latencies plus collectives.step_overhead_s) is fitted
+// together with the bandwidth: time = steps * L + wire_bytes / B, least squares on relative error, so
+// that 64 KiB and 32 MiB points weigh alike.
+//
+// LIMITATIONS:
+//  - one bandwidth for every collective kind: reductions that cost the host's CPU more than plain copies
+//    show up as fit residuals (reported as rms_relative_error);
+//  - ranks that copy alone get more than their share on a real host; the model gives them the same B;
+//  - ping-pong figures (one pair, idle host) are recorded as gpu_gpu_* for information only: with one GPU
+//    per node no route uses them.
+
+#include "emu/microbench_samples.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace exasim::validate {
+
+/// time = steps * latency_s + bytes / bandwidth_Bps
+struct LinearFit {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+  double rms_relative_error = 0;
+  std::size_t points = 0;
+};
+
+struct FitPoint {
+  double steps = 0;  ///< sequential latency-paying steps
+  double bytes = 0;  ///< bytes one rank puts on the wire
+  double time_s = 0;
+};
+
+/// Least squares on relative error (weights 1/t^2); latency clamped at 0 (then refitted). Throws
+/// std::invalid_argument with fewer than 2 points or no positive bandwidth.
+[[nodiscard]] LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& points);
+
+struct HostCalibration {
+  LinearFit pingpong;      ///< one pair, idle host
+  LinearFit collectives;   ///< every rank busy: collectives and all-pairs exchanges
+  double exchange_aggregate_Bps = 0;  ///< host total when all pairs exchange (largest size), information
+  double single_pair_Bps = 0;         ///< one pair exchanging (largest size), information
+};
+
+[[nodiscard]] HostCalibration fit_host(const emu::Microbench& bench);
+
+/// The machine file (topologies/presets schema) of the host; "gpu" is a placeholder that validation
+/// replaces by the scenario's.
+[[nodiscard]] nlohmann::ordered_json machine_json(const HostCalibration& fit, const emu::Microbench& bench);
+
+}  // namespace exasim::validate

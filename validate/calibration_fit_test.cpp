@@ -1,0 +1,60 @@
+#include "validate/calibration_fit.hpp"
+
+#include "sim/core/json_view.hpp"
+#include "sim/scenario/machine.hpp"
+#include "sim/schedule/plan.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace exasim;
+
+TEST_CASE("latency and bandwidth are recovered from exact points", "[unit]") {
+  // Expectation: t = 20 us per step + bytes / 2 GB/s.
+  std::vector<validate::FitPoint> pts;
+  for (double steps : {1.0, 2.0, 6.0})
+    for (double bytes : {65536.0, 1048576.0, 33554432.0}) pts.push_back({steps, bytes, steps * 20e-6 + bytes / 2e9});
+  auto fit = validate::fit_latency_bandwidth(pts);
+  CHECK(fit.latency_s == Approx(20e-6).epsilon(1e-9));
+  CHECK(fit.bandwidth_Bps == Approx(2e9).epsilon(1e-9));
+  CHECK(fit.rms_relative_error < 1e-9);
+}
+
+TEST_CASE("a negative latency is clamped to zero and the bandwidth refitted", "[unit]") {
+  std::vector<validate::FitPoint> pts = {{1, 1e6, 0.9e-3}, {1, 2e6, 2.0e-3}, {1, 4e6, 4.1e-3}};
+  auto fit = validate::fit_latency_bandwidth(pts);
+  CHECK(fit.latency_s == 0);
+  CHECK(fit.bandwidth_Bps == Approx(1e9).epsilon(0.05));
+  CHECK_THROWS_AS(validate::fit_latency_bandwidth({{1, 1e6, 1e-3}}), std::invalid_argument);
+}
+
+TEST_CASE("microbenchmarks become a loadable single_switch machine with one node per rank", "[unit]") {
+  // A synthetic host: 10 us per step, 1 GB/s per rank when all ranks are busy, 5 GB/s for a lone pair.
+  emu::Microbench bench;
+  bench.host = "testhost";
+  bench.ranks = 4;
+  bench.poll_interval_s = 50e-6;
+  for (double s : {8.0, 1e6, 8e6}) bench.samples.push_back({"pingpong", 2, 1, s, 4e-6 + s / 5e9});
+  for (double s : {1e6, 8e6}) bench.samples.push_back({"exchange", 2, 2, s, 10e-6 + s / 1e9});
+  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"})
+    for (std::uint32_t p : {2u, 4u})
+      for (double s : {65536.0, 4e6, 32e6}) {
+        auto k = std::string(kind) == "all_reduce"   ? schedule::CollKind::AllReduce
+                 : std::string(kind) == "all_gather" ? schedule::CollKind::AllGather
+                                                     : schedule::CollKind::ReduceScatter;
+        bench.samples.push_back({kind, p, 4 / p, s, schedule::ring_steps(k, p) * 10e-6 + schedule::ring_wire_bytes(k, p, s) / 1e9});
+      }
+  auto fit = validate::fit_host(bench);
+  CHECK(fit.collectives.bandwidth_Bps == Approx(1e9).epsilon(1e-6));
+  CHECK(fit.collectives.latency_s == Approx(10e-6).epsilon(1e-6));
+  CHECK(fit.pingpong.bandwidth_Bps == Approx(5e9).epsilon(1e-6));
+
+  auto machine = validate::machine_json(fit, bench);
+  nlohmann::json doc = nlohmann::json::parse(machine.dump());
+  auto spec = scenario::load_machine_spec(JsonView(doc, "calibration.json", ""));
+  CHECK(spec.node.gpus == 1);
+  CHECK(spec.network["max_nodes"] == 4);
+  CHECK(scenario::build_topology(spec, 4)->gpu_count() == 4);
+  CHECK(spec.node.nic_bandwidth_Bps == Approx(1e9).epsilon(1e-6));
+  // One ring step pays NIC up + NIC down + overhead = the fitted step latency.
+  CHECK(2 * spec.node.nic_latency_s + spec.collective_step_overhead_s == Approx(10e-6).epsilon(1e-6));
+}

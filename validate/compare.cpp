@@ -1,0 +1,45 @@
+#include "validate/compare.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace exasim::validate {
+
+std::map<std::string, double> class_times(const std::vector<trace::TraceRow>& rows) {
+  std::map<std::string, double> sum;
+  std::set<std::uint32_t> ranks;
+  for (const auto& r : rows) {
+    ranks.insert(r.rank);
+    const double d = r.t_end_s - r.t_start_s;
+    if (r.dim.empty())
+      sum["compute"] += d;
+    else if (r.kind == "wait")
+      sum["exposed_comm"] += d;
+    else
+      sum[r.kind + "." + r.dim] += d;
+  }
+  const double n = std::max<double>(1, static_cast<double>(ranks.size()));
+  for (auto& [name, value] : sum) value /= n;
+  return sum;
+}
+
+double error_pct(double measured, double simulated) {
+  if (measured == 0) return simulated == 0 ? 0 : 100;
+  return 100 * (simulated - measured) / measured;
+}
+
+std::vector<ClassError> compare_classes(const std::vector<trace::TraceRow>& measured,
+                                        const std::vector<trace::TraceRow>& simulated) {
+  auto m = class_times(measured), s = class_times(simulated);
+  std::set<std::string> names;
+  for (const auto& [k, v] : m) names.insert(k);
+  for (const auto& [k, v] : s) names.insert(k);
+  std::vector<ClassError> out;
+  for (const auto& name : names) out.push_back({name, m[name], s[name], error_pct(m[name], s[name])});
+  // compute first, exposed_comm last, collectives in between (alphabetical): stable, readable tables.
+  std::stable_partition(out.begin(), out.end(), [](const ClassError& e) { return e.op_class == "compute"; });
+  std::stable_partition(out.begin(), out.end(), [](const ClassError& e) { return e.op_class != "exposed_comm"; });
+  return out;
+}
+
+}  // namespace exasim::validate

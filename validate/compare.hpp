@@ -1,0 +1,29 @@
+#pragma once
+// Lines up a measured trace and a simulated one by op class: compute; each collective kind per grid
+// dimension (post to completion); exposed communication (time blocked in waits). Each class is the
+// mean over ranks of the summed durations, so the two traces are compared like for like.
+
+#include "traces/trace.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace exasim::validate {
+
+/// Mean over ranks of the summed duration per class: "compute", "<kind>.<dim>" (e.g. "all_reduce.x"),
+/// "exposed_comm".
+[[nodiscard]] std::map<std::string, double> class_times(const std::vector<trace::TraceRow>& rows);
+
+struct ClassError {
+  std::string op_class;
+  double measured_s = 0;
+  double simulated_s = 0;
+  double error_pct = 0;  ///< (simulated - measured) / measured; 0 when both are 0
+};
+
+[[nodiscard]] double error_pct(double measured, double simulated);
+[[nodiscard]] std::vector<ClassError> compare_classes(const std::vector<trace::TraceRow>& measured,
+                                                      const std::vector<trace::TraceRow>& simulated);
+
+}  // namespace exasim::validate

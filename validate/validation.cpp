@@ -1,0 +1,219 @@
+#include "validate/validation.hpp"
+
+#include "emu/microbench_samples.hpp"
+#include "emu/trace_records.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
+#include "sim/flow/fast_runtime.hpp"
+#include "sim/report/report.hpp"
+#include "sim/scenario/prepared_job.hpp"
+#include "validate/calibration_fit.hpp"
+#include "validate/mpirun.hpp"
+
+#include <unistd.h>  // gethostname, getpid
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+namespace exasim::validate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+scenario::Scenario checked_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                                    std::uint32_t ranks) {
+  auto s = scenario::load_scenario(path, overrides);
+  if (s.gpus != ranks)
+    throw InputError(path, "gpus",
+                     "the scenario has " + std::to_string(s.gpus) + " GPUs but --ranks is " + std::to_string(ranks) +
+                         " (one MPI rank per GPU)");
+  return s;
+}
+
+fs::path temp_out_dir() {
+  static std::atomic<int> counter{0};
+  auto dir = fs::temp_directory_path() /
+             ("exasim-validate-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+std::string default_calibration_path(std::uint32_t ranks) {
+  fs::path dir;
+  if (const char* d = std::getenv("EXASIM_CACHE_DIR"))
+    dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"))
+    dir = fs::path(x) / "exasim";
+  else if (const char* h = std::getenv("HOME"))
+    dir = fs::path(h) / ".cache" / "exasim";
+  else
+    dir = fs::temp_directory_path() / "exasim-cache";
+  return (dir / ("calibration-" + host_name() + "-" + std::to_string(ranks) + "ranks.json")).string();
+}
+
+std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
+  if (o.ranks < 2 || o.ranks > 4096)
+    throw InputError("--ranks", std::to_string(o.ranks), "calibration needs 2 to 4096 ranks");
+  const std::string out = o.out.empty() ? default_calibration_path(o.ranks) : o.out;
+  const fs::path out_path(out);
+  std::error_code ec;
+  if (out_path.has_parent_path()) fs::create_directories(out_path.parent_path(), ec);
+  if (ec) throw InputError("--out", out, "cannot create its directory: " + ec.message());
+  const std::string samples_path = out + ".samples.json";
+
+  Launch l;
+  l.ranks = o.ranks;
+  l.emu_args = {"--microbench", samples_path, "--poll-us", number(o.poll_interval_s * 1e6), "--timeout-s",
+                number(o.timeout_s)};
+  if (o.quick) l.emu_args.push_back("--quick");
+  l.hostfile = o.hostfile;
+  l.timeout_s = o.timeout_s;
+  l.stdout_to_stderr = true;
+  if (launch(l, log) != 0) throw EmulationFailed("the calibration microbenchmarks failed");
+
+  auto bench = emu::microbench_from_json(read_json_file(samples_path), samples_path);
+  auto fit = fit_host(bench);
+  auto machine = machine_json(fit, bench);
+  emu::publish_file(out, [&](std::ostream& f) { f << machine.dump(2) << '\n'; });
+  log << "exasim: calibrated " << bench.host << " with " << o.ranks << " ranks: "
+      << fit.collectives.bandwidth_Bps / 1e9 << " GB/s per rank, " << fit.collectives.latency_s * 1e6
+      << " us per ring step (rms error " << 100 * fit.collectives.rms_relative_error << "%); written to " << out
+      << "\n";
+  return out;
+}
+
+int emulate(const std::string& scenario_path, const EmulateOptions& o, std::ostream& log) {
+  emu::validate_options(o.emu);
+  (void)checked_scenario(scenario_path, o.overrides, o.ranks);
+  if (o.out_dir.empty()) throw InputError("--out", "", "an output directory is required");
+  Launch l;
+  l.ranks = o.ranks;
+  l.emu_args = {scenario_path, "--out", o.out_dir};
+  for (const auto& set : o.overrides) l.emu_args.insert(l.emu_args.end(), {"--set", set});
+  auto args = o.emu.to_args();
+  l.emu_args.insert(l.emu_args.end(), args.begin(), args.end());
+  l.emu_args.insert(l.emu_args.end(), o.extra_emu_args.begin(), o.extra_emu_args.end());
+  l.hostfile = o.hostfile;
+  l.timeout_s = o.timeout_s;
+  l.stdout_to_stderr = o.stdout_to_stderr;
+  return launch(l, log);
+}
+
+std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path, const std::vector<std::string>& overrides,
+                                              const std::string& machine_file, const emu::EmulationOptions& emu,
+                                              double& iteration_s) {
+  auto machine = read_json_file(machine_file);
+  JsonView view(machine, machine_file, "");
+  (void)scenario::load_machine_spec(view);  // a bad machine file is named as such
+  auto doc = scenario::load_scenario(scenario_path, overrides).resolved;
+  for (const char* key : {"node", "network", "collectives"}) {
+    if (machine.contains(key))
+      doc["machine"][key] = machine[key];
+    else
+      doc["machine"].erase(key);
+  }
+  auto s = scenario::parse_scenario(doc, scenario_path);
+  auto prepared = scenario::prepare_job(s);
+  emu::apply_emulation_scales(*prepared, emu);
+  report::TraceCollector collector(prepared->plan);
+  flow::FastRuntime fast(*prepared->topology, {});
+  auto result = fast.run(prepared->job, [](runtime::Rank) { return true; }, collector.observer());
+  iteration_s = result.iteration_s;
+  return collector.rows();
+}
+
+ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& o, std::ostream& log) {
+  emu::validate_options(o.emu);
+  auto s = checked_scenario(scenario_path, o.overrides, o.ranks);
+  std::string calibration = o.calibration.empty() ? default_calibration_path(o.ranks) : o.calibration;
+  if (!o.calibration.empty() && !fs::exists(calibration))
+    throw InputError("--calibration", calibration, "no such file");
+  if (o.recalibrate || !fs::exists(calibration)) {
+    CalibrateOptions c;
+    c.ranks = o.ranks;
+    c.out = calibration;
+    c.quick = o.quick_calibration;
+    c.poll_interval_s = o.emu.poll_interval_s;
+    calibration = calibrate(c, log);
+  }
+
+  const fs::path out = o.out_dir.empty() ? temp_out_dir() : fs::path(o.out_dir);
+  fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
+  EmulateOptions e;
+  e.ranks = o.ranks;
+  e.out_dir = out.string();
+  e.overrides = o.overrides;
+  e.emu = o.emu;
+  e.emu.timeout_s = o.timeout_s;
+  e.timeout_s = 2 * o.timeout_s;
+  e.stdout_to_stderr = true;
+  if (emulate(scenario_path, e, log) != 0)
+    throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
+  if (!fs::exists(out / "summary.json"))
+    throw EmulationFailed("exasim-emu ended without writing " + (out / "summary.json").string());
+
+  ValidationResult r;
+  r.scenario = s.name;
+  r.calibration = calibration;
+  auto summary = read_json_file((out / "summary.json").string());
+  r.measured_iteration_s = summary.at("iteration_time_s").get<double>();
+  r.measured_iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
+  auto measured_rows = trace::read_csv((out / "trace.csv").string());
+  auto simulated_rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
+  r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
+  r.classes = compare_classes(measured_rows, simulated_rows);
+  if (o.out_dir.empty()) fs::remove_all(out);
+  return r;
+}
+
+nlohmann::ordered_json to_json(const ValidationResult& r) {
+  nlohmann::ordered_json classes = nlohmann::ordered_json::object();
+  for (const auto& c : r.classes)
+    classes[c.op_class] = {{"measured_s", c.measured_s}, {"simulated_s", c.simulated_s}, {"error_pct", c.error_pct}};
+  return {{"scenario", r.scenario},
+          {"measured_iteration_s", r.measured_iteration_s},
+          {"simulated_iteration_s", r.simulated_iteration_s},
+          {"error_pct", r.error_pct},
+          {"measured_iterations_s", r.measured_iterations_s},
+          {"op_classes", classes},
+          {"calibration", r.calibration}};
+}
+
+void print(std::ostream& out, const ValidationResult& r) {
+  char line[200];
+  out << "exasim validate: " << r.scenario << "\n";
+  std::snprintf(line, sizeof line, "  iteration   measured %9.4f s   simulated %9.4f s   error %+6.1f%%\n",
+                r.measured_iteration_s, r.simulated_iteration_s, r.error_pct);
+  out << line << "\n  per op class (mean over ranks of summed durations):\n";
+  std::snprintf(line, sizeof line, "    %-22s %12s %12s %8s\n", "class", "measured s", "simulated s", "error");
+  out << line;
+  for (const auto& c : r.classes) {
+    std::snprintf(line, sizeof line, "    %-22s %12.5f %12.5f %+7.1f%%\n", c.op_class.c_str(), c.measured_s,
+                  c.simulated_s, c.error_pct);
+    out << line;
+  }
+  out << "  (collective classes run from post to completion and overlap compute; exposed_comm is the time\n"
+         "   blocked in waits; calibration: "
+      << r.calibration << ")\n";
+}
+
+}  // namespace exasim::validate

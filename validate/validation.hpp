@@ -1,0 +1,88 @@
+#pragma once
+// `exasim calibrate`, `exasim emulate` and `exasim validate` as library calls (the CLI and bench/validate
+// share them): calibrate this host once per rank count (cached), emulate a scenario under mpirun,
+// simulate the same scaled job on the calibrated host with the fast core, and compare.
+//
+// LIMITATIONS: the calibration cache is keyed by host name and rank count only; recalibrate
+// (--recalibrate) after changing MPI, the machine's load or the poll interval.
+
+#include "emu/emulation_options.hpp"
+#include "validate/compare.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace exasim::validate {
+
+/// Where a host's calibration is cached: $EXASIM_CACHE_DIR, else $XDG_CACHE_HOME/exasim, else
+/// ~/.cache/exasim; file calibration-<host>-<ranks>ranks.json.
+[[nodiscard]] std::string default_calibration_path(std::uint32_t ranks);
+
+struct CalibrateOptions {
+  std::uint32_t ranks = 4;
+  std::string out;          ///< empty: the cache path
+  bool quick = false;
+  double poll_interval_s = 50e-6;
+  double timeout_s = 600;
+  std::string hostfile;
+};
+
+/// Runs the microbenchmarks under mpirun, fits them, writes the machine file; returns its path.
+std::string calibrate(const CalibrateOptions& options, std::ostream& log);
+
+struct EmulateOptions {
+  std::uint32_t ranks = 0;
+  std::string out_dir;  ///< required
+  std::vector<std::string> overrides;
+  emu::EmulationOptions emu;
+  std::string hostfile;
+  double timeout_s = 600;  ///< the whole mpirun (set emu.timeout_s, a rank's own limit, below it)
+  bool stdout_to_stderr = false;
+  std::vector<std::string> extra_emu_args;  ///< passed on verbatim (fault injection in tests)
+};
+
+/// Checks the scenario here (so bad input exits 2 before mpirun), then runs exasim-emu; returns its
+/// exit code (0, or 2 for input it rejected). EmulationFailed when a rank fails or hangs.
+int emulate(const std::string& scenario_path, const EmulateOptions& options, std::ostream& log);
+
+struct ValidateOptions {
+  std::uint32_t ranks = 4;
+  std::vector<std::string> overrides;
+  emu::EmulationOptions emu;
+  std::string calibration;  ///< machine file; empty: the cache (calibrated first when missing)
+  bool recalibrate = false;
+  bool quick_calibration = false;
+  std::string out_dir;      ///< empty: a temporary directory
+  double timeout_s = 300;   ///< a blocked rank aborts after this; mpirun is killed after twice this
+};
+
+struct ValidationResult {
+  std::string scenario;
+  std::string calibration;
+  double measured_iteration_s = 0;
+  double simulated_iteration_s = 0;
+  double error_pct = 0;
+  std::vector<double> measured_iterations_s;
+  std::vector<ClassError> classes;
+};
+
+/// The whole loop. InputError for bad input (scenario, ranks, calibration file).
+[[nodiscard]] ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& options,
+                                                 std::ostream& log);
+
+/// Simulates `scenario_path` on the calibrated host (scenario GPU; node, network and collectives from
+/// `machine_file`), scaled as the emulator ran it; returns the simulated trace rows of every rank and
+/// sets `iteration_s`.
+[[nodiscard]] std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
+                                                            const std::vector<std::string>& overrides,
+                                                            const std::string& machine_file,
+                                                            const emu::EmulationOptions& emu, double& iteration_s);
+
+[[nodiscard]] nlohmann::ordered_json to_json(const ValidationResult& r);
+void print(std::ostream& out, const ValidationResult& r);
+
+}  // namespace exasim::validate
