@@ -241,3 +241,31 @@ TEST_CASE("routing policies and placements change a dragonfly simulation", "[int
   CHECK(packed["placement"] == "packed");
   CHECK(packed["iteration_time_s"] != nlohmann::json::parse(exasim_run({"simulate", path, "--json"}).out)["iteration_time_s"]);
 }
+
+TEST_CASE("simulate --backend simgrid agrees with the fast core", "[integration]") {
+  auto doc = nlohmann::json::parse(kGood);
+  auto single = write_temp("backend_single.json", doc.dump());
+  doc["machine"] = "frontier";
+  doc["gpus"] = 64;
+  doc["parallel"] = {{"scheme", "axonn4d"}, {"gx", 2}, {"gy", 2}, {"gz", 2}, {"gdata", 8}};
+  doc["placement"] = "spread";
+  auto dragonfly = write_temp("backend_dragonfly.json", doc.dump());
+  for (const auto& [path, routing] : {std::pair{single, std::string("")}, std::pair{dragonfly, std::string("minimal")},
+                                      std::pair{dragonfly, std::string("valiant")}}) {
+    std::vector<std::string> set;
+    if (!routing.empty()) set = {"--set", "machine.network.routing=" + routing};
+    auto run = [&](const char* backend) {
+      std::vector<std::string> args = {"simulate", path, "--json", "--backend", backend};
+      args.insert(args.end(), set.begin(), set.end());
+      auto r = exasim_run(args);
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      return nlohmann::json::parse(r.out);
+    };
+    auto fast = run("fast"), sg = run("simgrid");
+    INFO(path << " " << routing);
+    CHECK(sg["backend"] == "simgrid");
+    CHECK(sg["iteration_time_s"].get<double>() == Approx(fast["iteration_time_s"].get<double>()).epsilon(0.01));
+    CHECK(sg["flows"] == fast["flows"]);
+  }
+}

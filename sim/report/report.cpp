@@ -51,7 +51,7 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
       {"parameters", s.model.parameters()},
       {"gpus", s.gpus},
       {"network", s.machine.topology_kind()},
-      {"routing", s.machine.network.value("routing", std::string("-"))},
+      {"routing", s.machine.network.value("routing", std::string("minimal"))},
       {"placement", scenario::to_string(s.placement.policy)},
       {"parallel", parallel},
       {"global_batch", s.training.global_batch},
