@@ -1,6 +1,7 @@
 #include "sim/schedule/axonn4d.hpp"
 
 #include "sim/schedule/stream_builder.hpp"
+#include "sim/schedule/transformer_kernels.hpp"
 
 #include <stdexcept>
 
@@ -80,7 +81,7 @@ class Axonn4DBuilder {
   }
 
   void memory_kernel(const std::string& name, double bytes) {
-    out_.compute(name, gpu::Kernel{gpu::KernelKind::MemoryBound, 0, bytes});
+    out_.compute(name, memory_bound(bytes));
   }
 
   // Bytes moved by the elementwise kernels of one layer's forward (bf16 read + write).
@@ -88,13 +89,7 @@ class Axonn4DBuilder {
   [[nodiscard]] double mlp_slice() const { return kBf16 * s_.tokens * static_cast<double>(4 * s_.H / s_.gy); }
 
   [[nodiscard]] gpu::Kernel attention(bool backward) const {
-    // Causal flash attention on the local heads: QK^T and PV each 2*b*S^2*h flops, halved by the mask.
-    double local_hidden = static_cast<double>(s_.H / s_.gy);
-    double fwd_flops = 2 * static_cast<double>(s_.b) * static_cast<double>(s_.S) * static_cast<double>(s_.S) * local_hidden;
-    double io_bytes = 4 * kBf16 * s_.tokens * local_hidden;  // Q, K, V in, O out
-    // Backward recomputes the scores and runs 5 matmuls instead of 2 (FlashAttention-2): 2.5x the flops.
-    return backward ? gpu::Kernel{gpu::KernelKind::FlashAttention, 2.5 * fwd_flops, 2 * io_bytes}
-                    : gpu::Kernel{gpu::KernelKind::FlashAttention, fwd_flops, io_bytes};
+    return flash_attention(s_.b, s_.S, static_cast<double>(s_.H / s_.gy), backward);  // heads split over y
   }
 
   void layer_forward(std::int64_t layer, const char* pass, bool chain_continues) {
@@ -220,7 +215,7 @@ class Axonn4DBuilder {
     double layer_params = 12 * static_cast<double>(s_.H) * static_cast<double>(s_.H) / (s_.gx * s_.gy * s_.gz);
     double local_params = static_cast<double>(s_.L) * layer_params +
                           static_cast<double>(s_.V) * static_cast<double>(s_.H) / (s_.gx * s_.gy);
-    memory_kernel("optimizer.adam", 30 * local_params);
+    memory_kernel("optimizer.adam", kAdamBytesPerParam * local_params);
   }
 
   StreamBuilder out_;
