@@ -29,8 +29,9 @@ double time_cuda_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmL
   check(cudaMemset(b, 0, static_cast<std::size_t>(k * n) * 2), "memset");
   cublasHandle_t h;
   check(cublasCreate(&h), "cublasCreate");
-  // Layout letters are A's and B's (row-major view); a transposed operand is T in cuBLAS's view too.
-  const bool ta = layout == gpu::GemmLayout::TN, tb = layout == gpu::GemmLayout::NT;
+  // Layout letters are cuBLAS's (transa, transb) of this call (kernel.hpp): TN = B stored column-major,
+  // NT = A stored column-major.
+  const bool ta = layout == gpu::GemmLayout::NT, tb = layout == gpu::GemmLayout::TN;
   const float alpha = 1, beta = 0;
   auto run = [&] {
     check(cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),

@@ -269,3 +269,20 @@ TEST_CASE("simulate --backend simgrid agrees with the fast core", "[integration]
     CHECK(sg["flows"] == fast["flows"]);
   }
 }
+
+TEST_CASE("simulate refuses a scenario that does not fit the GPU's memory unless asked to go on", "[integration]") {
+  auto doc = nlohmann::json::parse(kGood);
+  doc["model"] = "gpt-175b";
+  doc["training"]["global_batch"] = 4;
+  auto path = write_temp("oom.json", doc.dump());
+  auto refused = exasim_run({"simulate", path});
+  INFO(refused.err);
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("parallel: needs") != std::string::npos);
+  CHECK(refused.err.find("but the a100-40gb has 40.0 GB") != std::string::npos);
+  CHECK(refused.err.find("--ignore-memory") != std::string::npos);
+  auto forced = exasim_run({"simulate", path, "--json", "--ignore-memory"});
+  REQUIRE(forced.code == 0);
+  auto j = nlohmann::json::parse(forced.out);
+  CHECK(j["memory_per_gpu_bytes"].get<double>() > j["memory_capacity_bytes"].get<double>());
+}

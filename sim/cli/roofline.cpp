@@ -68,7 +68,7 @@ Command add_roofline_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("roofline", "Time of one bf16 GEMM on a GPU (shape-aware model)");
   cmd->add_option("--gpu", o->gpu, "Device (see `exasim presets`)")->required();
   cmd->add_option("--gemm", o->gemm, "Shape M,N,K of an M x K by K x N GEMM")->required();
-  cmd->add_option("--layout", o->layout, "Operand layout")->check(CLI::IsMember({"nn", "nt", "tn"}))->capture_default_str();
+  cmd->add_option("--layout", o->layout, "BLAS operand layout (sim/gpu/kernel.hpp): tn = B column-major (forward X.W^T), nt = A column-major (dY^T.X)")->check(CLI::IsMember({"nn", "nt", "tn"}))->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   return {cmd, [o](std::ostream& out, std::ostream&) {
             auto r = roofline(o->gpu, o->gemm, o->layout);

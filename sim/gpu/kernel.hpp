@@ -16,8 +16,11 @@ enum class KernelKind : std::uint8_t {
 
 [[nodiscard]] std::string_view to_string(KernelKind kind);
 
-/// Operand layouts named as AxoNN's tuned_matmul variants (axonn.md 4): the first letter is A's layout,
-/// the second B's; N = as stored by the framework (row-major contiguous), T = re-laid transposed. Only the
+/// Operand layout of a row-major product C = A.B as the BLAS library receives it, named as AxoNN's
+/// tuned_matmul variants and rocblas-bench (axonn.md 4): torch hands the product to column-major
+/// rocBLAS/cuBLAS as C^T = B^T.A^T, so the first letter says whether B is stored transposed (a
+/// column-major view), the second whether A is. NN: both as stored; TN: B column-major (the forward
+/// X.W^T of a weight stored [out x in]); NT: A column-major (the weight gradient dY^T.X). Only the
 /// relative cost matters: on MI250X, rocBLAS's TN kernels are reported much slower than NN.
 enum class GemmLayout : std::uint8_t { NN, NT, TN };
 

@@ -122,7 +122,7 @@ class Axonn4DBuilder {
     out_.set_phase(Phase::Backward);
     memory_kernel("cross_entropy.bwd", 2 * kBf16 * s_.tokens * static_cast<double>(local_vocab));
     out_.compute("lm_head.bwd.dx_gemm", gpu::gemm(s_.tokens_i, s_.H, local_vocab));
-    out_.compute("lm_head.bwd.dw_gemm", gpu::gemm(local_vocab, s_.H, s_.tokens_i, gpu::GemmLayout::TN));
+    out_.compute("lm_head.bwd.dw_gemm", gpu::gemm(local_vocab, s_.H, s_.tokens_i, gpu::GemmLayout::NT));
   }
 
   void linear_backward(std::int64_t layer, const Linear& l, std::vector<Handle>& reduce_scatters) {
@@ -132,9 +132,10 @@ class Axonn4DBuilder {
     double dx_bytes = kBf16 * s_.tokens * static_cast<double>(in_local);
     Handle ar = out_.start(name + ".all_reduce", CollKind::AllReduce, out_dim(l), dx_bytes);
     if (!overlap_.oar) out_.wait(ar);
-    // dW = dY^T X: AxoNN's tuned_matmul picks the best layout for the forward and dX GEMMs but leaves the
-    // dW GEMM untuned (axonn.md 4), so it runs as torch.mm does a transposed-A product: TN.
-    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, in_local, s_.tokens_i, gpu::GemmLayout::TN));
+    // dW = dY^T X: AxoNN's tuned_matmul picks the best layout for the forward and dX GEMMs (NN here) but
+    // leaves the dW GEMM untuned (axonn.md 4), so it runs as torch hands a transposed-A product to BLAS:
+    // NT (kernel.hpp).
+    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, in_local, s_.tokens_i, gpu::GemmLayout::NT));
     if (overlap_.oar) out_.wait(ar);
     Handle rs = out_.start(name + ".z_reduce_scatter", CollKind::ReduceScatter, kDimZ, weight_block_bytes(l));
     if (overlap_.ors) {

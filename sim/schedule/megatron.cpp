@@ -14,6 +14,21 @@ namespace {
 constexpr double kBf16 = 2;
 constexpr std::int16_t kPrev = -1, kNext = +1;
 
+// Operand layouts of a linear layer whose weight W is stored [out x in], in GemmLayout's naming
+// (kernel.hpp: the BLAS letters of torch's call, as AxoNN's tuned_matmul and rocblas-bench name them).
+// Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication computes forward
+// `input.matmul(weight.t())`, and in backward `grad_output.matmul(weight)` and
+// `grad_output.t().matmul(input)`; Megatron-DeepSpeed's older layers call F.linear, whose autograd runs
+// the same three products. So:
+//   forward  Y  = X . W^T   (B = W^T is a column-major view; also the LM head's logits)  TN
+//   dgrad    dX = dY . W    (both row-major)                                              NN
+//   wgrad    dW = dY^T . X  (A = dY^T is a column-major view)                              NT
+// The MI250X TN penalty (devices.cpp) comes from AxoNN's measurement in this naming (axonn.md 4: "tn" =
+// B column-major), so it lands on the forward GEMMs, as untuned torch runs them.
+constexpr gpu::GemmLayout kForwardLayout = gpu::GemmLayout::TN;
+constexpr gpu::GemmLayout kDgradLayout = gpu::GemmLayout::NN;
+constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
+
 /// Everything the stage builders need, derived once.
 struct Shape {
   std::int64_t H, S, T;  ///< T = micro_batch * S tokens per micro-batch
@@ -37,8 +52,7 @@ struct Shape {
 class StageBuilder {
  public:
   StageBuilder(Plan& plan, std::uint32_t stage, const Shape& s, const TrainingSpec& t, bool overlap_dp)
-      : out_(plan, plan.streams[stage]), stream_(plan.streams[stage]), s_(s), training_(t),
-        overlap_dp_(overlap_dp), stage_(stage) {}
+      : out_(plan, plan.streams[stage]), s_(s), training_(t), overlap_dp_(overlap_dp), stage_(stage) {}
 
   void build() {
     for (const auto& step : pipeline_schedule(s_.pp, s_.v, s_.m, stage_)) {
@@ -52,7 +66,6 @@ class StageBuilder {
     tied_embedding_exchange();
     reduce_gradients_after_flush();
     optimizer();
-    copy_peers_to_waits();
   }
 
  private:
@@ -136,17 +149,17 @@ class StageBuilder {
     gather_use();
     memory_kernel(tag(layer, "ln1") + p, 2 * s_.hidden_bytes());
     tp_gather(tag(layer, "qkv") + p);
-    out_.compute(tag(layer, "qkv") + p + ".gemm", gpu::gemm(s_.T, 3 * H / tp, H));
+    out_.compute(tag(layer, "qkv") + p + ".gemm", gpu::gemm(s_.T, 3 * H / tp, H, kForwardLayout));
     out_.compute(tag(layer, "attention") + p,
                  flash_attention(s_.micro_batch, s_.S, static_cast<double>(H / tp), false));
-    out_.compute(tag(layer, "attn_out") + p + ".gemm", gpu::gemm(s_.T, H, H / tp));
+    out_.compute(tag(layer, "attn_out") + p + ".gemm", gpu::gemm(s_.T, H, H / tp, kForwardLayout));
     tp_reduce(tag(layer, "attn_out") + p);
     memory_kernel(tag(layer, "residual1") + p, 3 * s_.hidden_bytes());
     memory_kernel(tag(layer, "ln2") + p, 2 * s_.hidden_bytes());
     tp_gather(tag(layer, "mlp_up") + p);
-    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gpu::gemm(s_.T, 4 * H / tp, H));
+    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gpu::gemm(s_.T, 4 * H / tp, H, kForwardLayout));
     memory_kernel(tag(layer, "gelu") + p, 2 * s_.mlp_bytes());
-    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gpu::gemm(s_.T, H, 4 * H / tp));
+    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gpu::gemm(s_.T, H, 4 * H / tp, kForwardLayout));
     tp_reduce(tag(layer, "mlp_down") + p);
     memory_kernel(tag(layer, "residual2") + p, 3 * s_.hidden_bytes());
   }
@@ -161,7 +174,7 @@ class StageBuilder {
     gather_use();
     memory_kernel("final_ln.fwd", 2 * s_.hidden_bytes());
     tp_gather("lm_head.fwd");
-    out_.compute("lm_head.fwd.gemm", gpu::gemm(s_.T, s_.local_vocab, s_.H));
+    out_.compute("lm_head.fwd.gemm", gpu::gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
     // Vocab-parallel cross-entropy: max, predicted logit and sum of exponentials, fp32 per token.
     for (const char* what : {"max", "target", "sum"})
       out_.collective(std::string("cross_entropy.") + what + ".all_reduce", CollKind::AllReduce, kMegDimTp,
@@ -183,8 +196,8 @@ class StageBuilder {
   /// with SP), no reduction of dX.
   void row_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
     if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
-    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in / s_.tp, n_out));
-    out_.compute(name + ".dw_gemm", gpu::gemm(n_out, k_in / s_.tp, s_.T));
+    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
+    out_.compute(name + ".dw_gemm", gpu::gemm(n_out, k_in / s_.tp, s_.T, kWgradLayout));
   }
 
   /// Column-parallel layer (output features split over TP): dX is partial and reduced over TP while the
@@ -194,12 +207,12 @@ class StageBuilder {
     Handle input = StreamBuilder::kNoHandle;
     if (s_.sp)
       input = out_.start(name + ".sp_input_all_gather", CollKind::AllGather, kMegDimTp, s_.full_hidden_bytes());
-    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in, out_local));
+    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in, out_local, kDgradLayout));
     out_.wait(input);
     const double bytes = s_.full_hidden_bytes();
     Handle reduce = s_.sp ? out_.start(name + ".sp_reduce_scatter", CollKind::ReduceScatter, kMegDimTp, bytes)
                           : out_.start(name + ".all_reduce", CollKind::AllReduce, kMegDimTp, bytes);
-    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, k_in, s_.T));
+    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, k_in, s_.T, kWgradLayout));
     out_.wait(reduce);
   }
 
@@ -291,19 +304,7 @@ class StageBuilder {
   }
 
   Handle p2p(const std::string& name, CollKind kind, std::int16_t peer, double bytes) {
-    Handle h = out_.start(name, kind, kMegDimPp, bytes);
-    if (h != StreamBuilder::kNoHandle) stream_.ops.back().peer = peer;
-    return h;
-  }
-
-  /// StreamBuilder copies a CollStart into its Wait before the peer is set: copy it now.
-  void copy_peers_to_waits() {
-    std::vector<std::int16_t> peer_of_slot(stream_.slots, 0);
-    for (auto& op : stream_.ops) {
-      if (!is_p2p(op.coll)) continue;
-      if (op.type == OpType::CollStart) peer_of_slot[op.slot] = op.peer;
-      if (op.type == OpType::Wait) op.peer = peer_of_slot[op.slot];
-    }
+    return out_.start(name, kind, kMegDimPp, bytes, peer);
   }
 
   // --- after the flush ---------------------------------------------------------------------------
@@ -339,7 +340,6 @@ class StageBuilder {
   }
 
   StreamBuilder out_;
-  OpStream& stream_;
   const Shape& s_;
   TrainingSpec training_;
   bool overlap_dp_;

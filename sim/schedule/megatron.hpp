@@ -24,6 +24,9 @@
 //    layer and reduce-scatter after each row-parallel one; backward reverses them and all-gathers the
 //    column-parallel input a second time for the dW GEMM (overlapped with the dX GEMM), as Megatron's
 //    LinearWithGradAccumulationAndAsyncCommunication does;
+//  - GEMM operand layouts as torch runs them for a weight stored [out x in] (GemmLayout naming, first
+//    letter = A): forward X.W^T NT, dX = dY.W NN, dW = dY^T.X TN (megatron.cpp has the derivation and
+//    the BLAS-letter caveat);
 //  - full recomputation (training.recompute) repeats each layer's forward (with its TP collectives)
 //    just before its backward;
 //  - with pp > 1 the word embedding is tied between the first and the last stage: their gradients are
@@ -51,7 +54,10 @@
 //  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no scatter-gather of p2p tensors over TP,
 //    no distributed optimizer of Megatron-core (ZeRO-1 stands for it), no context or expert parallelism;
 //  - the cross-entropy's three small TP all-reduces (max, predicted logit, sum) are modelled; the loss
-//    all-reduce over DP and grad-norm reductions are not.
+//    all-reduce over DP and grad-norm reductions are not;
+//  - no per-micro-batch gradient accumulation kernel (autograd's grad += dW, or DeepSpeed's fp32
+//    accumulation) and no bias/dropout kernels: Megatron-LM fuses the accumulation into the dW GEMM
+//    (gradient_accumulation_fusion); whether the ROCm build of Megatron-DeepSpeed did is unknown.
 
 #include "sim/schedule/axonn4d.hpp"  // TrainingSpec, OverlapSpec, Infeasibility
 #include "sim/schedule/model.hpp"

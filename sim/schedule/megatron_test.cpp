@@ -158,3 +158,59 @@ TEST_CASE("invalid Megatron configurations name the field to change", "[unit]") 
   CHECK(field({0, 1, 2, 0, 1, 1, false}, 2, t) == "parallel.tp");
   CHECK_THROWS_AS(build_megatron_plan(kModel, {1, 1, 2, 4, 1, 1, false}, t), std::invalid_argument);
 }
+
+TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, dX = dY.W NN, dW = dY^T.X NT",
+          "[unit]") {
+  using exasim::gpu::GemmLayout;
+  auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (bool sp : {false, true}) {
+    auto plan = build_megatron_plan(kModel, {2, 2, 2, 1, 1, 1, sp}, {8, true, 4});
+    std::size_t forward = 0, dgrad = 0, wgrad = 0;
+    for (const auto& stream : plan.streams) {
+      for (const auto& op : stream.ops) {
+        if (op.type != OpType::Compute) continue;
+        const auto& k = plan.kernels[op.kernel];
+        if (k.kind != exasim::gpu::KernelKind::Gemm) continue;
+        const std::string& name = plan.names[op.name];
+        INFO(name);
+        if (ends_with(name, ".dx_gemm")) {
+          CHECK(k.layout == GemmLayout::NN);
+          ++dgrad;
+        } else if (ends_with(name, ".dw_gemm")) {
+          CHECK(k.layout == GemmLayout::NT);
+          ++wgrad;
+        } else {
+          CHECK(ends_with(name, ".gemm"));  // forward and recomputed forward, LM head included
+          CHECK(k.layout == GemmLayout::TN);
+          ++forward;
+        }
+      }
+    }
+    // Per micro-batch (8 / dp = 4 of them): 4 linear layers per transformer layer, run forward twice
+    // (recomputation) and backward once, and the LM head, forward once and backward once.
+    const std::size_t micro = 4, linears = 4 * static_cast<std::size_t>(kModel.layers);
+    CHECK(forward == micro * (2 * linears + 1));
+    CHECK(dgrad == micro * (linears + 1));
+    CHECK(wgrad == dgrad);
+  }
+}
+
+TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations, previous for gradients",
+          "[unit]") {
+  auto plan = build_megatron_plan(kModel, {1, 4, 1, 0, 1, 1, false}, {8, true, 4});
+  for (std::uint32_t stage = 0; stage < 4; ++stage) {
+    std::size_t p2p = 0;
+    for (const auto& op : plan.streams[stage].ops) {
+      if (!is_p2p(op.coll) || op.type == OpType::Compute) continue;
+      const std::string& name = plan.names[op.name];
+      INFO("stage " << stage << " " << name);
+      ++p2p;
+      if (name == "pp.send_activation" || name == "pp.recv_grad") CHECK(op.peer == 1);
+      if (name == "pp.recv_activation" || name == "pp.send_grad") CHECK(op.peer == -1);
+      if (name.rfind("embedding.tied_grad", 0) == 0) CHECK(op.peer == (stage == 0 ? -1 : 1));
+    }
+    CHECK(p2p > 0);
+  }
+}

@@ -26,7 +26,8 @@ void StreamBuilder::compute(const std::string& name, const gpu::Kernel& kernel) 
   stream_.ops.push_back(op);
 }
 
-Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes) {
+Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes,
+                             std::int16_t peer) {
   if (plan_.grid.dim(dim).size <= 1 || bytes <= 0) return kNoHandle;
   Handle slot;
   if (!free_slots_.empty()) {
@@ -44,6 +45,7 @@ Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t
   op.slot = slot;
   op.name = intern_name(name);
   op.bytes = bytes;
+  op.peer = peer;
   pending_[slot] = op;
   stream_.ops.push_back(op);
   return slot;

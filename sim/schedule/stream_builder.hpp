@@ -18,8 +18,10 @@ class StreamBuilder {
 
   void set_phase(Phase phase) { phase_ = phase; }
   void compute(const std::string& name, const gpu::Kernel& kernel);
-  /// Posts a collective; returns its handle. Groups of one member get no op at all (kNoHandle).
-  [[nodiscard]] Handle start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes);
+  /// Posts a collective; returns its handle. Groups of one member get no op at all (kNoHandle). `peer` is
+  /// the partner's offset along `dim` for Send/Recv (Op::peer); the Wait of the handle carries it too.
+  [[nodiscard]] Handle start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes,
+                             std::int16_t peer = 0);
   void wait(Handle handle);
   /// A blocking collective: start then wait.
   void collective(const std::string& name, CollKind kind, std::uint8_t dim, double bytes);
