@@ -68,7 +68,10 @@ nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptio
   if (options.backend == "simgrid") {
     runtime = sg::make_simgrid_runtime(*topology, {});
   } else {
-    runtime = std::make_unique<flow::FastRuntime>(*topology, flow::FastOptions{options.reference_solver});
+    flow::FastOptions fast_options;
+    fast_options.full_resolve = options.reference_solver;
+    fast_options.progress = flow::terminal_progress_bar();  // stderr, only when it is a terminal
+    runtime = std::make_unique<flow::FastRuntime>(*topology, fast_options);
   }
   auto observe = [&](runtime::Rank r) { return r < traced.size() && traced[r]; };
   runtime::OpObserver observer;

@@ -1,10 +1,11 @@
 #include "sim/flow/fast_runtime.hpp"
 
+#include "sim/flow/event_queue.hpp"
 #include "sim/flow/flow_network.hpp"
+#include "sim/runtime/flow_key.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <queue>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -18,13 +19,11 @@ using schedule::OpType;
 
 enum class EventType : std::uint8_t { ComputeDone, FlowDone, CollectiveDone };
 
+/// Time and order come from the EventQueue (time, then insertion: ties resolve deterministically).
 struct Event {
-  double t;
-  std::uint64_t seq;  ///< insertion order: ties at equal time resolve deterministically
   std::uint32_t id;
   std::uint32_t version;
   EventType type;
-  bool operator>(const Event& o) const { return t > o.t || (t == o.t && seq > o.seq); }
 };
 
 using InstanceId = std::uint32_t;
@@ -54,11 +53,13 @@ struct GroupState {
   std::uint32_t base = 0;
 };
 
-/// Posts of one (sender, receiver) pair still waiting for their partner, oldest first. They are all
-/// Sends or all Recvs: a post of the other kind matches the oldest one (the k-th Send from a to b is the
-/// k-th Recv at b from a). Entries exist only while something is unmatched.
-struct PairQueue {
+/// One (sender, receiver) pair: its posts still waiting for their partner, oldest first, and how many
+/// transfers it has matched (the flow key's sequence). Unmatched posts are all Sends or all Recvs: a post
+/// of the other kind matches the oldest one (the k-th Send from a to b is the k-th Recv at b from a).
+/// Only pairs that communicate have an entry (pipeline neighbours: a few per rank).
+struct PairState {
   std::vector<InstanceId> unmatched;
+  std::uint32_t matched = 0;
   bool sends = false;
 };
 
@@ -67,7 +68,8 @@ class Simulation {
   Simulation(const topo::Topology& topo, const runtime::Job& job, FastOptions options,
              const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer)
       : topo_(topo), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
-        world_(grid_.world_size()), network_(topo.links(), options.full_resolve), observer_(observer) {
+        world_(grid_.world_size()), network_(topo.links(), options.full_resolve), observer_(observer),
+        progress_(options.progress) {
     if (world_ > topo.gpu_count())
       throw std::invalid_argument("plan needs " + std::to_string(world_) + " GPUs, the machine has " +
                                   std::to_string(topo.gpu_count()));
@@ -82,6 +84,7 @@ class Simulation {
     for (std::size_t d = 0; d < dims_; ++d)
       if (grid_.dim(d).size > 1) groups_[d].resize(world_ / grid_.dim(d).size);
     wire_rank0_.assign(dims_, 0.0);
+    for (Rank r = 0; r < world_; ++r) ops_total_ += ops_of(r).size();
     if (observer_) {
       observed_.assign(world_, false);
       for (Rank r = 0; r < world_; ++r) observed_[r] = observe && observe(r);
@@ -92,26 +95,44 @@ class Simulation {
   runtime::RunResult run() {
     for (Rank r = 0; r < world_; ++r) advance(r);
     auto schedule_flow = [this](double t, FlowId f, std::uint32_t v) { push(t, EventType::FlowDone, f, v); };
+    std::vector<Event> batch;
     while (true) {
       network_.resolve(now_, schedule_flow);
       if (queue_.empty()) break;
-      // Handle every event of this instant before re-solving the network once.
-      now_ = queue_.top().t;
-      while (!queue_.empty() && queue_.top().t == now_) {
-        Event e = queue_.top();
-        queue_.pop();
-        handle(e);
+      // Handle every event of this instant (including those it adds at the same time) before
+      // re-solving the network once.
+      now_ = queue_.next_time();
+      while (!queue_.empty() && queue_.next_time() == now_) {
+        queue_.pop_instant(batch);
+        for (const Event& e : batch) handle(e);
       }
+      if (progress_ && events_ >= next_progress_check_) report_progress(false);
     }
+    if (progress_) report_progress(true);
     return finish();
   }
 
  private:
   void push(double t, EventType type, std::uint32_t id, std::uint32_t version = 0) {
-    queue_.push(Event{t, next_seq_++, id, version, type});
+    queue_.push(t, Event{id, version, type});
+  }
+
+  /// Reports at most 4 times a second, and only once the run has taken 2 s (short runs stay quiet);
+  /// the final report comes only if an earlier one did, so a bar that was drawn gets finished.
+  void report_progress(bool final) {
+    next_progress_check_ = events_ + 65536;  // reading the clock every event would cost more than it saves
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (final ? !progress_shown_ : (wall < 2.0 || wall < last_progress_s_ + 0.25)) return;
+    last_progress_s_ = wall;
+    progress_shown_ = true;
+    progress_({final ? 1.0 : static_cast<double>(ops_done_) / static_cast<double>(ops_total_), now_, wall, final});
   }
 
   [[nodiscard]] const std::vector<Op>& ops_of(Rank r) const { return plan_.stream_of(r).ops; }
+  void next_op(Rank r) {
+    ++pc_[r];
+    ++ops_done_;
+  }
   InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{r} * slots_per_rank_ + s]; }
 
   void handle(const Event& e) {
@@ -122,7 +143,7 @@ class Simulation {
         Rank r = e.id;
         times_[r].compute_s += now_ - since_[r];
         report(r, pc_[r], since_[r], now_);
-        ++pc_[r];
+        next_op(r);
         advance(r);
         break;
       }
@@ -146,7 +167,7 @@ class Simulation {
           since_[r] = now_;
           push(now_ + job_.kernel_time_s[op.kernel], EventType::ComputeDone, r);
           return;
-        case OpType::CollStart: post(r, op); ++pc_[r]; break;
+        case OpType::CollStart: post(r, op); next_op(r); break;
         case OpType::Wait: {
           InstanceId id = slot(r, op.slot);
           Instance& inst = instances_[id];
@@ -157,7 +178,7 @@ class Simulation {
           }
           consume(r, op.slot);
           report(r, pc_[r], now_, now_);
-          ++pc_[r];
+          next_op(r);
           break;
         }
       }
@@ -171,7 +192,8 @@ class Simulation {
       return;
     }
     const std::uint32_t p = grid_.dim(op.dim).size;
-    GroupState& group = groups_[op.dim][grid_.group_id(r, op.dim)];
+    const std::uint32_t group_id = grid_.group_id(r, op.dim);
+    GroupState& group = groups_[op.dim][group_id];
     std::uint32_t k = posted_[std::size_t{r} * dims_ + op.dim]++;
     std::size_t index = k - group.base;
     if (index == group.open.size()) {
@@ -193,8 +215,7 @@ class Simulation {
                              plan_.names[op.name]);
     if (++inst.posted == p) {
       group.open.erase(group.open.begin());  // the oldest open instance is the first to be fully posted
-      ++group.base;
-      launch(id);
+      launch(id, group_id, group.base++);
     }
   }
 
@@ -208,16 +229,15 @@ class Simulation {
     const bool is_send = op.coll == schedule::CollKind::Send;
     const Rank sender = is_send ? r : partner, receiver = is_send ? partner : r;
     const std::uint64_t key = (std::uint64_t{sender} << 32) | receiver;
-    PairQueue& queue = pairs_[key];
+    PairState& pair = pairs_[key];
     InstanceId id;
-    if (!queue.unmatched.empty() && queue.sends != is_send) {
-      id = queue.unmatched.front();
-      queue.unmatched.erase(queue.unmatched.begin());
-      if (queue.unmatched.empty()) pairs_.erase(key);
+    if (!pair.unmatched.empty() && pair.sends != is_send) {
+      id = pair.unmatched.front();
+      pair.unmatched.erase(pair.unmatched.begin());
       if (instances_[id].bytes != op.bytes || instances_[id].dim != op.dim)
         throw std::logic_error("plan mismatch: send and recv sizes differ at " + plan_.names[op.name]);
       ++instances_[id].posted;
-      launch_p2p(id);
+      launch_p2p(id, pair.matched++);
     } else {
       id = allocate();
       Instance& inst = instances_[id];
@@ -228,29 +248,30 @@ class Simulation {
       inst.bytes = op.bytes;
       inst.refs = 2;
       inst.posted = 1;
-      queue.sends = is_send;
-      queue.unmatched.push_back(id);
+      pair.sends = is_send;
+      pair.unmatched.push_back(id);
     }
     slot(r, op.slot) = id;
     if (observer_ && observed_[r]) post_[r].push_back({op.slot, pc_[r], now_});
   }
 
-  /// Both sides posted: one flow from sender to receiver, then one route latency.
-  void launch_p2p(InstanceId id) {
+  /// Both sides posted: one flow from sender to receiver, then one route latency. `sequence`: the pair's
+  /// count of earlier transfers, for the flow key.
+  void launch_p2p(InstanceId id, std::uint32_t sequence) {
     Instance& inst = instances_[id];
     route_.clear();
-    std::uint64_t flow_key = (std::uint64_t{launched_} << 20) ^ (job_.seed << 40);
+    const std::uint64_t flow_key = runtime::p2p_flow_key(job_.seed, inst.first_member, inst.receiver, sequence);
     topo_.route(job_.gpu(inst.first_member), job_.gpu(inst.receiver), flow_key, &network_, route_);
     network_.add(route_, inst.bytes, id);
     ++flows_;
-    ++launched_;
     if (inst.first_member == 0) wire_rank0_[inst.dim] += inst.bytes;
     inst.flows_left = 1;
     inst.latency_s = topo_.latency_s(route_) + job_.collective_step_overhead_s;
   }
 
-  /// All members posted: start one flow per ring hop.
-  void launch(InstanceId id) {
+  /// All members posted: start one flow per ring hop. `sequence`: the group's count of earlier
+  /// collectives along this dimension, for the flow keys.
+  void launch(InstanceId id, std::uint32_t group_id, std::uint32_t sequence) {
     Instance& inst = instances_[id];
     const std::uint32_t p = grid_.dim(inst.dim).size;
     const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
@@ -259,14 +280,13 @@ class Simulation {
       Rank src = grid_.group_member(inst.first_member, inst.dim, k);
       Rank dst = grid_.group_member(inst.first_member, inst.dim, (k + 1) % p);
       route_.clear();
-      std::uint64_t flow_key = (std::uint64_t{launched_} << 20) ^ k ^ (job_.seed << 40);
+      const std::uint64_t flow_key = runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k);
       topo_.route(job_.gpu(src), job_.gpu(dst), flow_key, &network_, route_);
       hop_latency = std::max(hop_latency, topo_.latency_s(route_));
       network_.add(route_, wire, id);
       ++flows_;
       if (src == 0) wire_rank0_[inst.dim] += wire;
     }
-    ++launched_;
     inst.flows_left = p;
     inst.latency_s = schedule::ring_steps(inst.kind, p) * (hop_latency + job_.collective_step_overhead_s);
   }
@@ -276,7 +296,8 @@ class Simulation {
     inst.done = true;
     inst.done_s = now_;
     const std::uint8_t dim = inst.dim;
-    std::vector<Rank> waiters;
+    std::vector<Rank>& waiters = waiters_scratch_;  // complete() never nests: one scratch list suffices
+    waiters.clear();
     waiters.swap(inst.waiters);
     // advance() may allocate instances and move instances_: no reference to `inst` past this point.
     for (Rank r : waiters) {
@@ -284,7 +305,7 @@ class Simulation {
       times_[r].exposed_s[dim] += now_ - since_[r];
       consume(r, op.slot);
       report(r, pc_[r], since_[r], now_);
-      ++pc_[r];
+      next_op(r);
       advance(r);
     }
   }
@@ -310,7 +331,9 @@ class Simulation {
     if (!free_instances_.empty()) {
       InstanceId id = free_instances_.back();
       free_instances_.pop_back();
+      std::vector<Rank> waiters = std::move(instances_[id].waiters);  // keep its storage: no allocation
       instances_[id] = Instance{};
+      instances_[id].waiters = std::move(waiters);
       return id;
     }
     instances_.emplace_back();
@@ -354,11 +377,17 @@ class Simulation {
   const runtime::OpObserver& observer_;
 
   double now_ = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
-  std::uint64_t next_seq_ = 0;
+  EventQueue<Event> queue_;
   std::uint64_t events_ = 0;
   std::uint64_t flows_ = 0;
-  std::uint64_t launched_ = 0;
+
+  const ProgressCallback progress_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::uint64_t ops_total_ = 0;  ///< ops of all ranks' streams
+  std::uint64_t ops_done_ = 0;
+  std::uint64_t next_progress_check_ = 0;
+  double last_progress_s_ = 0;
+  bool progress_shown_ = false;
 
   std::size_t slots_per_rank_;
   std::vector<std::uint32_t> pc_;
@@ -367,11 +396,12 @@ class Simulation {
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   std::vector<runtime::RankTimes> times_;
   std::vector<std::vector<GroupState>> groups_;
-  std::unordered_map<std::uint64_t, PairQueue> pairs_;  ///< only pairs with unmatched posts
+  std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;
+  std::vector<Rank> waiters_scratch_;
   std::vector<bool> observed_;
   std::vector<std::vector<PostRecord>> post_;
 };

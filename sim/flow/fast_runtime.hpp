@@ -11,8 +11,14 @@
 // Send/Recv (pipeline activations and gradients, plan.hpp): the k-th Send from a to b is matched with the
 // k-th Recv at b from a; once both are posted the pair becomes one flow of `bytes` from a to b, and both
 // handles complete one route latency (+ the per-step overhead) after its last byte. Unmatched posts wait
-// in a queue per (sender, receiver) pair that exists only while it is non-empty, so memory grows with
-// outstanding transfers, not with world size squared.
+// in a queue per (sender, receiver) pair; only pairs that communicate have one, so memory grows with
+// pipeline neighbours, not with world size squared.
+//
+// Parallel paths (which global link, which Valiant intermediate) are chosen by flow keys that name the
+// flow (sim/runtime/flow_key.hpp): a ring hop by (dimension, group, the group's collective count, ring
+// position), a transfer by (sender, receiver, the pair's transfer count). They do not depend on the
+// order in which simultaneous collectives launch, so the SimGrid runtime routes every flow the same way.
+// Adaptive routing still sees the load at launch, which does depend on that order.
 //
 // LIMITATIONS:
 //  - the latency term is paid after the bandwidth phase, not interleaved with it (same total for an
@@ -24,11 +30,29 @@
 #include "sim/runtime/runtime.hpp"
 #include "topologies/topology.hpp"
 
+#include <functional>
+
 namespace exasim::flow {
+
+/// Where a run stands, for progress displays.
+struct Progress {
+  double fraction = 0;     ///< ops executed over ops of all ranks, 0..1
+  double simulated_s = 0;  ///< simulated time reached
+  double wall_s = 0;       ///< wall time since the run started
+  bool final = false;      ///< the run has ended (the last report)
+};
+/// Called at most 4 times a second once a run has taken 2 s of wall time (shorter runs never report),
+/// then once with final = true if it was called before.
+using ProgressCallback = std::function<void(const Progress&)>;
 
 struct FastOptions {
   bool full_resolve = false;  ///< re-solve every flow at every event (reference solver, for tests)
+  ProgressCallback progress = {};  ///< may be empty; see terminal_progress_bar()
 };
+
+/// A progress bar redrawn in place on stderr, or an empty callback when stderr is not a terminal (so
+/// logs and pipes stay clean). Deterministic outputs are unaffected: it only writes to stderr.
+[[nodiscard]] ProgressCallback terminal_progress_bar();
 
 class FastRuntime final : public runtime::Runtime {
  public:

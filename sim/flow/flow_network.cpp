@@ -7,16 +7,26 @@
 namespace exasim::flow {
 
 FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve)
-    : link_flows_(links.size()), full_resolve_(full_resolve), link_epoch_(links.size(), 0),
-      residual_(links.size(), 0), unfrozen_(links.size(), 0), share_version_(links.size(), 0) {
-  capacity_.reserve(links.size());
-  for (const auto& l : links) capacity_.push_back(l.bandwidth_Bps);
+    : links_(links.size()), link_flows_(links.size()), full_resolve_(full_resolve) {
+  for (std::size_t l = 0; l < links.size(); ++l) links_[l].capacity = links[l].bandwidth_Bps;
 }
 
-void FlowNetwork::mark_dirty(topo::LinkId link) { dirty_links_.push_back(link); }
+void FlowNetwork::widen_routes(std::size_t hops) {
+  const std::size_t wider = std::max(hops, 2 * stride_);
+  std::vector<topo::LinkId> pool(flows_.size() * wider);
+  std::vector<std::uint32_t> index(flows_.size() * wider);
+  for (std::size_t f = 0; f < flows_.size(); ++f) {
+    std::copy_n(&route_pool_[f * stride_], flows_[f].hops, &pool[f * wider]);
+    std::copy_n(&route_index_[f * stride_], flows_[f].hops, &index[f * wider]);
+  }
+  route_pool_.swap(pool);
+  route_index_.swap(index);
+  stride_ = wider;
+}
 
 FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
   if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
+  if (route.size() > stride_) widen_routes(route.size());
   FlowId id;
   if (!free_flows_.empty()) {
     id = free_flows_.back();
@@ -24,33 +34,50 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
   } else {
     id = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
-    flow_epoch_.push_back(0);
-    new_rate_.push_back(0);
+    route_pool_.resize(flows_.size() * stride_);
+    route_index_.resize(flows_.size() * stride_);
   }
   Flow& f = flows_[id];
-  f.links.assign(route.begin(), route.end());
   f.remaining = bytes;
   f.rate = 0;
   f.updated_s = 0;
   f.tag = tag;
   ++f.version;
+  f.hops = static_cast<std::uint16_t>(route.size());
   f.active = true;
   ++active_;
-  for (auto l : f.links) {
+  const std::size_t base = std::size_t{id} * stride_;
+  for (std::size_t i = 0; i < route.size(); ++i) {
+    const topo::LinkId l = route[i];
+    route_pool_[base + i] = l;
+    route_index_[base + i] = static_cast<std::uint32_t>(link_flows_[l].size());
     link_flows_[l].push_back(id);
-    mark_dirty(l);
+    dirty_links_.push_back(l);
   }
   return id;
 }
 
 std::uint64_t FlowNetwork::finish(FlowId id) {
   Flow& f = flows_[id];
-  for (auto l : f.links) {
+  const std::size_t base = std::size_t{id} * stride_;
+  for (std::size_t i = 0; i < f.hops; ++i) {
+    const topo::LinkId l = route_pool_[base + i];
     auto& on_link = link_flows_[l];
-    auto it = std::find(on_link.begin(), on_link.end(), id);
-    *it = on_link.back();
+    const std::uint32_t pos = route_index_[base + i];
+    const auto last = static_cast<std::uint32_t>(on_link.size() - 1);
+    // Swap-remove: the last flow of the list takes this flow's place; fix that flow's index for l.
+    const FlowId moved = on_link[last];
+    on_link[pos] = moved;
     on_link.pop_back();
-    mark_dirty(l);
+    if (pos != last) {
+      const std::size_t moved_base = std::size_t{moved} * stride_;
+      for (std::size_t j = 0; j < flows_[moved].hops; ++j)
+        if (route_pool_[moved_base + j] == l && route_index_[moved_base + j] == last) {
+          route_index_[moved_base + j] = pos;
+          break;
+        }
+    }
+    dirty_links_.push_back(l);
   }
   f.active = false;
   ++f.version;
@@ -73,45 +100,57 @@ void FlowNetwork::collect_component() {
   while (!stack.empty()) {
     topo::LinkId l = stack.back();
     stack.pop_back();
-    if (link_epoch_[l] == epoch_) continue;
-    link_epoch_[l] = epoch_;
+    if (links_[l].epoch == epoch_) continue;
+    links_[l].epoch = epoch_;
     comp_links_.push_back(l);
     for (FlowId f : link_flows_[l]) {
-      if (flow_epoch_[f] == epoch_) continue;
-      flow_epoch_[f] = epoch_;
+      Flow& flow = flows_[f];
+      if (flow.epoch == epoch_) continue;
+      flow.epoch = epoch_;
       comp_flows_.push_back(f);
-      for (auto l2 : flows_[f].links)
-        if (link_epoch_[l2] != epoch_) stack.push_back(l2);
+      const topo::LinkId* route = route_of(f);
+      for (std::size_t i = 0; i < flow.hops; ++i)
+        if (links_[route[i]].epoch != epoch_) stack.push_back(route[i]);
     }
   }
 }
 
 void FlowNetwork::fill_component() {
   // Progressive filling: repeatedly saturate the link with the smallest fair share and freeze its flows.
+  // Freezing a flow at the smallest share s never lowers another link's share ((R - s) / (n - 1) >= R / n
+  // when s <= R / n), so heap keys may lag behind and are refreshed lazily when popped: one push per
+  // pop instead of one per flow and link frozen. Links pop in the same (share, link) order either way.
   heap_.clear();
   for (auto l : comp_links_) {
-    residual_[l] = capacity_[l];
-    unfrozen_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
-    if (unfrozen_[l] > 0) heap_.push_back({residual_[l] / unfrozen_[l], l, ++share_version_[l]});
+    LinkState& link = links_[l];
+    link.residual = link.capacity;
+    link.unfrozen = static_cast<std::uint32_t>(link_flows_[l].size());
+    if (link.unfrozen > 0) heap_.push_back({link.residual / link.unfrozen, l});
   }
   const std::uint32_t frozen_mark = epoch_ + 1;  // flows of this component carry epoch_ until frozen
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    Share top = heap_.back();
+    const Share top = heap_.back();
     heap_.pop_back();
-    if (top.version != share_version_[top.link] || unfrozen_[top.link] == 0) continue;
-    double share = std::max(0.0, residual_[top.link] / unfrozen_[top.link]);
+    LinkState& link = links_[top.link];
+    if (link.unfrozen == 0) continue;
+    const double share = std::max(0.0, link.residual / link.unfrozen);
+    if (share > top.share) {  // stale key: back in with the current share
+      heap_.push_back({share, top.link});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      continue;
+    }
     for (FlowId f : link_flows_[top.link]) {
-      if (flow_epoch_[f] == frozen_mark) continue;
-      flow_epoch_[f] = frozen_mark;
-      new_rate_[f] = share;
-      for (auto l2 : flows_[f].links) {
-        residual_[l2] -= share;
-        if (--unfrozen_[l2] > 0 && l2 != top.link) {
-          heap_.push_back({std::max(0.0, residual_[l2]) / unfrozen_[l2], l2, ++share_version_[l2]});
-          std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-        }
+      Flow& flow = flows_[f];
+      if (flow.epoch == frozen_mark) continue;
+      flow.epoch = frozen_mark;
+      flow.new_rate = share;
+      const topo::LinkId* route = route_of(f);
+      for (std::size_t i = 0; i < flow.hops; ++i) {
+        LinkState& l2 = links_[route[i]];
+        l2.residual -= share;
+        --l2.unfrozen;
       }
     }
   }
@@ -123,10 +162,16 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   collect_component();
   if (comp_flows_.empty()) return;
   fill_component();
-  for (FlowId id : comp_flows_) {
+  // Predictions go out in flow id order, not in the order the search met the flows (which differs
+  // between the incremental and the full solver): completions at equal times are then handled in the
+  // same order by both, and so are the launches they trigger, which adaptive routing is sensitive to.
+  changed_.clear();
+  for (FlowId id : comp_flows_)
+    if (flows_[id].new_rate != flows_[id].rate) changed_.push_back(id);  // else its prediction still holds
+  std::sort(changed_.begin(), changed_.end());
+  for (FlowId id : changed_) {
     Flow& f = flows_[id];
-    double rate = new_rate_[id];
-    if (rate == f.rate) continue;  // unchanged: the scheduled completion still holds
+    const double rate = f.new_rate;
     f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
     f.updated_s = now_s;
     f.rate = rate;

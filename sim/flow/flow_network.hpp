@@ -49,43 +49,53 @@ class FlowNetwork final : public topo::LinkLoadView {
 
  private:
   struct Flow {
-    std::vector<topo::LinkId> links;
     double remaining = 0;  ///< bytes left at `updated_s`
     double rate = 0;       ///< bytes/s
     double updated_s = 0;
+    double new_rate = 0;   ///< solver scratch
     std::uint64_t tag = 0;
     std::uint32_t version = 0;
+    std::uint32_t epoch = 0;  ///< solver scratch: component / frozen marks
+    std::uint16_t hops = 0;   ///< route length; the route sits in route_pool_ at id * stride_
     bool active = false;
+  };
+  /// Per link, solver state next to the capacity it starts from (one cache line holds two links).
+  struct LinkState {
+    double capacity = 0;
+    double residual = 0;
+    std::uint32_t unfrozen = 0;
+    std::uint32_t epoch = 0;
   };
   struct Share {
     double share;
     topo::LinkId link;
-    std::uint32_t version;
     bool operator>(const Share& o) const { return share > o.share || (share == o.share && link > o.link); }
   };
 
-  void mark_dirty(topo::LinkId link);
+  [[nodiscard]] const topo::LinkId* route_of(FlowId f) const { return &route_pool_[std::size_t{f} * stride_]; }
+  void widen_routes(std::size_t hops);
   void collect_component();
   void fill_component();
 
-  std::vector<double> capacity_;
+  std::vector<LinkState> links_;
   std::vector<std::vector<FlowId>> link_flows_;
   std::vector<Flow> flows_;
+  // Routes in one flat pool, `stride_` entries per flow slot (the longest route seen so far), so that
+  // adding a flow allocates nothing once slots exist. route_index_ holds, for each hop, where the flow
+  // sits in link_flows_ of that link: finish() removes it in O(1) instead of searching the list.
+  std::vector<topo::LinkId> route_pool_;
+  std::vector<std::uint32_t> route_index_;
+  std::size_t stride_ = 8;
   std::vector<FlowId> free_flows_;
   std::size_t active_ = 0;
   bool full_resolve_;
 
-  // Dirty tracking and solver scratch, sized once to the link and flow counts.
+  // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
-  std::vector<std::uint32_t> link_epoch_;
-  std::vector<std::uint32_t> flow_epoch_;
   std::uint32_t epoch_ = 0;
   std::vector<topo::LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
-  std::vector<double> residual_;
-  std::vector<std::uint32_t> unfrozen_;
-  std::vector<std::uint32_t> share_version_;
-  std::vector<double> new_rate_;
+  std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
   std::vector<Share> heap_;
 };
 

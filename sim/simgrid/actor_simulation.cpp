@@ -1,6 +1,6 @@
 #include "sim/simgrid/actor_simulation.hpp"
 
-#include "sim/simgrid/flow_key.hpp"
+#include "sim/runtime/flow_key.hpp"
 #include "sim/simgrid/topology_zone.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -231,7 +231,7 @@ class ActorSimulation final : public topo::LinkLoadView {
       pair.instances.open.pop_front();
       ++pair.instances.base;
       Hop hop{job_.gpu(sender), job_.gpu(receiver), whole_bytes(inst.bytes), {}};
-      topo_.route(hop.src, hop.dst, p2p_flow_key(job_.seed, sender, receiver, sequence), this, hop.route);
+      topo_.route(hop.src, hop.dst, runtime::p2p_flow_key(job_.seed, sender, receiver, sequence), this, hop.route);
       const double latency = topo_.latency_s(hop.route);
       if (sender == 0) wire_rank0_[op.dim] += inst.bytes;
       add_load(hop.route, +1);
@@ -261,7 +261,8 @@ class ActorSimulation final : public topo::LinkLoadView {
       hop.src = job_.gpu(src);
       hop.dst = job_.gpu(dst);
       hop.bytes = whole_bytes(wire);
-      topo_.route(hop.src, hop.dst, collective_flow_key(job_.seed, inst.dim, group_id, sequence, k), this, hop.route);
+      topo_.route(hop.src, hop.dst, runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k), this,
+                  hop.route);
       hop_latency = std::max(hop_latency, topo_.latency_s(hop.route));
       add_load(hop.route, +1);
       if (src == 0) wire_rank0_[inst.dim] += wire;

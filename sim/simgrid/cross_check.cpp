@@ -4,20 +4,8 @@
 #include "sim/simgrid/simgrid_runtime.hpp"
 #include "topologies/dragonfly.hpp"
 #include "topologies/single_switch.hpp"
-#include "topologies/summary.hpp"
 
 namespace exasim::sg {
-
-PairSequencedKeys::PairSequencedKeys(const topo::Topology& inner) : inner_(inner) {
-  for (const auto& link : inner.links()) add_link(link);
-}
-
-topo::TopologySummary PairSequencedKeys::summary() const { return inner_.summary(); }
-
-void PairSequencedKeys::route(topo::GpuId src, topo::GpuId dst, std::uint64_t /*flow_key*/,
-                              const topo::LinkLoadView* load, std::vector<topo::LinkId>& out) const {
-  inner_.route(src, dst, sequence_[std::uint64_t{src} << 32 | dst]++, load, out);
-}
 
 namespace {
 const topo::NodeSpec kNode{4, 100e9, 1e-6, 2, 25e9, 1e-6};
@@ -65,14 +53,12 @@ CrossCheckResult run_cross_check(const CrossCheckCase& c) {
   result.gpus = plan.grid.world_size();
   {
     auto machine = c.make_machine();
-    PairSequencedKeys keyed(*machine);
-    flow::FastRuntime fast(keyed, {});
+    flow::FastRuntime fast(*machine, {});
     result.fast = fast.run(job, {}, {});
   }
   {
     auto machine = c.make_machine();
-    PairSequencedKeys keyed(*machine);
-    result.simgrid = make_simgrid_runtime(keyed, {})->run(job, {}, {});
+    result.simgrid = make_simgrid_runtime(*machine, {})->run(job, {}, {});
   }
   return result;
 }

@@ -32,10 +32,8 @@
 // Flow keys (which parallel path a flow takes under Minimal/Valiant) are hashed from what the flow
 // is: group dimension, group, the group's collective count and ring position (p2p: sender, receiver
 // and their count), never from the order in which simultaneous collectives happen to launch, so that
-// the choice does not depend on the simulator's tie-breaking (see flow_key.hpp). The fast core still
-// keys flows by its global launch count, so where a topology has parallel paths (Valiant, several
-// global links per group pair) the two backends route some flows differently until it adopts
-// flow_key.hpp; the cross-check (cross_check.hpp) rules that out with PairSequencedKeys.
+// the choice does not depend on the simulator's tie-breaking (see sim/runtime/flow_key.hpp). The fast
+// core keys its flows the same way, so both backends route every flow alike.
 //
 // LIMITATIONS:
 //  - SimGrid keeps one global engine per process that cannot be re-created. By default every run()

@@ -5,11 +5,11 @@
 // intermediate group) by hashing a flow key. If the key counted launches in the simulator's order,
 // two simulators that break ties between simultaneous launches differently would route the same
 // flow differently. These keys depend only on the flow's identity, so every runtime that uses them
-// routes every flow the same way. No SimGrid type here: the fast core can use the same functions.
+// routes every flow the same way: the fast flow core and the SimGrid runtime both key flows here.
 
 #include <cstdint>
 
-namespace exasim::sg {
+namespace exasim::runtime {
 
 /// splitmix64 finaliser: every input bit moves every output bit.
 [[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) {
@@ -33,4 +33,4 @@ namespace exasim::sg {
   return mix64(mix64(seed ^ kP2pTag ^ (std::uint64_t{sender} << 32 | receiver)) ^ sequence);
 }
 
-}  // namespace exasim::sg
+}  // namespace exasim::runtime

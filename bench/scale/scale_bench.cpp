@@ -1,0 +1,182 @@
+// scale_bench: how the fast flow core scales with the GPU count on what users run: a scenario built by
+// scenario::parse_scenario + prepare_job (Frontier preset, adaptive routing, gpt-320b, AxoNN 4D with
+// OAR/ORS/OAG on), simulated for one iteration.
+//
+//   scale_bench                          4,096 / 16,384 / 32,768 / 65,536 GCDs, 3 runs each
+//   scale_bench --gpus 4096,32768 --repeats 5 --layers 10 --routing minimal
+//
+// Every run is a forked child, so the peak RSS of a run (wait4's ru_maxrss) is its own and not the
+// high-water mark of an earlier, larger case. One JSON line per run, then one line per case with the
+// median of every timing field ("median": true). wall_s covers the simulation only (FastRuntime::run);
+// prepare_s is parse_scenario + prepare_job (plan, topology, kernel times, placement).
+//
+// The 4D grid keeps gx = 4, gy = 2, gz = 16 and scales gdata with the GPU count (gdata = 256 at 32,768);
+// the global batch is 4,096 sequences, raised to gdata * gz where that is larger (65,536: 8,192) so that
+// it stays divisible.
+
+#include "sim/flow/fast_runtime.hpp"
+#include "sim/scenario/prepared_job.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+  std::vector<std::uint32_t> gpus{4096, 16384, 32768, 65536};
+  int repeats = 3;
+  int layers = 0;  ///< 0: the model preset's (gpt-320b: 100)
+  std::string routing = "adaptive";
+  bool full_resolve = false;
+};
+
+nlohmann::json scenario_document(std::uint32_t gpus) {
+  const std::uint32_t gx = 4, gy = 2, gz = 16, gdata = gpus / (gx * gy * gz);
+  const std::int64_t batch = std::max<std::int64_t>(4096, std::int64_t{gdata} * gz);
+  nlohmann::json s = {
+      {"name", "scale-" + std::to_string(gpus)},
+      {"machine", "frontier"},
+      {"model", "gpt-320b"},
+      {"gpus", gpus},
+      {"parallel", {{"scheme", "axonn4d"}, {"gx", gx}, {"gy", gy}, {"gz", gz}, {"gdata", gdata}}},
+      {"training", {{"global_batch", batch}, {"recompute", "full"}}},
+      {"overlap", {{"oar", true}, {"ors", true}, {"oag", true}, {"dp", false}}},
+      {"placement", "packed"},
+      {"seed", 1},
+  };
+  return s;
+}
+
+/// One run, in the calling (child) process: returns the JSON line without peak_rss_bytes.
+nlohmann::ordered_json run_case(std::uint32_t gpus, const Options& o) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  std::vector<std::string> overrides{"machine.network.routing=" + o.routing};
+  if (o.layers > 0) overrides.push_back("model.layers=" + std::to_string(o.layers));
+  const auto scenario = exasim::scenario::parse_scenario(scenario_document(gpus), "scale_bench", overrides);
+  const auto prepared = exasim::scenario::prepare_job(scenario);
+  const double prepare_s = std::chrono::duration<double>(clock::now() - t0).count();
+  exasim::flow::FastOptions fast_options;
+  fast_options.full_resolve = o.full_resolve;
+  exasim::flow::FastRuntime fast(*prepared->topology, fast_options);
+  const auto result = fast.run(prepared->job, {}, {});
+
+  nlohmann::ordered_json line;
+  line["gpus"] = gpus;
+  line["layers"] = scenario.model.layers;
+  line["routing"] = o.routing;
+  line["grid"] = {scenario.axonn.gx, scenario.axonn.gy, scenario.axonn.gz, scenario.axonn.gdata};
+  line["global_batch"] = scenario.training.global_batch;
+  line["events"] = result.events;
+  line["flows"] = result.flows;
+  line["wall_s"] = result.wall_s;
+  line["prepare_s"] = prepare_s;
+  line["events_per_s"] = static_cast<double>(result.events) / result.wall_s;
+  line["simulated_iteration_s"] = result.iteration_s;
+  return line;
+}
+
+/// Forks, runs the case in the child and reads its line back through a pipe; adds the child's peak RSS.
+nlohmann::ordered_json run_in_child(std::uint32_t gpus, const Options& o) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    int rc = 0;
+    std::string text;
+    try {
+      text = run_case(gpus, o).dump();
+    } catch (const std::exception& e) {
+      text = nlohmann::json{{"error", e.what()}}.dump();
+      rc = 1;
+    }
+    for (std::size_t done = 0; done < text.size();) {
+      const auto n = write(fds[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+    _exit(rc);
+  }
+  close(fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  auto line = nlohmann::ordered_json::parse(text.empty() ? "{\"error\": \"child died\"}" : text);
+  line["peak_rss_bytes"] = static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+  return line;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+std::vector<std::uint32_t> parse_list(const std::string& text) {
+  std::vector<std::uint32_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(static_cast<std::uint32_t>(std::stoul(item)));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--gpus" && has_value) o.gpus = parse_list(argv[++i]);
+    else if (arg == "--repeats" && has_value) o.repeats = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--layers" && has_value) o.layers = std::atoi(argv[++i]);
+    else if (arg == "--routing" && has_value) o.routing = argv[++i];
+    else if (arg == "--full-resolve") o.full_resolve = true;
+    else {
+      std::cerr << "usage: scale_bench [--gpus 4096,16384,32768,65536] [--repeats 3] [--layers N]\n"
+                   "                   [--routing minimal|valiant|adaptive] [--full-resolve]\n";
+      return 2;
+    }
+  }
+  for (std::uint32_t gpus : o.gpus) {
+    std::vector<nlohmann::ordered_json> runs;
+    for (int k = 0; k < o.repeats; ++k) {
+      auto line = run_in_child(gpus, o);
+      line["run"] = k;
+      std::cout << line.dump() << std::endl;
+      if (line.contains("error")) return 1;
+      runs.push_back(std::move(line));
+    }
+    nlohmann::ordered_json summary = runs.front();
+    summary.erase("run");
+    for (const char* field : {"wall_s", "prepare_s", "events_per_s", "peak_rss_bytes"}) {
+      std::vector<double> values;
+      for (const auto& r : runs) values.push_back(r[field].get<double>());
+      if (std::string(field) == "peak_rss_bytes") summary[field] = static_cast<std::int64_t>(median(values));
+      else summary[field] = median(values);
+    }
+    summary["median"] = true;
+    summary["repeats"] = o.repeats;
+    std::cout << summary.dump() << std::endl;
+  }
+  return 0;
+}
