@@ -286,3 +286,31 @@ TEST_CASE("simulate refuses a scenario that does not fit the GPU's memory unless
   auto j = nlohmann::json::parse(forced.out);
   CHECK(j["memory_per_gpu_bytes"].get<double>() > j["memory_capacity_bytes"].get<double>());
 }
+
+TEST_CASE("megatron scenarios run, and invalid combinations exit 2 naming the field", "[integration]") {
+  auto doc = nlohmann::json::parse(kGood);
+  doc["model"]["layers"] = 4;
+  doc["parallel"] = {{"scheme", "megatron"}, {"tp", 2}, {"pp", 2}, {"dp", 4}, {"zero", 1}, {"micro_batch", 1}};
+  auto path = write_temp("megatron.json", doc.dump());
+  auto ok = exasim_run({"simulate", path, "--json"});
+  INFO(ok.err);
+  REQUIRE(ok.code == 0);
+  auto j = nlohmann::json::parse(ok.out);
+  CHECK(j["parallel"]["scheme"] == "megatron");
+  CHECK(j["comm_bytes_per_rank"]["pp"].get<double>() > 0);
+  auto expect = [&](std::vector<std::string> set, const std::string& message) {
+    std::vector<std::string> args = {"simulate", path};
+    args.insert(args.end(), set.begin(), set.end());
+    auto r = exasim_run(args);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(message) != std::string::npos);
+  };
+  expect({"--set", "parallel.dp=2"}, "gpus");
+  expect({"--set", "parallel.pp=8", "--set", "parallel.dp=1"}, "parallel.pp");
+  expect({"--set", "parallel.zero=4"}, "parallel.zero");
+  expect({"--set", "parallel.virtual_stages=3"}, "parallel.virtual_stages: model layers 4 are not divisible by pp*virtual_stages = 6");
+  expect({"--set", "parallel.virtual_stages=2", "--set", "training.global_batch=4"},
+         "parallel.virtual_stages: the interleaved schedule needs the micro-batches per pipeline");
+  expect({"--set", "parallel.tpp=2"}, "parallel.tpp: unknown field");
+}
