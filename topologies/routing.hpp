@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sim/core/hash.hpp"
+
 namespace exasim::topo {
 
 /// Minimal: shortest paths, parallel links picked by hash. Valiant: through a random intermediate
@@ -19,13 +21,8 @@ namespace exasim::topo {
 enum class RoutingPolicy : std::uint8_t { Minimal, Valiant, Adaptive };
 [[nodiscard]] std::string_view to_string(RoutingPolicy p);
 
-/// splitmix64 finaliser: cheap, and every input bit moves every output bit.
-[[nodiscard]] constexpr std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+/// splitmix64 finaliser (sim/core/hash.hpp), under the name the topologies use.
+[[nodiscard]] constexpr std::uint64_t mix(std::uint64_t x) { return mix64(x); }
 
 /// The per-flow hash all path choices derive from.
 [[nodiscard]] constexpr std::uint64_t flow_hash(std::uint64_t seed, std::uint64_t flow_key, std::uint32_t src,

@@ -123,7 +123,8 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path, 
                                               double& iteration_s) {
   auto machine = read_json_file(machine_file);
   JsonView view(machine, machine_file, "");
-  (void)scenario::load_machine_spec(view);  // a bad machine file is named as such
+  // A bad machine file is named as such: its network too, which only building it checks.
+  (void)scenario::build_topology(scenario::load_machine_spec(view), 0);
   auto doc = scenario::load_scenario(scenario_path, overrides).resolved;
   for (const char* key : {"node", "network", "collectives"}) {
     if (machine.contains(key))

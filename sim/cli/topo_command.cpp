@@ -33,23 +33,7 @@ scenario::MachineSpec load_machine(const TopoOptions& o) {
     throw InputError("topo", o.machine, "no such machine preset or file (presets: " + names + ")");
   }
   auto doc = read_json_file(path.string());
-  for (const auto& assignment : o.overrides) {
-    auto eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError("--set", assignment, "expected path=value, e.g. network.routing=minimal");
-    nlohmann::json value;
-    try {
-      value = nlohmann::json::parse(assignment.substr(eq + 1));
-    } catch (const nlohmann::json::parse_error&) {
-      value = assignment.substr(eq + 1);
-    }
-    std::string pointer = "/" + assignment.substr(0, eq);
-    for (auto& c : pointer) c = c == '.' ? '/' : c;
-    try {
-      doc[nlohmann::json::json_pointer(pointer)] = value;
-    } catch (const nlohmann::json::exception&) {
-      throw InputError("--set", assignment, "not a field path of the machine file");
-    }
-  }
+  for (const auto& assignment : o.overrides) assign_field(doc, parse_assignment(assignment), "the machine file");
   return scenario::load_machine_spec(JsonView(doc, path.string(), ""));
 }
 

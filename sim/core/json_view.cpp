@@ -122,6 +122,38 @@ double JsonView::number_or(std::string_view key, double fallback, double min, do
   return has(key) ? number(key, min, max, min_exclusive) : fallback;
 }
 
+FieldAssignment parse_assignment(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set", text, "expected path=value, for example model.layers=48");
+  FieldAssignment a;
+  a.path = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  try {
+    a.value = nlohmann::json::parse(value);
+  } catch (const nlohmann::json::parse_error&) {
+    a.value = value;  // a bare word such as a preset name
+  }
+  for (std::size_t start = 0;;) {
+    const auto dot = a.path.find('.', start);
+    a.parts.push_back(a.path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return a;
+}
+
+void assign_field(nlohmann::json& doc, const FieldAssignment& a, const std::string& document_name) {
+  nlohmann::json* node = &doc;
+  for (std::size_t i = 0; i + 1 < a.parts.size(); ++i) {
+    if (!node->is_object() || !node->contains(a.parts[i]) || !(*node)[a.parts[i]].is_object())
+      throw InputError("--set", a.path, "'" + a.parts[i] + "' is not an object in " + document_name);
+    node = &(*node)[a.parts[i]];
+  }
+  if (!node->is_object() || a.parts.back().empty()) throw InputError("--set", a.path, "not a field path");
+  (*node)[a.parts.back()] = a.value;
+}
+
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open file");

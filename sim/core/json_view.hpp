@@ -56,6 +56,21 @@ class JsonView {
   std::string path_;
 };
 
+/// One `--set path=value` override: the dotted path split at dots, and the value parsed as JSON (a bare
+/// word that is not JSON, such as a preset name, is taken as a string).
+struct FieldAssignment {
+  std::string path;                ///< as given, for messages
+  std::vector<std::string> parts;  ///< path split at dots
+  nlohmann::json value;
+};
+
+/// Parses "a.b.c=value"; InputError("--set", text, ...) when there is no "path=".
+[[nodiscard]] FieldAssignment parse_assignment(const std::string& text);
+
+/// Sets the field in `doc`; every object on the path must already exist. InputError("--set", path, ...)
+/// names the first part that is not an object of `document_name` ("the scenario").
+void assign_field(nlohmann::json& doc, const FieldAssignment& assignment, const std::string& document_name);
+
 /// Reads and parses a JSON file; malformed JSON or a missing file is an InputError naming the file.
 [[nodiscard]] nlohmann::json read_json_file(const std::string& path);
 

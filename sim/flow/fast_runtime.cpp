@@ -345,20 +345,12 @@ class Simulation {
   }
 
   runtime::RunResult finish() {
-    runtime::RunResult result;
-    result.backend = "fast";
     for (Rank r = 0; r < world_; ++r) {
       if (pc_[r] != ops_of(r).size())
         throw std::logic_error("deadlock: rank " + std::to_string(r) + " stuck at op " +
                                plan_.names[ops_of(r)[pc_[r]].name]);
-      result.iteration_s = std::max(result.iteration_s, times_[r].finish_s);
     }
-    result.ranks = std::move(times_);
-    result.rank0_wire_bytes = wire_rank0_;
-    result.rank0_collectives = schedule::collectives_per_dim(plan_, 0);
-    result.events = events_;
-    result.flows = flows_;
-    return result;
+    return runtime::finished_run("fast", plan_, std::move(times_), wire_rank0_, events_, flows_);
   }
 
   struct PostRecord {

@@ -64,15 +64,15 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
   }
   if (v.has("calibration")) {
     choice.calibration_csv = resolve_calibration(v, v.string("calibration"));
-    (void)CalibrationTable::load_csv(choice.calibration_csv);  // fail at load time, naming the file
+    choice.calibration = std::make_shared<const CalibrationTable>(CalibrationTable::load_csv(choice.calibration_csv));
   }
   return choice;
 }
 
 std::unique_ptr<GpuModel> make_gpu_model(const GpuChoice& choice) {
-  auto base = std::make_shared<const ShapeAwareGpu>(choice.device);
-  if (choice.calibration_csv.empty()) return std::make_unique<ShapeAwareGpu>(choice.device);
-  return std::make_unique<CalibratedGpu>(base, CalibrationTable::load_csv(choice.calibration_csv), choice.device.name);
+  if (!choice.calibration) return std::make_unique<ShapeAwareGpu>(choice.device);
+  return std::make_unique<CalibratedGpu>(std::make_shared<const ShapeAwareGpu>(choice.device), *choice.calibration,
+                                         choice.device.name);
 }
 
 }  // namespace exasim::gpu

@@ -24,9 +24,12 @@ class JsonView;
 
 namespace exasim::gpu {
 
+class CalibrationTable;
+
 struct GpuChoice {
   DeviceSpec device;
   std::string calibration_csv;  ///< resolved path; empty: none
+  std::shared_ptr<const CalibrationTable> calibration;  ///< its rows, read once when the machine loads
 };
 
 /// Reads `parent.gpu` (a device name or an object as above); InputError naming the field on any problem.

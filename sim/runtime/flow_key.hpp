@@ -7,17 +7,11 @@
 // flow differently. These keys depend only on the flow's identity, so every runtime that uses them
 // routes every flow the same way: the fast flow core and the SimGrid runtime both key flows here.
 
+#include "sim/core/hash.hpp"
+
 #include <cstdint>
 
 namespace exasim::runtime {
-
-/// splitmix64 finaliser: every input bit moves every output bit.
-[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 /// Ring hop `position` of the `sequence`-th collective (0-based, in posting order) of group `group`
 /// along grid dimension `dim`.

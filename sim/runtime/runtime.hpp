@@ -46,6 +46,12 @@ struct RunResult {
   double wall_s = 0;
 };
 
+/// The result a simulating runtime returns once every rank has finished: the iteration ends with the
+/// slowest rank, and rank 0's collective counts come from the plan. One place, so that the fast core
+/// and SimGrid report alike.
+[[nodiscard]] RunResult finished_run(std::string backend, const schedule::Plan& plan, std::vector<RankTimes> ranks,
+                                     std::vector<double> rank0_wire_bytes, std::uint64_t events, std::uint64_t flows);
+
 /// Called once per executed op of an observed rank: op index in the rank's stream, start and end time.
 /// For a CollStart the interval is post to completion; for a Wait, the time blocked.
 using OpObserver = std::function<void(Rank rank, std::uint32_t op_index, double t_start_s, double t_end_s)>;

@@ -23,8 +23,6 @@ MachineSpec load_machine_spec(const JsonView& v) {
     coll.check_keys({"step_overhead_s", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
   }
-  // Build once with the smallest job so that a bad network fails when the file is loaded, not later.
-  (void)build_topology(m, m.node.gpus);
   return m;
 }
 

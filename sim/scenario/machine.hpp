@@ -42,6 +42,8 @@ struct MachineSpec {
   [[nodiscard]] std::string topology_kind() const { return network.value("topology", std::string{}); }
 };
 
+/// Validates the gpu, node and collectives objects; the network object is validated by build_topology
+/// (each topology checks its own fields once, where it is built).
 [[nodiscard]] MachineSpec load_machine_spec(const JsonView& view);
 
 /// The topology of `machine` for a job of `gpus` GPUs: a single switch is sized to the job, a dragonfly

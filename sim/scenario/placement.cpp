@@ -1,6 +1,7 @@
 #include "sim/scenario/placement.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/hash.hpp"
 #include "sim/core/json_view.hpp"
 
 #include <algorithm>
@@ -11,13 +12,6 @@
 namespace exasim::scenario {
 
 namespace {
-
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t x = (state += 0x9e3779b97f4a7c15ULL);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 /// Ranks of the k-th job node go to the GPUs of nodes[k], in local order.
 std::vector<std::uint32_t> fill_nodes(const std::vector<std::uint32_t>& nodes, std::uint32_t gpus_per_node,
@@ -40,14 +34,14 @@ std::vector<std::uint32_t> spread_nodes(const topo::Topology& t, std::uint32_t n
 }
 
 std::vector<std::uint32_t> random_nodes(const topo::Topology& t, std::uint32_t needed, std::uint64_t seed) {
-  // Partial Fisher-Yates with our own generator: std distributions differ between standard libraries,
-  // and the same seed must give the same placement everywhere.
+  // Partial Fisher-Yates with our own generator (sim/core/hash.hpp): the same seed must give the same
+  // placement everywhere.
   std::vector<std::uint32_t> nodes(t.node_count());
   for (std::uint32_t n = 0; n < nodes.size(); ++n) nodes[n] = n;
-  std::uint64_t state = seed;
+  SplitMix64 random(seed);
   for (std::uint32_t i = 0; i < needed; ++i) {
     const std::uint64_t left = nodes.size() - i;
-    std::swap(nodes[i], nodes[i + splitmix(state) % left]);
+    std::swap(nodes[i], nodes[i + random.next() % left]);
   }
   nodes.resize(needed);
   return nodes;

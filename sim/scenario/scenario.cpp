@@ -35,38 +35,16 @@ void inline_preset(nlohmann::json& doc, const std::string& key, const char* fold
   origin[key] = path.string();
 }
 
-void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& source,
+void apply_override(nlohmann::json& doc, const std::string& text, const std::string& source,
                     std::map<std::string, std::string>& origin) {
-  auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError("--set", assignment, "expected path=value, for example model.layers=48");
-  std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
-  nlohmann::json value;
-  try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    value = text;  // a bare word such as a preset name
-  }
-  std::vector<std::string> parts;
-  for (std::size_t start = 0;;) {
-    auto dot = path.find('.', start);
-    parts.push_back(path.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  if (parts.size() > 1) {
+  const auto assignment = parse_assignment(text);
+  if (assignment.parts.size() > 1) {  // a field inside a preset: inline the preset first
     inline_preset(doc, "machine", kMachineFolder, source, origin);
     inline_preset(doc, "model", kModelFolder, source, origin);
   }
-  nlohmann::json* node = &doc;
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!node->is_object() || !node->contains(parts[i]) || !(*node)[parts[i]].is_object())
-      throw InputError("--set", path, "'" + parts[i] + "' is not an object in the scenario");
-    node = &(*node)[parts[i]];
-  }
-  if (!node->is_object() || parts.back().empty()) throw InputError("--set", path, "not a field path");
-  (*node)[parts.back()] = value;
-  if (parts.size() == 1) origin.erase(parts[0]);  // a whole preset replaced: it no longer comes from a file
+  assign_field(doc, assignment, "the scenario");
+  // A whole preset replaced: it no longer comes from a file.
+  if (assignment.parts.size() == 1) origin.erase(assignment.parts[0]);
 }
 
 std::uint32_t positive_dim(const JsonView& parallel, const char* key, std::int64_t fallback = 1) {

@@ -357,20 +357,12 @@ class ActorSimulation final : public topo::LinkLoadView {
 
   runtime::RunResult finish() {
     if (!failure_.empty()) throw std::logic_error(failure_);
-    runtime::RunResult result;
-    result.backend = "simgrid";
     for (Rank r = 0; r < world_; ++r) {
       if (!finished_[r])
         throw std::logic_error("deadlock: rank " + std::to_string(r) + " stuck at op " +
                                plan_.names[ops_of(r)[pc_[r]].name]);
-      result.iteration_s = std::max(result.iteration_s, times_[r].finish_s);
     }
-    result.ranks = std::move(times_);
-    result.rank0_wire_bytes = wire_rank0_;
-    result.rank0_collectives = schedule::collectives_per_dim(plan_, 0);
-    result.events = events_;
-    result.flows = flows_;
-    return result;
+    return runtime::finished_run("simgrid", plan_, std::move(times_), wire_rank0_, events_, flows_);
   }
 
   const topo::Topology& topo_;
