@@ -2,6 +2,8 @@
 
 #include "topologies/summary.hpp"
 
+#include <algorithm>
+
 namespace exasim::topo {
 
 std::string_view to_string(LinkClass c) {
@@ -34,15 +36,33 @@ std::array<std::uint64_t, kLinkClassCount> Topology::link_counts() const {
   return counts;
 }
 
-double Topology::latency_s(const std::vector<LinkId>& route) const {
+double Topology::latency_s(const LinkId* route, std::size_t count) const {
   double total = 0;
-  for (LinkId l : route) total += links_[l].latency_s;
+  if (latency_index_.size() == links_.size()) {
+    for (std::size_t i = 0; i < count; ++i) total += latency_values_[latency_index_[route[i]]];
+  } else {
+    for (std::size_t i = 0; i < count; ++i) total += links_[route[i]].latency_s;
+  }
   return total;
 }
 
 LinkId Topology::add_link(Link link) {
+  const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(link);
-  return static_cast<LinkId>(links_.size() - 1);
+  // Keep the compact latency table while links have few distinct latencies (they have one per class).
+  if (latency_index_.size() == id) {
+    const auto it = std::find(latency_values_.begin(), latency_values_.end(), link.latency_s);
+    if (it != latency_values_.end()) {
+      latency_index_.push_back(static_cast<std::uint8_t>(it - latency_values_.begin()));
+    } else if (latency_values_.size() < 256) {
+      latency_index_.push_back(static_cast<std::uint8_t>(latency_values_.size()));
+      latency_values_.push_back(link.latency_s);
+    } else {  // too many distinct latencies: latency_s() reads links_ instead
+      latency_index_.clear();
+      latency_index_.shrink_to_fit();
+    }
+  }
+  return id;
 }
 
 void Topology::fill_common_summary(TopologySummary& s) const {

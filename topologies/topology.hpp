@@ -94,16 +94,25 @@ class Topology {
   [[nodiscard]] virtual TopologySummary summary() const = 0;
 
   /// Sum of the latencies of a route.
-  [[nodiscard]] double latency_s(const std::vector<LinkId>& route) const;
+  [[nodiscard]] double latency_s(const std::vector<LinkId>& route) const { return latency_s(route.data(), route.size()); }
+  /// Sum of the latencies of `count` links from `route` (one hop of a longer list).
+  [[nodiscard]] double latency_s(const LinkId* route, std::size_t count) const;
 
  protected:
   LinkId add_link(Link link);
-  void reserve_links(std::size_t n) { links_.reserve(n); }
+  void reserve_links(std::size_t n) {
+    links_.reserve(n);
+    latency_index_.reserve(n);
+  }
   /// Fills the fields every topology computes the same way (counts, links per class, injection).
   void fill_common_summary(TopologySummary& s) const;
 
  private:
   std::vector<Link> links_;
+  // Route latencies are summed for every flow the runtimes start: one byte per link indexing a few
+  // distinct values stays in cache where the 24-byte Link records of a large machine do not.
+  std::vector<std::uint8_t> latency_index_;
+  std::vector<double> latency_values_;
 };
 
 }  // namespace exasim::topo

@@ -20,12 +20,19 @@ template <typename Event>
 class EventQueue {
  public:
   void push(double t, const Event& e) {
+    // Lockstep ranks push runs of events at one time: remember the last instant's bucket.
+    if (last_ != kNoBucket && t == last_time_) {
+      buckets_[last_].push_back(e);
+      return;
+    }
     auto [it, inserted] = index_.try_emplace(t, 0);
     if (inserted) {
       it->second = take_bucket();
       times_.push(t);
     }
-    buckets_[it->second].push_back(e);
+    last_time_ = t;
+    last_ = it->second;
+    buckets_[last_].push_back(e);
   }
   [[nodiscard]] bool empty() const { return times_.empty(); }
   [[nodiscard]] double next_time() const { return times_.top(); }
@@ -37,6 +44,7 @@ class EventQueue {
     auto it = index_.find(t);
     const std::uint32_t b = it->second;
     index_.erase(it);
+    if (last_ == b) last_ = kNoBucket;
     out.clear();
     out.swap(buckets_[b]);  // `out`'s old storage becomes the bucket's: no allocation in steady state
     free_.push_back(b);
@@ -44,6 +52,8 @@ class EventQueue {
   }
 
  private:
+  static constexpr std::uint32_t kNoBucket = 0xffffffff;
+
   std::uint32_t take_bucket() {
     if (!free_.empty()) {
       std::uint32_t b = free_.back();
@@ -58,6 +68,8 @@ class EventQueue {
   std::unordered_map<double, std::uint32_t> index_;  ///< time -> bucket; exact times, never NaN
   std::vector<std::vector<Event>> buckets_;
   std::vector<std::uint32_t> free_;
+  double last_time_ = 0;
+  std::uint32_t last_ = kNoBucket;  ///< bucket of last_time_, while that instant is still queued
 };
 
 }  // namespace exasim::flow

@@ -85,6 +85,7 @@ class Simulation {
       if (grid_.dim(d).size > 1) groups_[d].resize(world_ / grid_.dim(d).size);
     wire_rank0_.assign(dims_, 0.0);
     for (Rank r = 0; r < world_; ++r) ops_total_ += ops_of(r).size();
+    for (const auto& stream : plan_.streams) runs_.push_back(compute_runs(stream.ops));
     if (observer_) {
       observed_.assign(world_, false);
       for (Rank r = 0; r < world_; ++r) observed_[r] = observe && observe(r);
@@ -129,6 +130,27 @@ class Simulation {
   }
 
   [[nodiscard]] const std::vector<Op>& ops_of(Rank r) const { return plan_.stream_of(r).ops; }
+  [[nodiscard]] bool observed(Rank r) const { return observer_ && observed_[r]; }
+
+  /// For a Compute op: the op index after the run of consecutive Compute ops it starts, and the run's
+  /// summed kernel time. Built once per stream (ranks share their role's stream).
+  struct ComputeRun {
+    std::uint32_t end = 0;
+    double time_s = 0;
+  };
+  [[nodiscard]] std::vector<ComputeRun> compute_runs(const std::vector<Op>& ops) const {
+    std::vector<ComputeRun> runs(ops.size());
+    for (std::size_t i = ops.size(); i-- > 0;) {
+      if (ops[i].type != OpType::Compute) continue;
+      const bool continues = i + 1 < ops.size() && ops[i + 1].type == OpType::Compute;
+      runs[i].end = continues ? runs[i + 1].end : static_cast<std::uint32_t>(i + 1);
+      runs[i].time_s = job_.kernel_time_s[ops[i].kernel] + (continues ? runs[i + 1].time_s : 0.0);
+    }
+    return runs;
+  }
+  [[nodiscard]] const std::vector<ComputeRun>& run_of(Rank r) const {
+    return runs_[static_cast<std::size_t>(&plan_.stream_of(r) - plan_.streams.data())];
+  }
   void next_op(Rank r) {
     ++pc_[r];
     ++ops_done_;
@@ -142,8 +164,15 @@ class Simulation {
       case EventType::ComputeDone: {
         Rank r = e.id;
         times_[r].compute_s += now_ - since_[r];
-        report(r, pc_[r], since_[r], now_);
-        next_op(r);
+        if (observed(r)) {
+          report(r, pc_[r], since_[r], now_);
+          next_op(r);
+        } else {  // the whole run of kernels ended: each counts as an event, as on the other runtimes
+          const std::uint32_t end = run_of(r)[pc_[r]].end;
+          events_ += end - pc_[r] - 1;
+          ops_done_ += end - pc_[r];
+          pc_[r] = end;
+        }
         advance(r);
         break;
       }
@@ -164,8 +193,11 @@ class Simulation {
       const Op& op = ops[pc_[r]];
       switch (op.type) {
         case OpType::Compute:
+          // An unobserved rank runs consecutive kernels as one event: nothing else can happen to it
+          // in between (compute does not depend on the network), so only the run's end matters.
           since_[r] = now_;
-          push(now_ + job_.kernel_time_s[op.kernel], EventType::ComputeDone, r);
+          push(now_ + (observed(r) ? job_.kernel_time_s[op.kernel] : run_of(r)[pc_[r]].time_s), EventType::ComputeDone,
+               r);
           return;
         case OpType::CollStart: post(r, op); next_op(r); break;
         case OpType::Wait: {
@@ -208,7 +240,7 @@ class Simulation {
     }
     InstanceId id = group.open[index];
     slot(r, op.slot) = id;
-    if (observer_ && observed_[r]) post_[r].push_back({op.slot, pc_[r], now_});
+    if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
     Instance& inst = instances_[id];
     if (inst.kind != op.coll || inst.bytes != op.bytes)
       throw std::logic_error("plan mismatch: group members posted different collectives at " +
@@ -252,7 +284,7 @@ class Simulation {
       pair.unmatched.push_back(id);
     }
     slot(r, op.slot) = id;
-    if (observer_ && observed_[r]) post_[r].push_back({op.slot, pc_[r], now_});
+    if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
   }
 
   /// Both sides posted: one flow from sender to receiver, then one route latency. `sequence`: the pair's
@@ -269,25 +301,28 @@ class Simulation {
     inst.latency_s = topo_.latency_s(route_) + job_.collective_step_overhead_s;
   }
 
-  /// All members posted: start one flow per ring hop. `sequence`: the group's count of earlier
+  /// All members posted: start the ring as one bundle flow over every hop's route, so that all hops
+  /// move at the pace of the slowest, as a pipelined ring does. `sequence`: the group's count of earlier
   /// collectives along this dimension, for the flow keys.
   void launch(InstanceId id, std::uint32_t group_id, std::uint32_t sequence) {
     Instance& inst = instances_[id];
     const std::uint32_t p = grid_.dim(inst.dim).size;
     const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
     double hop_latency = 0;
+    route_.clear();
     for (std::uint32_t k = 0; k < p; ++k) {
       Rank src = grid_.group_member(inst.first_member, inst.dim, k);
       Rank dst = grid_.group_member(inst.first_member, inst.dim, (k + 1) % p);
-      route_.clear();
+      const std::size_t hop_start = route_.size();
       const std::uint64_t flow_key = runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k);
       topo_.route(job_.gpu(src), job_.gpu(dst), flow_key, &network_, route_);
-      hop_latency = std::max(hop_latency, topo_.latency_s(route_));
-      network_.add(route_, wire, id);
-      ++flows_;
+      hop_latency = std::max(hop_latency, topo_.latency_s(route_.data() + hop_start, route_.size() - hop_start));
+      network_.hold(route_.data() + hop_start, route_.size() - hop_start);  // later hops see this one's load
       if (src == 0) wire_rank0_[inst.dim] += wire;
     }
-    inst.flows_left = p;
+    network_.add(route_, wire, id);
+    ++flows_;
+    inst.flows_left = 1;
     inst.latency_s = schedule::ring_steps(inst.kind, p) * (hop_latency + job_.collective_step_overhead_s);
   }
 
@@ -314,7 +349,7 @@ class Simulation {
   void consume(Rank r, std::uint16_t s) {
     InstanceId id = slot(r, s);
     Instance& inst = instances_[id];
-    if (observer_ && observed_[r]) {
+    if (observed(r)) {
       auto& posts = post_[r];
       auto it = std::find_if(posts.begin(), posts.end(), [&](const PostRecord& p) { return p.slot == s; });
       observer_(r, it->op_index, it->t_s, inst.done_s);
@@ -341,7 +376,7 @@ class Simulation {
   }
 
   void report(Rank r, std::uint32_t op_index, double t0, double t1) {
-    if (observer_ && observed_[r]) observer_(r, op_index, t0, t1);
+    if (observed(r)) observer_(r, op_index, t0, t1);
   }
 
   runtime::RunResult finish() {
@@ -387,6 +422,7 @@ class Simulation {
   std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   std::vector<runtime::RankTimes> times_;
+  std::vector<std::vector<ComputeRun>> runs_;  ///< per stream of the plan
   std::vector<std::vector<GroupState>> groups_;
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;

@@ -2,132 +2,185 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace exasim::flow {
 
 FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve)
-    : links_(links.size()), link_flows_(links.size()), full_resolve_(full_resolve) {
+    : links_(links.size()), full_resolve_(full_resolve) {
   for (std::size_t l = 0; l < links.size(); ++l) links_[l].capacity = links[l].bandwidth_Bps;
 }
 
-void FlowNetwork::widen_routes(std::size_t hops) {
-  const std::size_t wider = std::max(hops, 2 * stride_);
-  std::vector<topo::LinkId> pool(flows_.size() * wider);
-  std::vector<std::uint32_t> index(flows_.size() * wider);
-  for (std::size_t f = 0; f < flows_.size(); ++f) {
-    std::copy_n(&route_pool_[f * stride_], flows_[f].hops, &pool[f * wider]);
-    std::copy_n(&route_index_[f * stride_], flows_[f].hops, &index[f * wider]);
+void FlowNetwork::EntryList::push_back(Entry e) {
+  if (size_ < kInline) {
+    inline_[size_++] = e;
+    return;
   }
-  route_pool_.swap(pool);
-  route_index_.swap(index);
-  stride_ = wider;
+  if (size_ == kInline) {  // spill: the inline entries move, in order
+    if (!spill_) spill_ = std::make_unique<std::vector<Entry>>();
+    spill_->assign(inline_, inline_ + kInline);
+  }
+  spill_->push_back(e);
+  ++size_;
+}
+
+void FlowNetwork::EntryList::pop_back() {
+  if (size_ > kInline) {
+    spill_->pop_back();
+    if (size_ == kInline + 1) std::copy_n(spill_->data(), kInline, inline_);  // back inside, in order
+  }
+  --size_;
+}
+
+void FlowNetwork::hold(const topo::LinkId* links, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) ++links_[links[i]].held;
+}
+
+FlowId FlowNetwork::take_slot(std::size_t hops) {
+  std::uint8_t size_class = 0;
+  while ((std::size_t{kMinSegment} << size_class) < hops) ++size_class;
+  if (size_class >= free_slots_.size()) free_slots_.resize(size_class + 1);
+  auto& free = free_slots_[size_class];
+  if (!free.empty()) {
+    const FlowId id = free.back();
+    free.pop_back();
+    return id;
+  }
+  const std::size_t segment = std::size_t{kMinSegment} << size_class;
+  if (route_pool_.size() + segment > 0xffffffffu) throw std::length_error("FlowNetwork: route pool full");
+  const auto id = static_cast<FlowId>(flows_.size());
+  flows_.emplace_back();
+  flows_[id].route_at = static_cast<std::uint32_t>(route_pool_.size());
+  flows_[id].size_class = size_class;
+  route_pool_.resize(route_pool_.size() + segment);
+  return id;
 }
 
 FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
   if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
-  if (route.size() > stride_) widen_routes(route.size());
-  FlowId id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-    route_pool_.resize(flows_.size() * stride_);
-    route_index_.resize(flows_.size() * stride_);
-  }
+  const FlowId id = take_slot(route.size());
   Flow& f = flows_[id];
   f.remaining = bytes;
   f.rate = 0;
   f.updated_s = 0;
   f.tag = tag;
   ++f.version;
-  f.hops = static_cast<std::uint16_t>(route.size());
+  f.hops = static_cast<std::uint32_t>(route.size());
   f.active = true;
   ++active_;
-  const std::size_t base = std::size_t{id} * stride_;
-  for (std::size_t i = 0; i < route.size(); ++i) {
+  const std::size_t base = f.route_at;
+  for (std::uint32_t i = 0; i < f.hops; ++i) {
     const topo::LinkId l = route[i];
-    route_pool_[base + i] = l;
-    route_index_[base + i] = static_cast<std::uint32_t>(link_flows_[l].size());
-    link_flows_[l].push_back(id);
-    dirty_links_.push_back(l);
+    LinkState& link = links_[l];
+    if (link.held > 0) --link.held;
+    auto& on_link = link.entries;
+    route_pool_[base + i] = {l, static_cast<std::uint32_t>(on_link.size())};
+    // A link a bundle crosses k times is marked dirty once, not k times.
+    if (on_link.empty() || on_link.back().flow != id) dirty_links_.push_back(l);
+    on_link.push_back({id, i});
   }
   return id;
 }
 
 std::uint64_t FlowNetwork::finish(FlowId id) {
   Flow& f = flows_[id];
-  const std::size_t base = std::size_t{id} * stride_;
-  for (std::size_t i = 0; i < f.hops; ++i) {
-    const topo::LinkId l = route_pool_[base + i];
-    auto& on_link = link_flows_[l];
-    const std::uint32_t pos = route_index_[base + i];
-    const auto last = static_cast<std::uint32_t>(on_link.size() - 1);
-    // Swap-remove: the last flow of the list takes this flow's place; fix that flow's index for l.
-    const FlowId moved = on_link[last];
+  const std::size_t base = f.route_at;
+  for (std::uint32_t i = 0; i < f.hops; ++i) {
+    const auto [l, pos] = route_pool_[base + i];
+    auto& on_link = links_[l].entries;
+    // Swap-remove: the last entry of the list takes this entry's place; fix that entry's back index.
+    const Entry moved = on_link.back();
     on_link[pos] = moved;
     on_link.pop_back();
-    if (pos != last) {
-      const std::size_t moved_base = std::size_t{moved} * stride_;
-      for (std::size_t j = 0; j < flows_[moved].hops; ++j)
-        if (route_pool_[moved_base + j] == l && route_index_[moved_base + j] == last) {
-          route_index_[moved_base + j] = pos;
-          break;
-        }
-    }
+    route_pool_[flows_[moved.flow].route_at + moved.hop].index = pos;
     dirty_links_.push_back(l);
   }
   f.active = false;
   ++f.version;
   --active_;
-  free_flows_.push_back(id);
+  free_slots_[f.size_class].push_back(id);
   return f.tag;
 }
 
-void FlowNetwork::collect_component() {
+void FlowNetwork::collect_components() {
   ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
-  std::vector<topo::LinkId>& stack = dirty_links_;
+  components_.clear();
+  std::vector<topo::LinkId>& seeds = dirty_links_;
   if (full_resolve_) {
-    stack.clear();
-    for (topo::LinkId l = 0; l < link_flows_.size(); ++l)
-      if (!link_flows_[l].empty()) stack.push_back(l);
+    seeds.clear();
+    for (topo::LinkId l = 0; l < links_.size(); ++l)
+      if (!links_[l].entries.empty()) seeds.push_back(l);
   }
-  // Depth-first over links <-> flows, starting from the dirty links.
-  while (!stack.empty()) {
-    topo::LinkId l = stack.back();
-    stack.pop_back();
-    if (links_[l].epoch == epoch_) continue;
-    links_[l].epoch = epoch_;
-    comp_links_.push_back(l);
-    for (FlowId f : link_flows_[l]) {
-      Flow& flow = flows_[f];
-      if (flow.epoch == epoch_) continue;
-      flow.epoch = epoch_;
-      comp_flows_.push_back(f);
-      const topo::LinkId* route = route_of(f);
-      for (std::size_t i = 0; i < flow.hops; ++i)
-        if (links_[route[i]].epoch != epoch_) stack.push_back(route[i]);
+  // Depth-first over links <-> flows from each dirty link not reached yet: one component at a time,
+  // so that each is filled on its own (a small heap, or none for a lone flow).
+  for (topo::LinkId seed : seeds) {
+    if (links_[seed].epoch == epoch_ || links_[seed].entries.empty()) continue;
+    Component c{comp_links_.size(), comp_flows_.size()};
+    stack_.push_back(seed);
+    links_[seed].epoch = epoch_;
+    while (!stack_.empty()) {
+      const topo::LinkId l = stack_.back();
+      stack_.pop_back();
+      comp_links_.push_back(l);
+      for (const Entry& e : links_[l].entries) {
+        Flow& flow = flows_[e.flow];
+        if (flow.epoch == epoch_) continue;
+        flow.epoch = epoch_;
+        comp_flows_.push_back(e.flow);
+        const RouteEntry* route = route_of(e.flow);
+        for (std::size_t i = 0; i < flow.hops; ++i) {
+          LinkState& next = links_[route[i].link];
+          if (next.epoch == epoch_) continue;
+          next.epoch = epoch_;
+          stack_.push_back(route[i].link);
+        }
+      }
     }
+    components_.push_back(c);
   }
+  seeds.clear();
 }
 
-void FlowNetwork::fill_component() {
+void FlowNetwork::fill_components() {
+  const std::uint32_t frozen_mark = epoch_ + 1;  // flows of this resolve carry epoch_ until frozen
+  for (std::size_t c = 0; c < components_.size(); ++c) {
+    const std::size_t links_end = c + 1 < components_.size() ? components_[c + 1].links_at : comp_links_.size();
+    const std::size_t flows_end = c + 1 < components_.size() ? components_[c + 1].flows_at : comp_flows_.size();
+    if (flows_end - components_[c].flows_at == 1) {
+      // A lone flow: every entry on its links is its own, so its rate is the tightest capacity over
+      // its multiplicity there, exactly what progressive filling would freeze it at.
+      Flow& flow = flows_[comp_flows_[components_[c].flows_at]];
+      double rate = std::numeric_limits<double>::infinity();
+      for (std::size_t i = components_[c].links_at; i < links_end; ++i) {
+        const topo::LinkId l = comp_links_[i];
+        rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].entries.size()));
+      }
+      flow.new_rate = std::max(0.0, rate);
+      flow.epoch = frozen_mark;
+      continue;
+    }
+    fill(components_[c].links_at, links_end, frozen_mark);
+  }
+  ++epoch_;  // the frozen mark is now spent; the next collect starts above it
+}
+
+void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark) {
   // Progressive filling: repeatedly saturate the link with the smallest fair share and freeze its flows.
-  // Freezing a flow at the smallest share s never lowers another link's share ((R - s) / (n - 1) >= R / n
-  // when s <= R / n), so heap keys may lag behind and are refreshed lazily when popped: one push per
-  // pop instead of one per flow and link frozen. Links pop in the same (share, link) order either way.
+  // Freezing a flow at the smallest share s never lowers another link's share ((R - m s) / (n - m) >= R / n
+  // when s <= R / n, for a flow with m entries on that link), so heap keys may lag behind and are
+  // refreshed lazily when popped: one push per pop instead of one per flow and link frozen. Links pop
+  // in the same (share, link) order either way.
   heap_.clear();
-  for (auto l : comp_links_) {
+  for (std::size_t i = links_at; i < links_end; ++i) {
+    const topo::LinkId l = comp_links_[i];
     LinkState& link = links_[l];
     link.residual = link.capacity;
-    link.unfrozen = static_cast<std::uint32_t>(link_flows_[l].size());
-    if (link.unfrozen > 0) heap_.push_back({link.residual / link.unfrozen, l});
+    link.unfrozen = static_cast<std::uint32_t>(link.entries.size());
+    heap_.push_back({link.residual / link.unfrozen, l});
   }
-  const std::uint32_t frozen_mark = epoch_ + 1;  // flows of this component carry epoch_ until frozen
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
@@ -141,27 +194,26 @@ void FlowNetwork::fill_component() {
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
       continue;
     }
-    for (FlowId f : link_flows_[top.link]) {
-      Flow& flow = flows_[f];
+    for (const Entry& e : link.entries) {
+      Flow& flow = flows_[e.flow];
       if (flow.epoch == frozen_mark) continue;
       flow.epoch = frozen_mark;
       flow.new_rate = share;
-      const topo::LinkId* route = route_of(f);
+      const RouteEntry* route = route_of(e.flow);
       for (std::size_t i = 0; i < flow.hops; ++i) {
-        LinkState& l2 = links_[route[i]];
+        LinkState& l2 = links_[route[i].link];
         l2.residual -= share;
         --l2.unfrozen;
       }
     }
   }
-  ++epoch_;  // the frozen mark is now spent; the next collect starts above it
 }
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   if (dirty_links_.empty() && !full_resolve_) return;
-  collect_component();
+  collect_components();
   if (comp_flows_.empty()) return;
-  fill_component();
+  fill_components();
   // Predictions go out in flow id order, not in the order the search met the flows (which differs
   // between the incremental and the full solver): completions at equal times are then handled in the
   // same order by both, and so are the launches they trigger, which adaptive routing is sensitive to.

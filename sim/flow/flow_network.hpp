@@ -2,8 +2,14 @@
 // Flows sharing links by max-min fairness (equal weights: the CM02 sharing of SimGrid without its
 // latency weighting), re-solved only for the links and flows an event touches.
 //
-// add() and finish() mark the touched links dirty; resolve() then takes the connected component of
-// dirty links (links <-> flows that cross them, transitively), runs progressive filling on it, and
+// A flow's route may cross a link more than once: a ring collective is one flow (a "bundle") whose
+// route is the concatenation of its hops' routes, and a link that k hops cross carries k times the
+// bundle's rate. The solver is weighted max-min with these multiplicities: a link's fair share is its
+// residual capacity over the number of unfrozen route entries on it.
+//
+// add() and finish() mark the touched links dirty; resolve() then takes the connected components of the
+// dirty links (links <-> flows that cross them, transitively), runs progressive filling on each (a lone
+// flow simply gets its tightest link), and
 // re-predicts the completion of every flow whose rate changed. Flows elsewhere keep their rates and their
 // already-scheduled completions. With `full_resolve` every active flow is re-solved instead: the
 // straightforward reference solver that tests hold the incremental one against.
@@ -17,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace exasim::flow {
@@ -31,7 +38,11 @@ class FlowNetwork final : public topo::LinkLoadView {
 
   FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve);
 
-  /// A new flow of `bytes` over `route`; it gets its rate at the next resolve().
+  /// Counts `links` as load (load()) until the flow that takes them is add()ed: the hops of a bundle
+  /// routed so far, so that an adaptive choice for its next hop sees them.
+  void hold(const topo::LinkId* links, std::size_t count);
+  /// A new flow of `bytes` over `route` (links may repeat); releases holds on the route's links (every
+  /// held link must be on it). It gets its rate at the next resolve().
   FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag);
   /// Whether a scheduled prediction (flow, version) is still the live one.
   [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const {
@@ -42,7 +53,10 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Re-solves what changed since the last call, at simulated time `now_s`.
   void resolve(double now_s, const Scheduler& schedule);
 
-  [[nodiscard]] double load(topo::LinkId link) const override { return static_cast<double>(link_flows_[link].size()); }
+  /// Route entries on the link (a bundle crossing it twice counts twice), held links included.
+  [[nodiscard]] double load(topo::LinkId link) const override {
+    return static_cast<double>(links_[link].entries.size() + links_[link].held);
+  }
   [[nodiscard]] double rate_Bps(FlowId flow) const { return flows_[flow].rate; }
   [[nodiscard]] std::size_t active_flows() const { return active_; }
   [[nodiscard]] bool dirty() const { return !dirty_links_.empty(); }
@@ -55,46 +69,87 @@ class FlowNetwork final : public topo::LinkLoadView {
     double new_rate = 0;   ///< solver scratch
     std::uint64_t tag = 0;
     std::uint32_t version = 0;
-    std::uint32_t epoch = 0;  ///< solver scratch: component / frozen marks
-    std::uint16_t hops = 0;   ///< route length; the route sits in route_pool_ at id * stride_
+    std::uint32_t epoch = 0;     ///< solver scratch: component / frozen marks
+    std::uint32_t route_at = 0;  ///< first entry of the flow's segment of route_pool_
+    std::uint32_t hops = 0;      ///< route entries in use
+    std::uint8_t size_class = 0; ///< the segment holds kMinSegment << size_class entries
     bool active = false;
   };
-  /// Per link, solver state next to the capacity it starts from (one cache line holds two links).
-  struct LinkState {
+  /// One route entry on a link: which flow, and which entry of its route (finish() fixes that entry's
+  /// back index in O(1) when it moves another flow's entry).
+  struct Entry {
+    FlowId flow;
+    std::uint32_t hop;
+  };
+  /// A link's entries, in order: up to kInline of them inside the link record, more in a spill vector
+  /// (entry i is at the same index either way). Most links carry one to three flows.
+  class EntryList {
+   public:
+    [[nodiscard]] std::uint32_t size() const { return size_; }
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    [[nodiscard]] const Entry* begin() const { return size_ > kInline ? spill_->data() : inline_; }
+    [[nodiscard]] const Entry* end() const { return begin() + size_; }
+    [[nodiscard]] Entry& operator[](std::uint32_t i) { return size_ > kInline ? (*spill_)[i] : inline_[i]; }
+    [[nodiscard]] const Entry& back() const { return begin()[size_ - 1]; }
+    void push_back(Entry e);
+    void pop_back();
+
+   private:
+    static constexpr std::uint32_t kInline = 3;
+    std::uint32_t size_ = 0;
+    Entry inline_[kInline]{};
+    std::unique_ptr<std::vector<Entry>> spill_;  ///< kept once allocated: a busy link stays busy
+  };
+  /// Everything about a link in one record (one cache line), since large runs touch links all over
+  /// the machine: the solver state, the capacity it starts from, and its entries.
+  struct alignas(64) LinkState {
     double capacity = 0;
     double residual = 0;
     std::uint32_t unfrozen = 0;
     std::uint32_t epoch = 0;
+    std::uint32_t held = 0;  ///< hold()s not yet taken by add()
+    EntryList entries;
+  };
+  /// A route entry: the link, and where the flow sits in that link's entries.
+  struct RouteEntry {
+    topo::LinkId link;
+    std::uint32_t index;
   };
   struct Share {
     double share;
     topo::LinkId link;
     bool operator>(const Share& o) const { return share > o.share || (share == o.share && link > o.link); }
   };
+  static constexpr std::uint32_t kMinSegment = 8;
 
-  [[nodiscard]] const topo::LinkId* route_of(FlowId f) const { return &route_pool_[std::size_t{f} * stride_]; }
-  void widen_routes(std::size_t hops);
-  void collect_component();
-  void fill_component();
+  [[nodiscard]] const RouteEntry* route_of(FlowId f) const { return &route_pool_[flows_[f].route_at]; }
+  FlowId take_slot(std::size_t hops);
+  void collect_components();
+  void fill_components();
+  /// Progressive filling of one component: comp_links_[links_at, links_end).
+  void fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark);
 
   std::vector<LinkState> links_;
-  std::vector<std::vector<FlowId>> link_flows_;
   std::vector<Flow> flows_;
-  // Routes in one flat pool, `stride_` entries per flow slot (the longest route seen so far), so that
-  // adding a flow allocates nothing once slots exist. route_index_ holds, for each hop, where the flow
-  // sits in link_flows_ of that link: finish() removes it in O(1) instead of searching the list.
-  std::vector<topo::LinkId> route_pool_;
-  std::vector<std::uint32_t> route_index_;
-  std::size_t stride_ = 8;
-  std::vector<FlowId> free_flows_;
+  // Routes live in one pool, each flow slot owning a segment of a power-of-two size; freed slots are
+  // reused by flows of the same size class, so adding a flow allocates nothing once slots exist.
+  std::vector<RouteEntry> route_pool_;
+  std::vector<std::vector<FlowId>> free_slots_;  ///< per size class
   std::size_t active_ = 0;
   bool full_resolve_;
 
   // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
   std::uint32_t epoch_ = 0;
-  std::vector<topo::LinkId> comp_links_;
+  /// Where a connected component starts in comp_links_ and comp_flows_ (it ends where the next starts).
+  struct Component {
+    std::size_t links_at;
+    std::size_t flows_at;
+  };
+  std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
   std::vector<FlowId> comp_flows_;
+  std::vector<Component> components_;
+  std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
   std::vector<Share> heap_;
 };

@@ -56,3 +56,35 @@ TEST_CASE("when a flow ends the survivors speed up and their finish is re-predic
   CHECK(p.finish[b] == Approx(0.4));
   CHECK(net.active_flows() == 1);
 }
+
+TEST_CASE("a bundle crossing a link twice takes two shares of it", "[unit]") {
+  // Link 0 (10 GB/s) carries the bundle twice and flow B once: three entries, 10/3 GB/s each, so the
+  // bundle moves at 3.33 GB/s (using 6.67 of the link). When B ends, the bundle gets 5 GB/s.
+  for (bool full : {false, true}) {
+    FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}, {100e9, 0, topo::LinkClass::Local}}, full);
+    Predictions p;
+    auto bundle = net.add({0, 1, 0}, 10e9, 1);
+    auto b = net.add({0}, 1e9, 2);
+    CHECK(net.load(0) == 3);
+    net.resolve(0, p.scheduler());
+    CHECK(net.rate_Bps(bundle) == Approx(10e9 / 3));
+    CHECK(net.rate_Bps(b) == Approx(10e9 / 3));
+    net.finish(b);
+    net.resolve(p.finish[b], p.scheduler());
+    CHECK(net.rate_Bps(bundle) == Approx(5e9));
+    CHECK(net.load(0) == 2);
+    net.finish(bundle);
+    CHECK(net.load(0) == 0);
+    CHECK(net.active_flows() == 0);
+  }
+}
+
+TEST_CASE("held links count as load until the flow that takes them is added", "[unit]") {
+  FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}, {10e9, 0, topo::LinkClass::NicUp}}, false);
+  const std::vector<topo::LinkId> hop{0, 1};
+  net.hold(hop.data(), hop.size());
+  CHECK(net.load(0) == 1);
+  net.add({0, 1, 0}, 1e9, 1);  // the bundle: the held hop plus one more entry on link 0
+  CHECK(net.load(0) == 2);
+  CHECK(net.load(1) == 1);
+}

@@ -54,7 +54,8 @@ constexpr unsigned kCollectiveStack_bytes = 128 * 1024;
 using InstanceId = std::uint32_t;
 constexpr InstanceId kNone = 0xffffffff;
 
-/// One flow of a collective or p2p transfer, routed when the collective launches.
+/// One flow: a p2p transfer, or a ring collective as one bundle whose route is every hop's route end
+/// to end (src/dst: its first hop's ends). Routed when the collective launches.
 struct Hop {
   topo::GpuId src = 0, dst = 0;
   std::uint64_t bytes = 0;
@@ -246,27 +247,28 @@ class ActorSimulation final : public topo::LinkLoadView {
     if (observed_[r]) post_[r].push_back({op.slot, pc_[r], now()});
   }
 
-  /// All members posted: route one flow per ring hop now (as the fast core does at launch), then let
-  /// an actor of its own carry the flows, so that the posting rank goes on with its stream.
+  /// All members posted: route every ring hop now (as the fast core does at launch) into one bundle
+  /// flow, whose route is the hops' routes end to end: SimGrid then moves all hops at one rate, the
+  /// slowest hop's, as the fast core's bundles do. An actor of its own carries it, so that the posting
+  /// rank goes on with its stream.
   void launch_ring(InstanceId id, Rank first, std::uint32_t group_id, std::uint32_t sequence) {
     Instance& inst = instances_[id];
     const std::uint32_t p = inst.members;
     const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
     double hop_latency = 0;
-    inst.hops.resize(p);
+    Hop bundle{job_.gpu(first), job_.gpu(grid_.group_member(first, inst.dim, 1 % p)), whole_bytes(wire), {}};
     for (std::uint32_t k = 0; k < p; ++k) {
       const Rank src = grid_.group_member(first, inst.dim, k);
       const Rank dst = grid_.group_member(first, inst.dim, (k + 1) % p);
-      Hop& hop = inst.hops[k];
-      hop.src = job_.gpu(src);
-      hop.dst = job_.gpu(dst);
-      hop.bytes = whole_bytes(wire);
-      topo_.route(hop.src, hop.dst, runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k), this,
-                  hop.route);
-      hop_latency = std::max(hop_latency, topo_.latency_s(hop.route));
-      add_load(hop.route, +1);
+      const std::size_t hop_start = bundle.route.size();
+      topo_.route(job_.gpu(src), job_.gpu(dst), runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k),
+                  this, bundle.route);
+      const std::size_t hop_links = bundle.route.size() - hop_start;
+      hop_latency = std::max(hop_latency, topo_.latency_s(bundle.route.data() + hop_start, hop_links));
+      for (std::size_t i = hop_start; i < bundle.route.size(); ++i) load_[bundle.route[i]] += 1;  // seen by later hops
       if (src == 0) wire_rank0_[inst.dim] += wire;
     }
+    inst.hops.push_back(std::move(bundle));
     inst.latency_s = schedule::ring_steps(inst.kind, p) * (hop_latency + job_.collective_step_overhead_s);
     start_instance(id, first);
   }
