@@ -2,11 +2,17 @@
 // The fast flow core: exasim's own discrete-event runtime.
 //
 // Events are compute completions, flow completions and collective completions. A collective starts when
-// every member of its group has posted it; a ring collective then becomes one flow per member to its
-// successor in the group (all-reduce 2(p-1)/p*S bytes, all-gather and reduce-scatter (p-1)/p*S), routed
-// on the topology and sharing links with every other flow by max-min fairness. When the last flow ends,
-// the collective completes after its latency term: ring steps x (the slowest ring hop's route latency +
-// the per-step software overhead).
+// every member of its group has posted it; a ring collective then becomes one "bundle" flow: its route is
+// every member-to-successor hop's route end to end, and all hops move at one rate, the slowest hop's, as
+// a pipelined ring does (each step waits for the chunk from the previous member). Each hop carries
+// 2(p-1)/p*S bytes for an all-reduce, (p-1)/p*S for all-gather and reduce-scatter. Bundles share links
+// with every other flow by max-min fairness, a link crossed by k hops of a bundle carrying k times its
+// rate. When the bundle ends, the collective completes after its latency term: ring steps x (the slowest
+// ring hop's route latency + the per-step software overhead).
+//
+// Consecutive kernels of a rank that no observer watches are one queue event (their summed time):
+// nothing can happen to a rank between its kernels, since compute never waits for the network. They
+// still count one event each in RunResult::events, as on the other runtimes.
 //
 // Send/Recv (pipeline activations and gradients, plan.hpp): the k-th Send from a to b is matched with the
 // k-th Recv at b from a; once both are posted the pair becomes one flow of `bytes` from a to b, and both
@@ -24,6 +30,8 @@
 //  - the latency term is paid after the bandwidth phase, not interleaved with it (same total for an
 //    isolated collective; under contention the latency neither hides nor worsens bandwidth sharing);
 //  - ring order is the group's rank order; no trees, no hierarchical or NVLS algorithms, no channels;
+//  - a ring's hops are rate-locked for the whole collective: a hop that is slow only for a while slows
+//    the others for that while (a real ring has chunk buffers that absorb short stalls);
 //  - Send/Recv is a rendezvous: no eager protocol for small messages, no send buffering;
 //  - compute never slows down because of communication (no SM/CU or memory-bandwidth contention).
 
