@@ -82,7 +82,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t hop;
   };
   /// A link's entries, in order: up to kInline of them inside the link record, more in a spill vector
-  /// (entry i is at the same index either way). Most links carry one to three flows.
+  /// (entry i is at the same index either way). Most links carry one or two flows.
   class EntryList {
    public:
     [[nodiscard]] std::uint32_t size() const { return size_; }
@@ -95,7 +95,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     void pop_back();
 
    private:
-    static constexpr std::uint32_t kInline = 3;
+    static constexpr std::uint32_t kInline = 2;  // what keeps LinkState within one cache line
     std::uint32_t size_ = 0;
     Entry inline_[kInline]{};
     std::unique_ptr<std::vector<Entry>> spill_;  ///< kept once allocated: a busy link stays busy
@@ -110,6 +110,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t held = 0;  ///< hold()s not yet taken by add()
     EntryList entries;
   };
+  static_assert(sizeof(LinkState) == 64, "a link record should fill exactly one cache line");
   /// A route entry: the link, and where the flow sits in that link's entries.
   struct RouteEntry {
     topo::LinkId link;
