@@ -18,11 +18,14 @@
 //    would have kept computing while its copy engine moved the data, so the lateness is carried as
 //    debt and the next compute ops end that much earlier: the GPU's timeline stays on schedule on
 //    average, individual ops may be off by the length of one copy.
+//  - Time the host spends posting an overlapped collective is debt too (mpi_runtime.cpp): the GPU
+//    would have computed meanwhile.
 //  - Communication progresses only at poll points: a collective's completion is seen up to one poll
 //    interval late.
 
 #include "emu/emulation_options.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -42,6 +45,10 @@ class EmulatedGpu {
   /// Sleeps one poll interval (used while blocked in a Wait, so that waiting ranks leave the cores to
   /// the ranks that copy).
   void pause() const;
+
+  /// Host time the GPU's timeline should not have lost (posting an overlapped collective): the next
+  /// compute ops end that much earlier.
+  void add_debt(double seconds) { debt_s_ += std::max(0.0, seconds); }
 
   [[nodiscard]] double mean_overshoot_s() const { return overshoot_s_; }
   [[nodiscard]] double debt_s() const { return debt_s_; }

@@ -21,7 +21,7 @@ std::vector<std::string> EmulationOptions::to_args() const {
   return {"--time-scale", number(time_scale),  "--bytes-scale", number(bytes_scale),
           "--compute",    to_string(compute),  "--iterations",  std::to_string(iterations),
           "--warmup",     std::to_string(warmup), "--poll-us",  number(poll_interval_s * 1e6),
-          "--timeout-s",  number(timeout_s)};
+          "--timeout-s",  number(timeout_s), "--collectives", to_string(collectives)};
 }
 
 std::string to_string(ComputeMode mode) {
@@ -38,6 +38,16 @@ ComputeMode parse_compute_mode(const std::string& text) {
   if (text == "spin") return ComputeMode::Spin;
   if (text == "cpu") return ComputeMode::Cpu;
   throw InputError("--compute", text, "unknown compute mode (allowed: sleep, spin, cpu)");
+}
+
+std::string to_string(CollectiveAlgorithm algorithm) {
+  return algorithm == CollectiveAlgorithm::Ring ? "ring" : "mpi";
+}
+
+CollectiveAlgorithm parse_collective_algorithm(const std::string& text) {
+  if (text == "ring") return CollectiveAlgorithm::Ring;
+  if (text == "mpi") return CollectiveAlgorithm::Mpi;
+  throw InputError("--collectives", text, "unknown collective algorithm (allowed: ring, mpi)");
 }
 
 std::size_t emulated_elements(double bytes, std::uint32_t p) {

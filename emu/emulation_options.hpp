@@ -18,10 +18,18 @@ namespace exasim::emu {
 ///  - Cpu: real single-precision GEMM tiles on the CPU until the time is up (needs a core per rank).
 enum class ComputeMode : std::uint8_t { Sleep, Spin, Cpu };
 
+/// How all-gathers and reduce-scatters run (all-reduces are always MPI_Iallreduce, Open MPI's ring):
+///  - Ring: rings of MPI_Isend/MPI_Irecv (ring_collective.hpp), the algorithm of NCCL/RCCL and of the
+///    simulator, so one calibrated step latency describes every kind (the default);
+///  - Mpi: MPI_Iallgather / MPI_Ireduce_scatter_block, whatever algorithm the MPI library picks (Open
+///    MPI's libnbc: one-round exchanges), to compare with the MPI library itself.
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Mpi };
+
 struct EmulationOptions {
   double time_scale = 1;     ///< compute time = GPU model time * time_scale
   double bytes_scale = 1;    ///< collective buffers = plan bytes * bytes_scale (rounded, see emulated_bytes)
   ComputeMode compute = ComputeMode::Sleep;
+  CollectiveAlgorithm collectives = CollectiveAlgorithm::Ring;
   std::uint32_t iterations = 3;  ///< measured iterations (the median one is reported)
   std::uint32_t warmup = 1;      ///< iterations run first and thrown away (buffers, MPI connections)
   double poll_interval_s = 50e-6;  ///< how often outstanding collectives are tested while computing or waiting
@@ -34,6 +42,9 @@ struct EmulationOptions {
 [[nodiscard]] std::string to_string(ComputeMode mode);
 /// "sleep" | "spin" | "cpu"; InputError naming `--compute` otherwise.
 [[nodiscard]] ComputeMode parse_compute_mode(const std::string& text);
+[[nodiscard]] std::string to_string(CollectiveAlgorithm algorithm);
+/// "ring" | "mpi"; InputError naming `--collectives` otherwise.
+[[nodiscard]] CollectiveAlgorithm parse_collective_algorithm(const std::string& text);
 
 /// Bytes the emulator really moves for a collective buffer of `bytes` over `p` members: a whole number
 /// of 4-byte floats, divisible by p (so that all-gather and reduce-scatter blocks are equal), at least p.

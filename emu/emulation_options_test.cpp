@@ -22,7 +22,11 @@ TEST_CASE("emulation options are range-checked and round-trip to arguments", "[u
   o.compute = emu::parse_compute_mode("spin");
   CHECK_NOTHROW(emu::validate_options(o));
   auto args = o.to_args();
-  REQUIRE(args.size() == 14);
+  REQUIRE(args.size() == 16);
   CHECK(args[5] == "spin");
+  CHECK(args[15] == "ring");
   CHECK_THROWS_AS(emu::parse_compute_mode("gpu"), InputError);
+  CHECK(emu::parse_collective_algorithm("mpi") == emu::CollectiveAlgorithm::Mpi);
+  CHECK(emu::parse_collective_algorithm("ring") == emu::CollectiveAlgorithm::Ring);
+  CHECK_THROWS_AS(emu::parse_collective_algorithm("tree"), InputError);
 }

@@ -35,6 +35,7 @@ struct Args {
   std::vector<std::string> overrides;
   emu::EmulationOptions options;
   std::string compute = "sleep";
+  std::string collectives = "ring";
   double poll_us = 50;
   bool json = false, quick = false;
   int fail_rank = -1;
@@ -149,6 +150,7 @@ int emulate(const Args& a) {
                           {"time_scale", a.options.time_scale},
                           {"bytes_scale", a.options.bytes_scale},
                           {"compute", emu::to_string(a.options.compute)},
+                          {"collectives", emu::to_string(a.options.collectives)},
                           {"warmup", a.options.warmup},
                           {"poll_interval_s", a.options.poll_interval_s},
                           {"rank0_mean_sleep_overshoot_s", runtime.mean_sleep_overshoot_s()}};
@@ -188,6 +190,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--compute", a.compute, "sleep | spin | cpu (real GEMM tiles; at most one rank per core)")
       ->capture_default_str();
+  app.add_option("--collectives", a.collectives, "All-gather / reduce-scatter: ring | mpi")->capture_default_str();
   app.add_option("--iterations", a.options.iterations, "Measured iterations (median reported)")->capture_default_str();
   app.add_option("--warmup", a.options.warmup, "Iterations run first and discarded")->capture_default_str();
   app.add_option("--poll-us", a.poll_us, "Test outstanding collectives every this many microseconds")
@@ -201,6 +204,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     a.options.compute = emu::parse_compute_mode(a.compute);
+    a.options.collectives = emu::parse_collective_algorithm(a.collectives);
     a.options.poll_interval_s = a.poll_us * 1e-6;
     if (a.microbench_path.empty() && a.scenario_path.empty())
       throw InputError("command line", "scenario", "give a scenario file, or --microbench FILE");

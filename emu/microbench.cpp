@@ -39,17 +39,13 @@ class Bench {
     for (double s : {8.0, 64 * kKiB, 1 * kMiB, 8 * kMiB}) pingpong(s);
     for (int pairs : {1, world_ / 2})
       for (double s : {1 * kMiB, 8 * kMiB}) exchange(pairs, s);
-    for (int p = 2; p <= world_; ++p) {
-      if (world_ % p != 0) continue;
-      for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"})
-        for (double s : sizes) collective(kind, p, s);
-    }
+    collectives(sizes);
     return result_;
   }
 
  private:
   [[nodiscard]] int reps(double bytes) const {
-    const int n = bytes <= 64 * kKiB ? 20 : bytes <= 1 * kMiB ? 8 : 4;
+    const int n = bytes <= 64 * kKiB ? 20 : bytes <= 1 * kMiB ? 12 : 8;
     return options_.quick ? std::max(3, n / 2) : n;
   }
 
@@ -113,25 +109,62 @@ class Bench {
     add("exchange", 2, static_cast<std::uint32_t>(pairs), 4.0 * static_cast<double>(n), t);
   }
 
-  void collective(const std::string& kind, int p, double bytes) {
-    MPI_Comm comm;
-    MPI_Comm_split(MPI_COMM_WORLD, rank_ / p, rank_ % p, &comm);
-    const std::size_t n = emulated_elements(bytes, static_cast<std::uint32_t>(p));
-    const int block = static_cast<int>(n / static_cast<std::size_t>(p));
+  struct Point {
+    std::string kind;
+    int p = 2;
+    double bytes = 0;
+    std::vector<double> times;
+  };
+
+  /// Every collective point, measured in rounds: each round runs every point once, and a point's time is
+  /// its median over the rounds. Interleaving spreads a transient load of a shared host (a compile, a
+  /// test run) over all points instead of corrupting the few points measured while it lasted.
+  void collectives(const std::vector<double>& sizes) {
+    std::vector<Point> points;
+    std::vector<MPI_Comm> comms(static_cast<std::size_t>(world_) + 1, MPI_COMM_NULL);
+    for (int p = 2; p <= world_; ++p) {
+      if (world_ % p != 0) continue;
+      MPI_Comm_split(MPI_COMM_WORLD, rank_ / p, rank_ % p, &comms[static_cast<std::size_t>(p)]);
+      for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"})
+        for (double s : sizes) points.push_back({kind, p, s, {}});
+    }
+    const int rounds = options_.quick ? 3 : 15;
+    std::uint64_t sequence = 0;
+    for (int round = -1; round < rounds; ++round) {  // round -1 warms buffers and connections up
+      for (auto& pt : points) {
+        // Small points are cheap and noisier: two samples per round.
+        const int samples = pt.bytes <= 1 * kMiB ? 2 : 1;
+        for (int k = 0; k < samples; ++k) {
+          const double t = once(pt, comms[static_cast<std::size_t>(pt.p)], sequence);
+          if (round >= 0) pt.times.push_back(t);
+        }
+      }
+    }
+    for (auto& pt : points)
+      add(pt.kind, static_cast<std::uint32_t>(pt.p), static_cast<std::uint32_t>(world_ / pt.p),
+          4.0 * static_cast<double>(emulated_elements(pt.bytes, static_cast<std::uint32_t>(pt.p))), median(pt.times));
+    for (auto& c : comms)
+      if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  }
+
+  /// One collective of `pt` on every group at once; the slowest rank's time from a common barrier.
+  double once(const Point& pt, MPI_Comm comm, std::uint64_t& sequence) {
+    const std::size_t n = emulated_elements(pt.bytes, static_cast<std::uint32_t>(pt.p));
+    const int block = static_cast<int>(n / static_cast<std::size_t>(pt.p));
     auto& out = buffer(send_, n);
     auto& in = buffer(recv_, n);
-    double t = time_slowest(reps(bytes), [&] {
-      MPI_Request r;
-      if (kind == "all_reduce")
-        MPI_Iallreduce(out.data(), in.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm, &r);
-      else if (kind == "all_gather")
-        MPI_Iallgather(out.data(), block, MPI_FLOAT, in.data(), block, MPI_FLOAT, comm, &r);
-      else
-        post_reduce_scatter(out.data(), in.data(), block, comm, &r);
-      poller_.wait(r, kind);
-    });
-    MPI_Comm_free(&comm);
-    add(kind, static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(world_ / p), 4.0 * static_cast<double>(n), t);
+    poller_.barrier(MPI_COMM_WORLD, "a microbenchmark barrier");
+    const double t0 = MPI_Wtime();
+    PendingComm c;
+    if (pt.kind == "all_reduce")
+      MPI_Iallreduce(out.data(), in.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm, c.request());
+    else
+      c.ring().start(pt.kind == "all_gather" ? RingKind::AllGather : RingKind::ReduceScatter, out.data(), in.data(),
+                     block, comm, ring_tag(sequence++));
+    poller_.wait(c, pt.kind);
+    double t = MPI_Wtime() - t0, slowest = 0;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
   }
 
   void add(const std::string& kind, std::uint32_t group, std::uint32_t groups, double bytes, double t) {

@@ -18,10 +18,6 @@ MPI_Op gpu_side_reduction() {
   return op;
 }
 
-void post_reduce_scatter(const float* send, float* recv, int block, MPI_Comm comm, MPI_Request* request) {
-  MPI_Ialltoall(send, block, MPI_FLOAT, recv, block, MPI_FLOAT, comm, request);
-}
-
 void Poller::abort_job(const std::string& message) {
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -40,6 +36,14 @@ void Poller::check_timeout(double since_s, const std::string& what) const {
 }
 
 void Poller::wait(MPI_Request& request, const std::string& what) const { wait_all(&request, 1, what); }
+
+void Poller::wait(PendingComm& comm, const std::string& what) const {
+  const double since = MPI_Wtime();
+  while (!comm.test()) {
+    check_timeout(since, what);
+    gpu_.pause();
+  }
+}
 
 void Poller::wait_all(MPI_Request* requests, int n, const std::string& what) const {
   const double since = MPI_Wtime();

@@ -6,6 +6,7 @@
 // software path that validation runs.
 
 #include "emu/emulated_gpu.hpp"
+#include "emu/ring_collective.hpp"
 
 #include <mpi.h>
 
@@ -19,19 +20,14 @@ namespace exasim::emu {
 /// kind (libnbc reduces more often in reduce-scatter than in all-reduce). The bytes still move.
 [[nodiscard]] MPI_Op gpu_side_reduction();
 
-/// Posts a reduce-scatter of p blocks of `block` floats as its all-to-all exchange (each member sends
-/// block i to member i: the (p-1)/p * S bytes a ring reduce-scatter puts on the wire; the reduction
-/// itself is the GPU's, see above). Open MPI's MPI_Ireduce_scatter_block (libnbc) reduces everything
-/// at one root and scatters from there, several times slower than any GPU library's reduce-scatter;
-/// `recv` must hold p blocks.
-void post_reduce_scatter(const float* send, float* recv, int block, MPI_Comm comm, MPI_Request* request);
-
 class Poller {
  public:
   Poller(const EmulatedGpu& gpu, double timeout_s) : gpu_(gpu), timeout_s_(timeout_s) {}
 
   /// Blocks until `request` completes; `what` names it in the timeout message.
   void wait(MPI_Request& request, const std::string& what) const;
+  /// Blocks until `comm` (a request or a ring) completes.
+  void wait(PendingComm& comm, const std::string& what) const;
   /// Blocks until all `n` requests complete.
   void wait_all(MPI_Request* requests, int n, const std::string& what) const;
   /// A barrier on `comm` that sleeps instead of spinning.

@@ -17,9 +17,9 @@ using schedule::CollKind;
 using schedule::Op;
 using schedule::OpType;
 
-/// One handle slot: the request it holds and the buffers reused by every collective posted into it.
+/// One handle slot: the communication it holds and the buffers reused by every collective posted into it.
 struct Slot {
-  MPI_Request request = MPI_REQUEST_NULL;
+  PendingComm comm;
   bool active = false;  ///< posted, not yet waited for
   bool done = false;    ///< completion seen by a test
   std::uint32_t op = 0;
@@ -58,6 +58,7 @@ struct MpiRuntime::Impl {
                      static_cast<int>(plan_.grid.coord(me, d)), &comm);
       comms_.push_back(comm);
     }
+    sequence_.assign(comms_.size(), 0);
     slots_.resize(plan_.stream_of(me).slots);
   }
 
@@ -70,9 +71,7 @@ struct MpiRuntime::Impl {
     bool outstanding = false;
     for (auto& s : slots_) {
       if (!s.active || s.done) continue;
-      int flag = 0;
-      MPI_Test(&s.request, &flag, MPI_STATUS_IGNORE);
-      if (flag) {
+      if (s.comm.test()) {
         s.done = true;
         s.done_s = MPI_Wtime() - origin_;
       } else {
@@ -93,15 +92,27 @@ struct MpiRuntime::Impl {
     switch (op.coll) {
       case CollKind::AllReduce:
         s.reserve(n, n);
-        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm, &s.request);
+        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
+                       s.comm.request());
         break;
       case CollKind::AllGather:
         s.reserve(n / p, n);
-        MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, &s.request);
+        if (options_.collectives == CollectiveAlgorithm::Mpi) {
+          MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, s.comm.request());
+          break;
+        }
+        s.comm.ring().start(RingKind::AllGather, s.send.data(), s.recv.data(), block, comm,
+                            ring_tag(sequence_[op.dim]++));
         break;
       case CollKind::ReduceScatter:
         s.reserve(n, n);
-        post_reduce_scatter(s.send.data(), s.recv.data(), block, comm, &s.request);
+        if (options_.collectives == CollectiveAlgorithm::Mpi) {
+          MPI_Ireduce_scatter_block(s.send.data(), s.recv.data(), block, MPI_FLOAT, gpu_side_reduction(), comm,
+                                    s.comm.request());
+          break;
+        }
+        s.comm.ring().start(RingKind::ReduceScatter, s.send.data(), s.recv.data(), block, comm,
+                            ring_tag(sequence_[op.dim]++));
         break;
       case CollKind::Send:
       case CollKind::Recv: {
@@ -110,10 +121,10 @@ struct MpiRuntime::Impl {
         const int peer = ((static_cast<int>(own) + op.peer) % size + size) % size;
         if (op.coll == CollKind::Send) {
           s.reserve(n, 0);
-          MPI_Isend(s.send.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, &s.request);
+          MPI_Isend(s.send.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, s.comm.request());
         } else {
           s.reserve(0, n);
-          MPI_Irecv(s.recv.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, &s.request);
+          MPI_Irecv(s.recv.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, s.comm.request());
         }
         break;
       }
@@ -144,7 +155,19 @@ struct MpiRuntime::Impl {
           it.ops.push_back({me, i, t0, t1});
           break;
         }
-        case OpType::CollStart: post(i, op); break;
+        case OpType::CollStart: {
+          const double t0 = now();
+          post(i, op);
+          // Posting can take milliseconds on an oversubscribed host (the rank is descheduled while
+          // others copy, or Open MPI progresses a copy inside the call). A GPU stream would not stall
+          // while its host posts a collective that it overlaps with compute, so that time is carried
+          // as debt like a compute op's lateness (emulated_gpu.hpp). A collective waited for at once
+          // is not overlapped: its posting time is the collective's own.
+          const bool waited_at_once =
+              i + 1 < ops.size() && ops[i + 1].type == OpType::Wait && ops[i + 1].slot == op.slot;
+          if (!waited_at_once) gpu_.add_debt(now() - t0);
+          break;
+        }
         case OpType::Wait: {
           Slot& s = slots_[op.slot];
           const double t0 = now();
@@ -214,6 +237,7 @@ struct MpiRuntime::Impl {
   int rank_ = 0;
   double origin_ = 0;
   std::vector<MPI_Comm> comms_;
+  std::vector<std::uint64_t> sequence_;  ///< rings started per communicator (their tags)
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;
 };

@@ -3,8 +3,9 @@
 // plan's overlap structure, on an emulated GPU; times every op.
 //
 // Per grid dimension the world communicator is split into the rank's group (ordered by coordinate).
-// CollStart posts MPI_Iallreduce / MPI_Iallgather / a reduce-scatter (as MPI_Ialltoall, see
-// mpi_progress.hpp) on float buffers of the plan's size (Send/Recv: MPI_Isend / MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
+// CollStart posts MPI_Iallreduce (libnbc's ring) or a ring all-gather / reduce-scatter over
+// MPI_Isend/MPI_Irecv (ring_collective.hpp) on float buffers of the plan's size (Send/Recv: MPI_Isend /
+// MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
 // Wait blocks until that request completes; Compute runs the emulated GPU, which keeps testing the
 // outstanding requests so that they progress under it. Buffers are allocated per handle slot on first
 // use and reused (they only grow), never per op.

@@ -4,16 +4,25 @@
 // The host becomes a single_switch machine with one "GPU" per node and one node per rank: each rank
 // sends and receives through its own NIC, whose bandwidth is the rank's share of what the host's cores
 // and memory copy when every rank copies at once (all_reduce / all_gather / reduce_scatter with every
-// group busy, and all pairs exchanging). That is how the emulated plans run (every rank in every
-// collective); a rank running two collectives at once then shares its NIC between them, as it shares
-// its core. The latency of one ring step (NIC latencies plus collectives.step_overhead_s) is fitted
-// together with the bandwidth: time = steps * L + wire_bytes / B, least squares on relative error, so
-// that 64 KiB and 32 MiB points weigh alike.
+// group busy; the all-pairs exchange is recorded for information only). That is how the emulated plans
+// run (every rank in every collective); a rank running two collectives at once then shares its NIC
+// between them, as it shares its core. The latency of one ring step (NIC latencies plus
+// collectives.step_overhead_s) is fitted together with the bandwidth: time = steps * L + wire_bytes / B,
+// least squares on relative error, so that 64 KiB and 32 MiB points weigh alike.
+//
+// One (latency, bandwidth) pair serves every collective kind because the emulator runs every kind as
+// a ring of the same step (libnbc's ring all-reduce; ring all-gather and reduce-scatter of
+// emu/ring_collective.hpp): before that, Open MPI's one-round linear all-gather and all-to-all were
+// fitted as p-1-step rings and the fit was off by about 30% rms, its step latency a third of what an
+// all-reduce step costs.
 //
 // LIMITATIONS:
-//  - one bandwidth for every collective kind: reductions that cost the host's CPU more than plain copies
-//    show up as fit residuals (reported as rms_relative_error);
+//  - one bandwidth for every size: buffers that fit the host's caches copy faster than 32 MiB ones, and
+//    a ring's fixed cost (the skew of its members' wake-ups) is spread over its steps; both show up as
+//    fit residuals (rms_relative_error, 10-15% on a quiet 2-core host);
 //  - ranks that copy alone get more than their share on a real host; the model gives them the same B;
+//  - a host loaded by other work during calibration gives a slower machine file: calibrate on a quiet
+//    host (the microbenchmarks interleave their repetitions, which spreads a short load, no more);
 //  - ping-pong figures (one pair, idle host) are recorded as gpu_gpu_* for information only: with one GPU
 //    per node no route uses them.
 
@@ -45,7 +54,7 @@ struct FitPoint {
 
 struct HostCalibration {
   LinearFit pingpong;      ///< one pair, idle host
-  LinearFit collectives;   ///< every rank busy: collectives and all-pairs exchanges
+  LinearFit collectives;   ///< every rank busy: the ring collectives
   double exchange_aggregate_Bps = 0;  ///< host total when all pairs exchange (largest size), information
   double single_pair_Bps = 0;         ///< one pair exchanging (largest size), information
 };

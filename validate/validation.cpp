@@ -67,7 +67,9 @@ std::string default_calibration_path(std::uint32_t ranks) {
     dir = fs::path(h) / ".cache" / "exasim";
   else
     dir = fs::temp_directory_path() / "exasim-cache";
-  return (dir / ("calibration-" + host_name() + "-" + std::to_string(ranks) + "ranks.json")).string();
+  // v2: all-gather and reduce-scatter run as rings (emu/ring_collective.hpp); a v1 file measured Open
+  // MPI's linear algorithms and must not be reused.
+  return (dir / ("calibration-v2-" + host_name() + "-" + std::to_string(ranks) + "ranks.json")).string();
 }
 
 std::string calibrate(const CalibrateOptions& o, std::ostream& log) {

@@ -2,7 +2,9 @@
 // validate/cases N times (default 3) and prints per case the median measured and simulated iteration
 // times and their error, then the mean absolute percentage error (MAPE), as a table and a JSON line.
 // Calibration comes from the microbenchmarks only (cached per rank count; --recalibrate refreshes it
-// once per rank count at the start).
+// once per rank count at the start). The host's load average before and after is printed with the
+// results: on a shared host, other work running beside the suite slows the measured side (and a loaded
+// calibration the simulated side), so a table means little without it.
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -26,6 +29,14 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const auto n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The 1-minute load average (Linux), or -1 where /proc/loadavg is missing.
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double load = -1;
+  f >> load;
+  return f ? load : -1.0;
 }
 }  // namespace
 
@@ -47,6 +58,7 @@ int main(int argc, char** argv) {
       if (e.path().extension() == ".json") cases.push_back(e.path().string());
     std::sort(cases.begin(), cases.end());
   }
+  const double load_before = load_average();
   std::ostringstream log;  // mpirun chatter; shown only on failure
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   double sum_abs = 0, worst = 0;
@@ -85,9 +97,13 @@ int main(int argc, char** argv) {
     return dynamic_cast<const InputError*>(&e) ? 2 : 1;
   }
   const double mape = cases.empty() ? 0 : sum_abs / static_cast<double>(cases.size());
+  const double load_after = load_average();
   std::printf("MAPE %.2f%%  worst %.2f%%  (goal: MAPE <= 5%%, no case > 10%%)\n", mape, worst);
+  std::printf("load average %.2f before, %.2f after (the suite itself loads the host while it runs)\n", load_before,
+              load_after);
   std::cout << nlohmann::ordered_json{{"bench", "validate"}, {"runs", runs}, {"cases", rows}, {"mape_pct", mape},
-                                      {"worst_abs_error_pct", worst}}
+                                      {"worst_abs_error_pct", worst},
+                                      {"load_average_before", load_before}, {"load_average_after", load_after}}
                    .dump()
             << "\n";
   return 0;

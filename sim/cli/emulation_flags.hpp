@@ -13,12 +13,14 @@ namespace exasim::cli {
 struct EmulationFlags {
   emu::EmulationOptions options;
   std::string compute = "sleep";
+  std::string collectives = "ring";
   double poll_us = 50;
 
   /// The parsed options (InputError on a bad --compute).
   [[nodiscard]] emu::EmulationOptions resolve() const {
     auto o = options;
     o.compute = emu::parse_compute_mode(compute);
+    o.collectives = emu::parse_collective_algorithm(collectives);
     o.poll_interval_s = poll_us * 1e-6;
     return o;
   }
@@ -29,6 +31,9 @@ inline void add_emulation_flags(CLI::App* cmd, EmulationFlags& f) {
   cmd->add_option("--bytes-scale", f.options.bytes_scale, "Collective buffers = plan bytes x this (<= 1)")
       ->capture_default_str();
   cmd->add_option("--compute", f.compute, "Emulated GPU: sleep | spin | cpu (real GEMM tiles, a core per rank)")
+      ->capture_default_str();
+  cmd->add_option("--collectives", f.collectives,
+                  "All-gather / reduce-scatter: ring (point-to-point rings, as NCCL) | mpi (the MPI library's)")
       ->capture_default_str();
   cmd->add_option("--iterations", f.options.iterations, "Measured iterations (median reported)")->capture_default_str();
   cmd->add_option("--warmup", f.options.warmup, "Iterations run first and discarded")->capture_default_str();
