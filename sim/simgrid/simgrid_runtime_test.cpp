@@ -103,6 +103,15 @@ schedule::Plan p2p_plan(std::uint32_t p, const std::vector<std::tuple<CollKind, 
   return plan;
 }
 
+/// Every rank of a group of p posts one all-reduce of S bytes.
+schedule::Plan one_all_reduce(std::uint32_t p, double S) {
+  schedule::Plan plan;
+  plan.grid = schedule::ProcessGrid({{"x", p}});
+  plan.streams.resize(1);
+  schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("ring all-reduce on SimGrid takes 2(p-1)/p*S/B plus its latency term", "[unit]") {
@@ -110,10 +119,7 @@ TEST_CASE("ring all-reduce on SimGrid takes 2(p-1)/p*S/B plus its latency term",
   topo::SingleSwitchParams sp;
   sp.node = {4, B, lat, 1, 25e9, 1e-6};
   topo::SingleSwitch topology(sp);
-  schedule::Plan plan;
-  plan.grid = schedule::ProcessGrid({{"x", 4}});
-  plan.streams.resize(1);
-  schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
+  const auto plan = one_all_reduce(4, S);
   runtime::Job job;
   job.plan = &plan;
   job.collective_step_overhead_s = overhead;
@@ -134,10 +140,7 @@ TEST_CASE("a ring whose hops cross a link twice moves at half that link's rate o
   sp.node = {2, 100e9, 1e-6, 1, nic, 1e-6};
   sp.nodes = 2;
   topo::SingleSwitch topology(sp);
-  schedule::Plan plan;
-  plan.grid = schedule::ProcessGrid({{"x", 4}});
-  plan.streams.resize(1);
-  schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
+  const auto plan = one_all_reduce(4, S);
   runtime::Job job;
   job.plan = &plan;
   job.gpu_of_rank = {0, 2, 1, 3};
