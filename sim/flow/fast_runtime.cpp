@@ -3,6 +3,7 @@
 #include "sim/flow/event_queue.hpp"
 #include "sim/flow/flow_network.hpp"
 #include "sim/runtime/flow_key.hpp"
+#include "sim/runtime/ring_bundle.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -308,22 +309,15 @@ class Simulation {
     Instance& inst = instances_[id];
     const std::uint32_t p = grid_.dim(inst.dim).size;
     const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
-    double hop_latency = 0;
     route_.clear();
-    for (std::uint32_t k = 0; k < p; ++k) {
-      Rank src = grid_.group_member(inst.first_member, inst.dim, k);
-      Rank dst = grid_.group_member(inst.first_member, inst.dim, (k + 1) % p);
-      const std::size_t hop_start = route_.size();
-      const std::uint64_t flow_key = runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k);
-      topo_.route(job_.gpu(src), job_.gpu(dst), flow_key, &network_, route_);
-      hop_latency = std::max(hop_latency, topo_.latency_s(route_.data() + hop_start, route_.size() - hop_start));
-      network_.hold(route_.data() + hop_start, route_.size() - hop_start);  // later hops see this one's load
-      if (src == 0) wire_rank0_[inst.dim] += wire;
-    }
+    const auto bundle = runtime::route_ring_bundle(
+        topo_, job_, inst.first_member, inst.dim, group_id, sequence, &network_, route_,
+        [this](const topo::LinkId* links, std::size_t count) { network_.hold(links, count); });
+    if (bundle.rank0_member) wire_rank0_[inst.dim] += wire;
     network_.add(route_, wire, id);
     ++flows_;
     inst.flows_left = 1;
-    inst.latency_s = schedule::ring_steps(inst.kind, p) * (hop_latency + job_.collective_step_overhead_s);
+    inst.latency_s = schedule::ring_steps(inst.kind, p) * (bundle.hop_latency_s + job_.collective_step_overhead_s);
   }
 
   void complete(InstanceId id) {

@@ -1,6 +1,7 @@
 #include "sim/simgrid/actor_simulation.hpp"
 
 #include "sim/runtime/flow_key.hpp"
+#include "sim/runtime/ring_bundle.hpp"
 #include "sim/simgrid/topology_zone.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -255,21 +256,14 @@ class ActorSimulation final : public topo::LinkLoadView {
     Instance& inst = instances_[id];
     const std::uint32_t p = inst.members;
     const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
-    double hop_latency = 0;
     Hop bundle{job_.gpu(first), job_.gpu(grid_.group_member(first, inst.dim, 1 % p)), whole_bytes(wire), {}};
-    for (std::uint32_t k = 0; k < p; ++k) {
-      const Rank src = grid_.group_member(first, inst.dim, k);
-      const Rank dst = grid_.group_member(first, inst.dim, (k + 1) % p);
-      const std::size_t hop_start = bundle.route.size();
-      topo_.route(job_.gpu(src), job_.gpu(dst), runtime::collective_flow_key(job_.seed, inst.dim, group_id, sequence, k),
-                  this, bundle.route);
-      const std::size_t hop_links = bundle.route.size() - hop_start;
-      hop_latency = std::max(hop_latency, topo_.latency_s(bundle.route.data() + hop_start, hop_links));
-      for (std::size_t i = hop_start; i < bundle.route.size(); ++i) load_[bundle.route[i]] += 1;  // seen by later hops
-      if (src == 0) wire_rank0_[inst.dim] += wire;
-    }
+    const auto routed = runtime::route_ring_bundle(topo_, job_, first, inst.dim, group_id, sequence, this, bundle.route,
+                                                   [this](const topo::LinkId* links, std::size_t count) {
+                                                     add_load(links, count, +1);  // seen by later hops
+                                                   });
+    if (routed.rank0_member) wire_rank0_[inst.dim] += wire;
     inst.hops.push_back(std::move(bundle));
-    inst.latency_s = schedule::ring_steps(inst.kind, p) * (hop_latency + job_.collective_step_overhead_s);
+    inst.latency_s = schedule::ring_steps(inst.kind, p) * (routed.hop_latency_s + job_.collective_step_overhead_s);
     start_instance(id, first);
   }
 
@@ -319,8 +313,9 @@ class ActorSimulation final : public topo::LinkLoadView {
     add_load(hop.route, -1);
   }
 
-  void add_load(const std::vector<topo::LinkId>& route, double delta) {
-    for (topo::LinkId l : route) load_[l] += delta;
+  void add_load(const std::vector<topo::LinkId>& route, double delta) { add_load(route.data(), route.size(), delta); }
+  void add_load(const topo::LinkId* links, std::size_t count, double delta) {
+    for (std::size_t i = 0; i < count; ++i) load_[links[i]] += delta;
   }
 
   static std::uint64_t whole_bytes(double bytes) {

@@ -5,9 +5,11 @@
 // What it does, step by step the same as flow::FastRuntime (sim/flow/fast_runtime.hpp):
 //  - one actor per rank walks the rank's op stream; a Compute is a sleep of job.kernel_time_s;
 //  - a collective starts when every member of its group has posted it; a helper actor then starts one
-//    SimGrid communication per ring hop (ring_wire_bytes to the successor in the group), waits for all
-//    of them, and sleeps the latency term ring_steps x (slowest hop's route latency +
-//    job.collective_step_overhead_s) before the members' Waits return;
+//    SimGrid communication of ring_wire_bytes for the whole ring, the bundle: its route is every hop's
+//    route end to end (runtime/ring_bundle.hpp), so SimGrid's max-min moves all hops at one rate and
+//    counts a link crossed by k hops k times, as the fast core does. It waits for it, then sleeps the
+//    latency term ring_steps x (slowest hop's route latency + job.collective_step_overhead_s) before
+//    the members' Waits return;
 //  - Send/Recv (plan.hpp): the k-th Send from a to b meets the k-th Recv at b from a; once both are
 //    posted, one communication of `bytes` runs and the pair completes after one step of latency
 //    (route latency + step overhead), as a ring collective with ring_steps = 1 would.
