@@ -37,76 +37,152 @@ void FlowNetwork::hold(const topo::LinkId* links, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) ++links_[links[i]].held;
 }
 
-FlowId FlowNetwork::take_slot(std::size_t hops) {
+std::uint8_t FlowNetwork::size_class_of(std::size_t hops) {
   std::uint8_t size_class = 0;
   while ((std::size_t{kMinSegment} << size_class) < hops) ++size_class;
-  if (size_class >= free_slots_.size()) free_slots_.resize(size_class + 1);
-  auto& free = free_slots_[size_class];
+  return size_class;
+}
+
+FlowId FlowNetwork::take_flow(std::size_t hops) {
+  // Flow ids are reused per route size class, newest first: the ids, and so the order of predictions
+  // at equal times, then follow the launch history alone.
+  const std::uint8_t size_class = size_class_of(hops);
+  if (size_class >= free_flows_.size()) free_flows_.resize(size_class + 1);
+  auto& free = free_flows_[size_class];
   if (!free.empty()) {
     const FlowId id = free.back();
     free.pop_back();
     return id;
   }
+  if (flows_.size() >= kNoId) throw std::length_error("FlowNetwork: too many flows");
+  flows_.emplace_back();
+  flows_.back().size_class = size_class;
+  return static_cast<FlowId>(flows_.size() - 1);
+}
+
+FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
+  const std::uint8_t size_class = size_class_of(hops);
+  if (size_class >= free_paths_.size()) free_paths_.resize(size_class + 1);
+  auto& free = free_paths_[size_class];
+  if (!free.empty()) {
+    const PathId id = free.back();
+    free.pop_back();
+    return id;
+  }
   const std::size_t segment = std::size_t{kMinSegment} << size_class;
   if (route_pool_.size() + segment > 0xffffffffu) throw std::length_error("FlowNetwork: route pool full");
-  const auto id = static_cast<FlowId>(flows_.size());
-  flows_.emplace_back();
-  flows_[id].route_at = static_cast<std::uint32_t>(route_pool_.size());
-  flows_[id].size_class = size_class;
+  const auto id = static_cast<PathId>(paths_.size());
+  paths_.emplace_back();
+  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size());
+  paths_[id].size_class = size_class;
   route_pool_.resize(route_pool_.size() + segment);
+  return id;
+}
+
+FlowNetwork::PathId FlowNetwork::find_path(const std::vector<topo::LinkId>& route) const {
+  // Only paths through the route's first link can match; it is usually a NIC or GPU link with few.
+  const auto& candidates = links_[route[0]].entries;
+  std::uint32_t tried = 0;
+  for (const Entry& e : candidates) {
+    if (e.hop != 0) continue;
+    if (++tried > kPathCandidates) break;  // a miss only costs a second path with the same route
+    const Path& p = paths_[e.path];
+    if (p.hops != route.size()) continue;
+    const RouteEntry* r = route_of(e.path);
+    std::size_t i = 1;
+    while (i < route.size() && r[i].link == route[i]) ++i;
+    if (i == route.size()) return e.path;
+  }
+  return kNoId;
+}
+
+FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route) {
+  const PathId id = take_path(route.size());
+  Path& p = paths_[id];
+  p.flows = 0;
+  p.first = kNoId;
+  p.hops = static_cast<std::uint32_t>(route.size());
+  ++active_paths_;
+  const std::size_t base = p.route_at;
+  for (std::uint32_t i = 0; i < p.hops; ++i) {
+    const topo::LinkId l = route[i];
+    auto& on_link = links_[l].entries;
+    route_pool_[base + i] = {l, on_link.size()};
+    on_link.push_back({id, i});
+  }
   return id;
 }
 
 FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
   if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
-  const FlowId id = take_slot(route.size());
+  const FlowId id = take_flow(route.size());
+  PathId path = find_path(route);
+  if (path == kNoId) path = new_path(route);
+  Path& p = paths_[path];
   Flow& f = flows_[id];
   f.remaining = bytes;
   f.rate = 0;
   f.updated_s = 0;
   f.tag = tag;
   ++f.version;
-  f.hops = static_cast<std::uint32_t>(route.size());
   f.active = true;
+  f.path = path;
+  f.prev = kNoId;
+  f.next = p.first;
+  if (p.first != kNoId) flows_[p.first].prev = id;
+  p.first = id;
+  ++p.flows;
   ++active_;
-  const std::size_t base = f.route_at;
-  for (std::uint32_t i = 0; i < f.hops; ++i) {
-    const topo::LinkId l = route[i];
+  for (const topo::LinkId l : route) {
     LinkState& link = links_[l];
     if (link.held > 0) --link.held;
-    auto& on_link = link.entries;
-    route_pool_[base + i] = {l, static_cast<std::uint32_t>(on_link.size())};
-    // A link a bundle crosses k times is marked dirty once, not k times.
-    if (on_link.empty() || on_link.back().flow != id) dirty_links_.push_back(l);
-    on_link.push_back({id, i});
+    ++link.flows;
+    // A link a bundle crosses k times is usually marked dirty k times; collect_components() skips
+    // links it has already reached.
+    dirty_links_.push_back(l);
   }
   return id;
 }
 
-std::uint64_t FlowNetwork::finish(FlowId id) {
-  Flow& f = flows_[id];
-  const std::size_t base = f.route_at;
-  for (std::uint32_t i = 0; i < f.hops; ++i) {
+void FlowNetwork::remove_path(PathId id) {
+  const Path& p = paths_[id];
+  const std::size_t base = p.route_at;
+  for (std::uint32_t i = 0; i < p.hops; ++i) {
     const auto [l, pos] = route_pool_[base + i];
     auto& on_link = links_[l].entries;
     // Swap-remove: the last entry of the list takes this entry's place; fix that entry's back index.
     const Entry moved = on_link.back();
     on_link[pos] = moved;
     on_link.pop_back();
-    route_pool_[flows_[moved.flow].route_at + moved.hop].index = pos;
-    dirty_links_.push_back(l);
+    route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
   }
+  --active_paths_;
+  free_paths_[p.size_class].push_back(id);
+}
+
+std::uint64_t FlowNetwork::finish(FlowId id) {
+  Flow& f = flows_[id];
+  Path& p = paths_[f.path];
+  if (f.prev != kNoId) flows_[f.prev].next = f.next;
+  else p.first = f.next;
+  if (f.next != kNoId) flows_[f.next].prev = f.prev;
+  const RouteEntry* route = route_of(f.path);
+  for (std::uint32_t i = 0; i < p.hops; ++i) {
+    --links_[route[i].link].flows;
+    dirty_links_.push_back(route[i].link);
+  }
+  if (--p.flows == 0) remove_path(f.path);
   f.active = false;
   ++f.version;
   --active_;
-  free_slots_[f.size_class].push_back(id);
+  free_flows_[f.size_class].push_back(id);
   return f.tag;
 }
 
 void FlowNetwork::collect_components() {
   ++epoch_;
   comp_links_.clear();
-  comp_flows_.clear();
+  comp_paths_.clear();
   components_.clear();
   std::vector<topo::LinkId>& seeds = dirty_links_;
   if (full_resolve_) {
@@ -114,11 +190,11 @@ void FlowNetwork::collect_components() {
     for (topo::LinkId l = 0; l < links_.size(); ++l)
       if (!links_[l].entries.empty()) seeds.push_back(l);
   }
-  // Depth-first over links <-> flows from each dirty link not reached yet: one component at a time,
+  // Depth-first over links <-> paths from each dirty link not reached yet: one component at a time,
   // so that each is filled on its own (a small heap, or none for a lone flow).
   for (topo::LinkId seed : seeds) {
     if (links_[seed].epoch == epoch_ || links_[seed].entries.empty()) continue;
-    Component c{comp_links_.size(), comp_flows_.size()};
+    Component c{comp_links_.size(), comp_paths_.size()};
     stack_.push_back(seed);
     links_[seed].epoch = epoch_;
     while (!stack_.empty()) {
@@ -126,12 +202,12 @@ void FlowNetwork::collect_components() {
       stack_.pop_back();
       comp_links_.push_back(l);
       for (const Entry& e : links_[l].entries) {
-        Flow& flow = flows_[e.flow];
-        if (flow.epoch == epoch_) continue;
-        flow.epoch = epoch_;
-        comp_flows_.push_back(e.flow);
-        const RouteEntry* route = route_of(e.flow);
-        for (std::size_t i = 0; i < flow.hops; ++i) {
+        Path& path = paths_[e.path];
+        if (path.epoch == epoch_) continue;
+        path.epoch = epoch_;
+        comp_paths_.push_back(e.path);
+        const RouteEntry* route = route_of(e.path);
+        for (std::size_t i = 0; i < path.hops; ++i) {
           LinkState& next = links_[route[i].link];
           if (next.epoch == epoch_) continue;
           next.epoch = epoch_;
@@ -145,21 +221,21 @@ void FlowNetwork::collect_components() {
 }
 
 void FlowNetwork::fill_components() {
-  const std::uint32_t frozen_mark = epoch_ + 1;  // flows of this resolve carry epoch_ until frozen
+  const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
   for (std::size_t c = 0; c < components_.size(); ++c) {
     const std::size_t links_end = c + 1 < components_.size() ? components_[c + 1].links_at : comp_links_.size();
-    const std::size_t flows_end = c + 1 < components_.size() ? components_[c + 1].flows_at : comp_flows_.size();
-    if (flows_end - components_[c].flows_at == 1) {
-      // A lone flow: every entry on its links is its own, so its rate is the tightest capacity over
-      // its multiplicity there, exactly what progressive filling would freeze it at.
-      Flow& flow = flows_[comp_flows_[components_[c].flows_at]];
+    const std::size_t paths_end = c + 1 < components_.size() ? components_[c + 1].paths_at : comp_paths_.size();
+    if (paths_end - components_[c].paths_at == 1) {
+      // A lone path: every entry on its links is its own, so its flows' rate is the tightest capacity
+      // over the flow entries there, exactly what progressive filling would freeze them at.
+      Path& path = paths_[comp_paths_[components_[c].paths_at]];
       double rate = std::numeric_limits<double>::infinity();
       for (std::size_t i = components_[c].links_at; i < links_end; ++i) {
         const topo::LinkId l = comp_links_[i];
-        rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].entries.size()));
+        rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows));
       }
-      flow.new_rate = std::max(0.0, rate);
-      flow.epoch = frozen_mark;
+      path.new_rate = std::max(0.0, rate);
+      path.epoch = frozen_mark;
       continue;
     }
     fill(components_[c].links_at, links_end, frozen_mark);
@@ -178,7 +254,7 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
     const topo::LinkId l = comp_links_[i];
     LinkState& link = links_[l];
     link.residual = link.capacity;
-    link.unfrozen = static_cast<std::uint32_t>(link.entries.size());
+    link.unfrozen = link.flows;
     heap_.push_back({link.residual / link.unfrozen, l});
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
@@ -195,15 +271,16 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
       continue;
     }
     for (const Entry& e : link.entries) {
-      Flow& flow = flows_[e.flow];
-      if (flow.epoch == frozen_mark) continue;
-      flow.epoch = frozen_mark;
-      flow.new_rate = share;
-      const RouteEntry* route = route_of(e.flow);
-      for (std::size_t i = 0; i < flow.hops; ++i) {
+      Path& path = paths_[e.path];
+      if (path.epoch == frozen_mark) continue;
+      path.epoch = frozen_mark;
+      path.new_rate = share;
+      const RouteEntry* route = route_of(e.path);
+      for (std::size_t i = 0; i < path.hops; ++i) {
         LinkState& l2 = links_[route[i].link];
-        l2.residual -= share;
-        --l2.unfrozen;
+        // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
+        for (std::uint32_t k = 0; k < path.flows; ++k) l2.residual -= share;
+        l2.unfrozen -= path.flows;
       }
     }
   }
@@ -212,18 +289,21 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   if (dirty_links_.empty() && !full_resolve_) return;
   collect_components();
-  if (comp_flows_.empty()) return;
+  if (comp_paths_.empty()) return;
   fill_components();
   // Predictions go out in flow id order, not in the order the search met the flows (which differs
   // between the incremental and the full solver): completions at equal times are then handled in the
   // same order by both, and so are the launches they trigger, which adaptive routing is sensitive to.
   changed_.clear();
-  for (FlowId id : comp_flows_)
-    if (flows_[id].new_rate != flows_[id].rate) changed_.push_back(id);  // else its prediction still holds
+  for (PathId p : comp_paths_) {
+    const double rate = paths_[p].new_rate;
+    for (FlowId id = paths_[p].first; id != kNoId; id = flows_[id].next)
+      if (flows_[id].rate != rate) changed_.push_back(id);  // else its prediction still holds
+  }
   std::sort(changed_.begin(), changed_.end());
   for (FlowId id : changed_) {
     Flow& f = flows_[id];
-    const double rate = f.new_rate;
+    const double rate = paths_[f.path].new_rate;
     f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
     f.updated_s = now_s;
     f.rate = rate;

@@ -7,12 +7,17 @@
 // bundle's rate. The solver is weighted max-min with these multiplicities: a link's fair share is its
 // residual capacity over the number of unfrozen route entries on it.
 //
+// Flows that take exactly the same route share one Path: max-min gives them the same rate, so the
+// solver handles the path once, weighted by its flow count, instead of each flow (AxoNN keeps several
+// collectives of one group in flight, and every one of them takes the group's ring). Each flow keeps
+// its own bytes and its own predicted finish.
+//
 // add() and finish() mark the touched links dirty; resolve() then takes the connected components of the
-// dirty links (links <-> flows that cross them, transitively), runs progressive filling on each (a lone
-// flow simply gets its tightest link), and
-// re-predicts the completion of every flow whose rate changed. Flows elsewhere keep their rates and their
-// already-scheduled completions. With `full_resolve` every active flow is re-solved instead: the
-// straightforward reference solver that tests hold the incremental one against.
+// dirty links (links <-> paths that cross them, transitively), runs progressive filling on each (a lone
+// path simply gets its tightest link), and re-predicts the completion of every flow whose rate changed.
+// Flows elsewhere keep their rates and their already-scheduled completions. With `full_resolve` every
+// active path is re-solved instead: the straightforward reference solver that tests hold the
+// incremental one against.
 //
 // LIMITATIONS:
 //  - fluid model: no packets, no per-flow window or TCP-gamma cap, no protocol overhead on the wire;
@@ -53,36 +58,48 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Re-solves what changed since the last call, at simulated time `now_s`.
   void resolve(double now_s, const Scheduler& schedule);
 
-  /// Route entries on the link (a bundle crossing it twice counts twice), held links included.
+  /// Flows' route entries on the link (a bundle crossing it twice counts twice), held links included.
   [[nodiscard]] double load(topo::LinkId link) const override {
-    return static_cast<double>(links_[link].entries.size() + links_[link].held);
+    return static_cast<double>(links_[link].flows + links_[link].held);
   }
   [[nodiscard]] double rate_Bps(FlowId flow) const { return flows_[flow].rate; }
   [[nodiscard]] std::size_t active_flows() const { return active_; }
-  [[nodiscard]] bool dirty() const { return !dirty_links_.empty(); }
+  /// Distinct routes among the active flows (for tests: flows on one route share a path).
+  [[nodiscard]] std::size_t active_paths() const { return active_paths_; }
 
  private:
+  using PathId = std::uint32_t;
+  static constexpr std::uint32_t kNoId = 0xffffffff;
+
   struct Flow {
     double remaining = 0;  ///< bytes left at `updated_s`
     double rate = 0;       ///< bytes/s
     double updated_s = 0;
-    double new_rate = 0;   ///< solver scratch
     std::uint64_t tag = 0;
     std::uint32_t version = 0;
-    std::uint32_t epoch = 0;     ///< solver scratch: component / frozen marks
-    std::uint32_t route_at = 0;  ///< first entry of the flow's segment of route_pool_
-    std::uint32_t hops = 0;      ///< route entries in use
-    std::uint8_t size_class = 0; ///< the segment holds kMinSegment << size_class entries
+    PathId path = kNoId;
+    FlowId prev = kNoId, next = kNoId;  ///< the other flows of its path
+    std::uint8_t size_class = 0;        ///< ids are reused per route size class (see take_flow)
     bool active = false;
   };
-  /// One route entry on a link: which flow, and which entry of its route (finish() fixes that entry's
-  /// back index in O(1) when it moves another flow's entry).
+  /// A route and the active flows that take it.
+  struct Path {
+    double new_rate = 0;         ///< solver scratch
+    std::uint32_t flows = 0;     ///< active flows on it: its weight on every link it crosses
+    FlowId first = kNoId;        ///< one of them; the rest follow Flow::next
+    std::uint32_t epoch = 0;     ///< solver scratch: component / frozen marks
+    std::uint32_t route_at = 0;  ///< first entry of the path's segment of route_pool_
+    std::uint32_t hops = 0;      ///< route entries in use
+    std::uint8_t size_class = 0; ///< the segment holds kMinSegment << size_class entries
+  };
+  /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
+  /// back index in O(1) when it moves another path's entry).
   struct Entry {
-    FlowId flow;
+    PathId path;
     std::uint32_t hop;
   };
   /// A link's entries, in order: up to kInline of them inside the link record, more in a spill vector
-  /// (entry i is at the same index either way). Most links carry one or two flows.
+  /// (entry i is at the same index either way). Most links carry one or two paths.
   class EntryList {
    public:
     [[nodiscard]] std::uint32_t size() const { return size_; }
@@ -105,13 +122,14 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct alignas(64) LinkState {
     double capacity = 0;
     double residual = 0;
-    std::uint32_t unfrozen = 0;
+    std::uint32_t unfrozen = 0;  ///< solver scratch: flow entries not frozen yet
     std::uint32_t epoch = 0;
-    std::uint32_t held = 0;  ///< hold()s not yet taken by add()
+    std::uint32_t held = 0;   ///< hold()s not yet taken by add()
+    std::uint32_t flows = 0;  ///< flow entries: each entry weighted by its path's flow count
     EntryList entries;
   };
   static_assert(sizeof(LinkState) == 64, "a link record should fill exactly one cache line");
-  /// A route entry: the link, and where the flow sits in that link's entries.
+  /// A route entry: the link, and where the path sits in that link's entries.
   struct RouteEntry {
     topo::LinkId link;
     std::uint32_t index;
@@ -122,9 +140,17 @@ class FlowNetwork final : public topo::LinkLoadView {
     bool operator>(const Share& o) const { return share > o.share || (share == o.share && link > o.link); }
   };
   static constexpr std::uint32_t kMinSegment = 8;
+  /// How many paths on the route's first link add() compares with the new route, at most.
+  static constexpr std::uint32_t kPathCandidates = 4;
 
-  [[nodiscard]] const RouteEntry* route_of(FlowId f) const { return &route_pool_[flows_[f].route_at]; }
-  FlowId take_slot(std::size_t hops);
+  [[nodiscard]] static std::uint8_t size_class_of(std::size_t hops);
+  [[nodiscard]] const RouteEntry* route_of(PathId p) const { return &route_pool_[paths_[p].route_at]; }
+  FlowId take_flow(std::size_t hops);
+  PathId take_path(std::size_t hops);
+  /// An active path whose route is exactly `route`, or kNoId.
+  [[nodiscard]] PathId find_path(const std::vector<topo::LinkId>& route) const;
+  PathId new_path(const std::vector<topo::LinkId>& route);
+  void remove_path(PathId p);
   void collect_components();
   void fill_components();
   /// Progressive filling of one component: comp_links_[links_at, links_end).
@@ -132,23 +158,26 @@ class FlowNetwork final : public topo::LinkLoadView {
 
   std::vector<LinkState> links_;
   std::vector<Flow> flows_;
-  // Routes live in one pool, each flow slot owning a segment of a power-of-two size; freed slots are
-  // reused by flows of the same size class, so adding a flow allocates nothing once slots exist.
+  std::vector<std::vector<FlowId>> free_flows_;  ///< per size class
+  std::vector<Path> paths_;
+  // Routes live in one pool, each path slot owning a segment of a power-of-two size; freed slots are
+  // reused by paths of the same size class, so adding a flow allocates nothing once slots exist.
   std::vector<RouteEntry> route_pool_;
-  std::vector<std::vector<FlowId>> free_slots_;  ///< per size class
+  std::vector<std::vector<PathId>> free_paths_;  ///< per size class
   std::size_t active_ = 0;
+  std::size_t active_paths_ = 0;
   bool full_resolve_;
 
   // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
   std::uint32_t epoch_ = 0;
-  /// Where a connected component starts in comp_links_ and comp_flows_ (it ends where the next starts).
+  /// Where a connected component starts in comp_links_ and comp_paths_ (it ends where the next starts).
   struct Component {
     std::size_t links_at;
-    std::size_t flows_at;
+    std::size_t paths_at;
   };
   std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
-  std::vector<FlowId> comp_flows_;
+  std::vector<PathId> comp_paths_;
   std::vector<Component> components_;
   std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order

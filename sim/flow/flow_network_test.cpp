@@ -88,3 +88,33 @@ TEST_CASE("held links count as load until the flow that takes them is added", "[
   CHECK(net.load(0) == 2);
   CHECK(net.load(1) == 1);
 }
+
+TEST_CASE("flows on the same route share a path and still finish on their own bytes", "[unit]") {
+  // Links 0 and 1 (10 GB/s each). A and B take route {0, 1}, C takes {0}: three flows on link 0, so
+  // each gets 10/3 GB/s. A and B are one path (weight 2); C, which starts on the same link, is not.
+  for (bool full : {false, true}) {
+    FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}, {10e9, 0, topo::LinkClass::Local}}, full);
+    Predictions p;
+    auto a = net.add({0, 1}, 1e9, 1);
+    auto b = net.add({0, 1}, 2e9, 2);
+    auto c = net.add({0}, 10e9, 3);
+    CHECK(net.active_paths() == 2);
+    CHECK(net.load(0) == 3);
+    CHECK(net.load(1) == 2);
+    net.resolve(0, p.scheduler());
+    CHECK(net.rate_Bps(a) == Approx(10e9 / 3));
+    CHECK(net.rate_Bps(b) == Approx(10e9 / 3));
+    CHECK(p.finish[a] == Approx(0.3));
+    CHECK(net.finish(a) == 1);
+    CHECK(net.active_paths() == 2);  // B still takes the path
+    net.resolve(p.finish[a], p.scheduler());
+    // B sent 1 GB; the rest goes at 5 GB/s, as does C.
+    CHECK(net.rate_Bps(b) == Approx(5e9));
+    CHECK(p.finish[b] == Approx(0.3 + 0.2));
+    net.finish(b);
+    CHECK(net.active_paths() == 1);
+    CHECK(net.load(1) == 0);
+    net.resolve(p.finish[b], p.scheduler());
+    CHECK(net.rate_Bps(c) == Approx(10e9));
+  }
+}
