@@ -32,20 +32,23 @@ constexpr InstanceId kNone = 0xffffffff;
 
 /// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
 /// member's Wait.
-struct Instance {
+/// One cache line: every member of a group touches it, from ranks all over the machine.
+struct alignas(64) Instance {
+  double bytes = 0;
+  double latency_s = 0;
+  double done_s = 0;
   Rank first_member = 0;  ///< Send/Recv: the sender
   Rank receiver = 0;      ///< Send/Recv only
-  std::uint8_t dim = 0;
-  schedule::CollKind kind{};
-  double bytes = 0;
   std::uint32_t posted = 0;
   std::uint32_t refs = 0;        ///< members that have not consumed it in a Wait yet
   std::uint32_t flows_left = 0;
-  double latency_s = 0;
-  double done_s = 0;
+  Rank first_waiter = kNone;     ///< ranks blocked in its Wait, in blocking order (see next_waiter_)
+  Rank last_waiter = kNone;
+  std::uint8_t dim = 0;
+  schedule::CollKind kind{};
   bool done = false;
-  std::vector<Rank> waiters;
 };
+static_assert(sizeof(Instance) == 64);
 
 /// Collectives of one group that not every member has posted yet, oldest first. Members post in the
 /// same order, so the k-th post of any member belongs to open[k - base].
@@ -80,7 +83,10 @@ class Simulation {
     since_.assign(world_, 0);
     posted_.assign(std::size_t{world_} * dims_, 0);
     slot_.assign(std::size_t{world_} * slots_per_rank_, kNone);
-    times_.assign(world_, runtime::RankTimes{0, 0, std::vector<double>(dims_, 0.0)});
+    compute_s_.assign(world_, 0.0);
+    finish_s_.assign(world_, 0.0);
+    exposed_s_.assign(std::size_t{world_} * dims_, 0.0);
+    next_waiter_.assign(world_, kNone);
     groups_.resize(dims_);
     for (std::size_t d = 0; d < dims_; ++d)
       if (grid_.dim(d).size > 1) groups_[d].resize(world_ / grid_.dim(d).size);
@@ -96,17 +102,24 @@ class Simulation {
 
   runtime::RunResult run() {
     for (Rank r = 0; r < world_; ++r) advance(r);
-    auto schedule_flow = [this](double t, FlowId f, std::uint32_t v) { push(t, EventType::FlowDone, f, v); };
     std::vector<Event> batch;
     while (true) {
-      network_.resolve(now_, schedule_flow);
+      launch_ready();
+      network_.resolve(now_, schedule_flow_);
       if (queue_.empty()) break;
       // Handle every event of this instant (including those it adds at the same time) before
       // re-solving the network once.
       now_ = queue_.next_time();
       while (!queue_.empty() && queue_.next_time() == now_) {
         queue_.pop_instant(batch);
-        for (const Event& e : batch) handle(e);
+        // Lockstep ranks make an instant thousands of independent events over the whole machine: fetch
+        // the state of the events a few places ahead while handling this one.
+        constexpr std::size_t kAhead = 8;
+        for (std::size_t i = 0; i < std::min(kAhead, batch.size()); ++i) prefetch(batch[i]);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          if (i + kAhead < batch.size()) prefetch(batch[i + kAhead]);
+          handle(batch[i]);
+        }
       }
       if (progress_ && events_ >= next_progress_check_) report_progress(false);
     }
@@ -115,6 +128,20 @@ class Simulation {
   }
 
  private:
+  void prefetch(const Event& e) const {
+    switch (e.type) {
+      case EventType::ComputeDone:
+        __builtin_prefetch(&pc_[e.id]);
+        __builtin_prefetch(&since_[e.id]);
+        __builtin_prefetch(&compute_s_[e.id]);
+        __builtin_prefetch(&slot_[std::size_t{e.id} * slots_per_rank_]);
+        __builtin_prefetch(&posted_[std::size_t{e.id} * dims_]);
+        break;
+      case EventType::FlowDone: network_.prefetch(e.id); break;
+      case EventType::CollectiveDone: __builtin_prefetch(&instances_[e.id]); break;
+    }
+  }
+
   void push(double t, EventType type, std::uint32_t id, std::uint32_t version = 0) {
     queue_.push(t, Event{id, version, type});
   }
@@ -164,7 +191,7 @@ class Simulation {
     switch (e.type) {
       case EventType::ComputeDone: {
         Rank r = e.id;
-        times_[r].compute_s += now_ - since_[r];
+        compute_s_[r] += now_ - since_[r];
         if (observed(r)) {
           report(r, pc_[r], since_[r], now_);
           next_op(r);
@@ -206,7 +233,10 @@ class Simulation {
           Instance& inst = instances_[id];
           if (!inst.done) {
             since_[r] = now_;
-            inst.waiters.push_back(r);
+            if (inst.last_waiter == kNone) inst.first_waiter = r;
+            else next_waiter_[inst.last_waiter] = r;
+            inst.last_waiter = r;
+            next_waiter_[r] = kNone;
             return;
           }
           consume(r, op.slot);
@@ -216,7 +246,7 @@ class Simulation {
         }
       }
     }
-    times_[r].finish_s = now_;
+    finish_s_[r] = now_;
   }
 
   void post(Rank r, const Op& op) {
@@ -248,7 +278,7 @@ class Simulation {
                              plan_.names[op.name]);
     if (++inst.posted == p) {
       group.open.erase(group.open.begin());  // the oldest open instance is the first to be fully posted
-      launch(id, group_id, group.base++);
+      defer_launch(id, group_id, group.base++, false);
     }
   }
 
@@ -270,7 +300,7 @@ class Simulation {
       if (instances_[id].bytes != op.bytes || instances_[id].dim != op.dim)
         throw std::logic_error("plan mismatch: send and recv sizes differ at " + plan_.names[op.name]);
       ++instances_[id].posted;
-      launch_p2p(id, pair.matched++);
+      defer_launch(id, receiver, pair.matched++, true);
     } else {
       id = allocate();
       Instance& inst = instances_[id];
@@ -286,6 +316,29 @@ class Simulation {
     }
     slot(r, op.slot) = id;
     if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
+  }
+
+  /// A collective or transfer is ready: it starts at the end of the instant, with the others that became
+  /// ready then, in an order that names them (see launch_ready()).
+  void defer_launch(InstanceId id, std::uint32_t group_or_receiver, std::uint32_t sequence, bool p2p) {
+    const Instance& inst = instances_[id];
+    ready_.push_back({(std::uint64_t{inst.first_member} << 32) | (std::uint64_t{p2p} << 8) | inst.dim,
+                      (std::uint64_t{group_or_receiver} << 32) | sequence, id});
+  }
+
+  /// Starts every collective and transfer that became ready at this instant, ordered by first member
+  /// (sender), then kind, dimension, group (receiver) and sequence: adaptive routing sees the load of
+  /// the launches before it, so the order is part of the answer, and it must not depend on the order
+  /// in which the instant's events happened to be handled.
+  void launch_ready() {
+    if (ready_.empty()) return;
+    if (!std::is_sorted(ready_.begin(), ready_.end())) std::sort(ready_.begin(), ready_.end());
+    for (const ReadyLaunch& l : ready_) {
+      const auto sequence = static_cast<std::uint32_t>(l.names & 0xffffffffu);
+      if (l.first & 0x100u) launch_p2p(l.id, sequence);
+      else launch(l.id, static_cast<std::uint32_t>(l.names >> 32), sequence);
+    }
+    ready_.clear();
   }
 
   /// Both sides posted: one flow from sender to receiver, then one route latency. `sequence`: the pair's
@@ -325,17 +378,18 @@ class Simulation {
     inst.done = true;
     inst.done_s = now_;
     const std::uint8_t dim = inst.dim;
-    std::vector<Rank>& waiters = waiters_scratch_;  // complete() never nests: one scratch list suffices
-    waiters.clear();
-    waiters.swap(inst.waiters);
+    Rank r = inst.first_waiter;
+    inst.first_waiter = inst.last_waiter = kNone;
     // advance() may allocate instances and move instances_: no reference to `inst` past this point.
-    for (Rank r : waiters) {
+    while (r != kNone) {
+      const Rank next = next_waiter_[r];  // read first: advance(r) may make r wait elsewhere
       const Op& op = ops_of(r)[pc_[r]];
-      times_[r].exposed_s[dim] += now_ - since_[r];
+      exposed_s_[std::size_t{r} * dims_ + dim] += now_ - since_[r];
       consume(r, op.slot);
       report(r, pc_[r], since_[r], now_);
       next_op(r);
       advance(r);
+      r = next;
     }
   }
 
@@ -350,19 +404,14 @@ class Simulation {
       posts.erase(it);
     }
     slot(r, s) = kNone;
-    if (--inst.refs == 0) {
-      inst.waiters.clear();
-      free_instances_.push_back(id);
-    }
+    if (--inst.refs == 0) free_instances_.push_back(id);
   }
 
   InstanceId allocate() {
     if (!free_instances_.empty()) {
       InstanceId id = free_instances_.back();
       free_instances_.pop_back();
-      std::vector<Rank> waiters = std::move(instances_[id].waiters);  // keep its storage: no allocation
       instances_[id] = Instance{};
-      instances_[id].waiters = std::move(waiters);
       return id;
     }
     instances_.emplace_back();
@@ -379,9 +428,22 @@ class Simulation {
         throw std::logic_error("deadlock: rank " + std::to_string(r) + " stuck at op " +
                                plan_.names[ops_of(r)[pc_[r]].name]);
     }
-    return runtime::finished_run("fast", plan_, std::move(times_), wire_rank0_, events_, flows_);
+    std::vector<runtime::RankTimes> times(world_);
+    for (Rank r = 0; r < world_; ++r) {
+      times[r].finish_s = finish_s_[r];
+      times[r].compute_s = compute_s_[r];
+      times[r].exposed_s.assign(exposed_s_.begin() + std::ptrdiff_t(std::size_t{r} * dims_),
+                                exposed_s_.begin() + std::ptrdiff_t(std::size_t{r + 1} * dims_));
+    }
+    return runtime::finished_run("fast", plan_, std::move(times), wire_rank0_, events_, flows_);
   }
 
+  struct ReadyLaunch {
+    std::uint64_t first;  ///< first member (sender) << 32 | transfer << 8 | dimension
+    std::uint64_t names;  ///< group id (receiver) << 32 | sequence
+    InstanceId id;
+    bool operator<(const ReadyLaunch& o) const { return first < o.first || (first == o.first && names < o.names); }
+  };
   struct PostRecord {
     std::uint16_t slot;
     std::uint32_t op_index;
@@ -415,7 +477,12 @@ class Simulation {
   std::vector<double> since_;  ///< per rank: when its current compute or wait began
   std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
-  std::vector<runtime::RankTimes> times_;
+  // Per rank (exposed_s_: per rank and dimension), as separate arrays: an instant handles ranks in
+  // nearly rank order, and each event needs only a few of these.
+  std::vector<double> compute_s_;
+  std::vector<double> finish_s_;
+  std::vector<double> exposed_s_;
+  std::vector<Rank> next_waiter_;  ///< the rank blocked after this one in the same Wait
   std::vector<std::vector<ComputeRun>> runs_;  ///< per stream of the plan
   std::vector<std::vector<GroupState>> groups_;
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
@@ -423,7 +490,10 @@ class Simulation {
   std::vector<InstanceId> free_instances_;
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;
-  std::vector<Rank> waiters_scratch_;
+  std::vector<ReadyLaunch> ready_;  ///< collectives and transfers to launch at the end of this instant
+  const FlowNetwork::Scheduler schedule_flow_ = [this](double t, FlowId f, std::uint32_t v) {
+    push(t, EventType::FlowDone, f, v);
+  };
   std::vector<bool> observed_;
   std::vector<std::vector<PostRecord>> post_;
 };

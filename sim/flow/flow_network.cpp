@@ -179,11 +179,11 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   return f.tag;
 }
 
-void FlowNetwork::collect_components() {
+void FlowNetwork::solve_components() {
   ++epoch_;
+  const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
   comp_links_.clear();
   comp_paths_.clear();
-  components_.clear();
   std::vector<topo::LinkId>& seeds = dirty_links_;
   if (full_resolve_) {
     seeds.clear();
@@ -191,10 +191,10 @@ void FlowNetwork::collect_components() {
       if (!links_[l].entries.empty()) seeds.push_back(l);
   }
   // Depth-first over links <-> paths from each dirty link not reached yet: one component at a time,
-  // so that each is filled on its own (a small heap, or none for a lone flow).
+  // filled as soon as it is collected, while its links are still in cache.
   for (topo::LinkId seed : seeds) {
     if (links_[seed].epoch == epoch_ || links_[seed].entries.empty()) continue;
-    Component c{comp_links_.size(), comp_paths_.size()};
+    const std::size_t links_at = comp_links_.size(), paths_at = comp_paths_.size();
     stack_.push_back(seed);
     links_[seed].epoch = epoch_;
     while (!stack_.empty()) {
@@ -215,32 +215,23 @@ void FlowNetwork::collect_components() {
         }
       }
     }
-    components_.push_back(c);
-  }
-  seeds.clear();
-}
-
-void FlowNetwork::fill_components() {
-  const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
-  for (std::size_t c = 0; c < components_.size(); ++c) {
-    const std::size_t links_end = c + 1 < components_.size() ? components_[c + 1].links_at : comp_links_.size();
-    const std::size_t paths_end = c + 1 < components_.size() ? components_[c + 1].paths_at : comp_paths_.size();
-    if (paths_end - components_[c].paths_at == 1) {
+    if (comp_paths_.size() - paths_at == 1) {
       // A lone path: every entry on its links is its own, so its flows' rate is the tightest capacity
       // over the flow entries there, exactly what progressive filling would freeze them at.
-      Path& path = paths_[comp_paths_[components_[c].paths_at]];
+      Path& path = paths_[comp_paths_[paths_at]];
       double rate = std::numeric_limits<double>::infinity();
-      for (std::size_t i = components_[c].links_at; i < links_end; ++i) {
-        const topo::LinkId l = comp_links_[i];
-        rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows));
+      for (std::size_t i = links_at; i < comp_links_.size(); ++i) {
+        const LinkState& link = links_[comp_links_[i]];
+        rate = std::min(rate, link.capacity / static_cast<double>(link.flows));
       }
       path.new_rate = std::max(0.0, rate);
       path.epoch = frozen_mark;
-      continue;
+    } else {
+      fill(links_at, comp_links_.size(), frozen_mark);
     }
-    fill(components_[c].links_at, links_end, frozen_mark);
   }
-  ++epoch_;  // the frozen mark is now spent; the next collect starts above it
+  seeds.clear();
+  ++epoch_;  // the frozen mark is now spent; the next resolve starts above it
 }
 
 void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark) {
@@ -288,9 +279,8 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   if (dirty_links_.empty() && !full_resolve_) return;
-  collect_components();
+  solve_components();
   if (comp_paths_.empty()) return;
-  fill_components();
   // Predictions go out in flow id order, not in the order the search met the flows (which differs
   // between the incremental and the full solver): completions at equal times are then handled in the
   // same order by both, and so are the launches they trigger, which adaptive routing is sensitive to.

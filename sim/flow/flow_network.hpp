@@ -53,6 +53,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const {
     return flows_[flow].active && flows_[flow].version == version;
   }
+  /// Asks the CPU to start loading the flow's record (a hint for batches of completions).
+  void prefetch(FlowId flow) const { __builtin_prefetch(&flows_[flow]); }
   /// Removes a completed flow; returns its tag.
   std::uint64_t finish(FlowId flow);
   /// Re-solves what changed since the last call, at simulated time `now_s`.
@@ -151,8 +153,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] PathId find_path(const std::vector<topo::LinkId>& route) const;
   PathId new_path(const std::vector<topo::LinkId>& route);
   void remove_path(PathId p);
-  void collect_components();
-  void fill_components();
+  /// Collects the connected components of the dirty links (all links with flows under full_resolve)
+  /// into comp_links_ / comp_paths_ and sets each path's new_rate.
+  void solve_components();
   /// Progressive filling of one component: comp_links_[links_at, links_end).
   void fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark);
 
@@ -171,14 +174,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
   std::uint32_t epoch_ = 0;
-  /// Where a connected component starts in comp_links_ and comp_paths_ (it ends where the next starts).
-  struct Component {
-    std::size_t links_at;
-    std::size_t paths_at;
-  };
   std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
-  std::vector<PathId> comp_paths_;
-  std::vector<Component> components_;
+  std::vector<PathId> comp_paths_;        ///< their paths, in the same order
   std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
   std::vector<Share> heap_;
