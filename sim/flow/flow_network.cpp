@@ -191,8 +191,11 @@ void FlowNetwork::solve_components() {
       if (!links_[l].entries.empty()) seeds.push_back(l);
   }
   // Depth-first over links <-> paths from each dirty link not reached yet: one component at a time,
-  // filled as soon as it is collected, while its links are still in cache.
-  for (topo::LinkId seed : seeds) {
+  // filled as soon as it is collected, while its links are still in cache. Seeds are taken newest
+  // first: the links touched last are the ones still in cache (the order of components does not
+  // change any rate).
+  for (auto it = seeds.rbegin(); it != seeds.rend(); ++it) {
+    const topo::LinkId seed = *it;
     if (links_[seed].epoch == epoch_ || links_[seed].entries.empty()) continue;
     const std::size_t links_at = comp_links_.size(), paths_at = comp_paths_.size();
     stack_.push_back(seed);
