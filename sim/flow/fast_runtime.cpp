@@ -32,23 +32,20 @@ constexpr InstanceId kNone = 0xffffffff;
 
 /// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
 /// member's Wait.
-/// One cache line: every member of a group touches it, from ranks all over the machine.
-struct alignas(64) Instance {
+/// Half a cache line: every member of a group touches it, from ranks all over the machine. What only
+/// the launch and the end need (latency, completion time) is kept beside, per instance id.
+struct Instance {
   double bytes = 0;
-  double latency_s = 0;
-  double done_s = 0;
   Rank first_member = 0;  ///< Send/Recv: the sender
-  Rank receiver = 0;      ///< Send/Recv only
   std::uint32_t posted = 0;
   std::uint32_t refs = 0;        ///< members that have not consumed it in a Wait yet
-  std::uint32_t flows_left = 0;
   Rank first_waiter = kNone;     ///< ranks blocked in its Wait, in blocking order (see next_waiter_)
   Rank last_waiter = kNone;
   std::uint8_t dim = 0;
   schedule::CollKind kind{};
   bool done = false;
 };
-static_assert(sizeof(Instance) == 64);
+static_assert(sizeof(Instance) == 32);
 
 /// Collectives of one group that not every member has posted yet, oldest first. Members post in the
 /// same order, so the k-th post of any member belongs to open[k - base].
@@ -205,9 +202,8 @@ class Simulation {
         break;
       }
       case EventType::FlowDone: {
-        auto inst_id = static_cast<InstanceId>(network_.finish(e.id));
-        Instance& inst = instances_[inst_id];
-        if (--inst.flows_left == 0) push(now_ + inst.latency_s, EventType::CollectiveDone, inst_id);
+        const auto inst_id = static_cast<InstanceId>(network_.finish(e.id));
+        push(now_ + latency_s_[inst_id], EventType::CollectiveDone, inst_id);
         break;
       }
       case EventType::CollectiveDone: complete(e.id); break;
@@ -305,7 +301,6 @@ class Simulation {
       id = allocate();
       Instance& inst = instances_[id];
       inst.first_member = sender;
-      inst.receiver = receiver;
       inst.dim = op.dim;
       inst.kind = schedule::CollKind::Send;
       inst.bytes = op.bytes;
@@ -335,7 +330,7 @@ class Simulation {
     if (!std::is_sorted(ready_.begin(), ready_.end())) std::sort(ready_.begin(), ready_.end());
     for (const ReadyLaunch& l : ready_) {
       const auto sequence = static_cast<std::uint32_t>(l.names & 0xffffffffu);
-      if (l.first & 0x100u) launch_p2p(l.id, sequence);
+      if (l.first & 0x100u) launch_p2p(l.id, static_cast<Rank>(l.names >> 32), sequence);
       else launch(l.id, static_cast<std::uint32_t>(l.names >> 32), sequence);
     }
     ready_.clear();
@@ -343,16 +338,15 @@ class Simulation {
 
   /// Both sides posted: one flow from sender to receiver, then one route latency. `sequence`: the pair's
   /// count of earlier transfers, for the flow key.
-  void launch_p2p(InstanceId id, std::uint32_t sequence) {
+  void launch_p2p(InstanceId id, Rank receiver, std::uint32_t sequence) {
     Instance& inst = instances_[id];
     route_.clear();
-    const std::uint64_t flow_key = runtime::p2p_flow_key(job_.seed, inst.first_member, inst.receiver, sequence);
-    topo_.route(job_.gpu(inst.first_member), job_.gpu(inst.receiver), flow_key, &network_, route_);
+    const std::uint64_t flow_key = runtime::p2p_flow_key(job_.seed, inst.first_member, receiver, sequence);
+    topo_.route(job_.gpu(inst.first_member), job_.gpu(receiver), flow_key, &network_, route_);
     network_.add(route_, inst.bytes, id);
     ++flows_;
     if (inst.first_member == 0) wire_rank0_[inst.dim] += inst.bytes;
-    inst.flows_left = 1;
-    inst.latency_s = topo_.latency_s(route_) + job_.collective_step_overhead_s;
+    latency_s_[id] = topo_.latency_s(route_) + job_.collective_step_overhead_s;
   }
 
   /// All members posted: start the ring as one bundle flow over every hop's route, so that all hops
@@ -369,14 +363,13 @@ class Simulation {
     if (bundle.rank0_member) wire_rank0_[inst.dim] += wire;
     network_.add(route_, wire, id);
     ++flows_;
-    inst.flows_left = 1;
-    inst.latency_s = schedule::ring_steps(inst.kind, p) * (bundle.hop_latency_s + job_.collective_step_overhead_s);
+    latency_s_[id] = schedule::ring_steps(inst.kind, p) * (bundle.hop_latency_s + job_.collective_step_overhead_s);
   }
 
   void complete(InstanceId id) {
     Instance& inst = instances_[id];
     inst.done = true;
-    inst.done_s = now_;
+    if (observer_) done_s_[id] = now_;
     const std::uint8_t dim = inst.dim;
     Rank r = inst.first_waiter;
     inst.first_waiter = inst.last_waiter = kNone;
@@ -400,7 +393,7 @@ class Simulation {
     if (observed(r)) {
       auto& posts = post_[r];
       auto it = std::find_if(posts.begin(), posts.end(), [&](const PostRecord& p) { return p.slot == s; });
-      observer_(r, it->op_index, it->t_s, inst.done_s);
+      observer_(r, it->op_index, it->t_s, done_s_[id]);
       posts.erase(it);
     }
     slot(r, s) = kNone;
@@ -415,6 +408,8 @@ class Simulation {
       return id;
     }
     instances_.emplace_back();
+    latency_s_.push_back(0);
+    if (observer_) done_s_.push_back(0);
     return static_cast<InstanceId>(instances_.size() - 1);
   }
 
@@ -488,6 +483,8 @@ class Simulation {
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
+  std::vector<double> latency_s_;  ///< per instance: from its last byte to its completion
+  std::vector<double> done_s_;     ///< per instance, with an observer only: when it completed
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;
   std::vector<ReadyLaunch> ready_;  ///< collectives and transfers to launch at the end of this instant
