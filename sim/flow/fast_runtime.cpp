@@ -373,6 +373,14 @@ class Simulation {
     const std::uint8_t dim = inst.dim;
     Rank r = inst.first_waiter;
     inst.first_waiter = inst.last_waiter = kNone;
+    // The waiters are a group's members, often a stride apart in the per-rank arrays: ask for all of
+    // their state at once rather than one miss after another.
+    for (Rank w = r; w != kNone; w = next_waiter_[w]) {
+      __builtin_prefetch(&pc_[w]);
+      __builtin_prefetch(&since_[w]);
+      __builtin_prefetch(&slot_[std::size_t{w} * slots_per_rank_]);
+      __builtin_prefetch(&exposed_s_[std::size_t{w} * dims_]);
+    }
     // advance() may allocate instances and move instances_: no reference to `inst` past this point.
     while (r != kNone) {
       const Rank next = next_waiter_[r];  // read first: advance(r) may make r wait elsewhere
