@@ -47,11 +47,13 @@ struct Instance {
 };
 static_assert(sizeof(Instance) == 32);
 
-/// Collectives of one group that not every member has posted yet, oldest first. Members post in the
-/// same order, so the k-th post of any member belongs to open[k - base].
+/// Collectives of one group that not every member has posted yet: the group's collectives base ..
+/// base + open - 1, their instance ids kept in a small ring (see Simulation::open_id()). Members post in
+/// the same order, so the k-th post of any member belongs to collective k. At most `handle slots`
+/// collectives can be open at once (the member that posted them holds a slot for each).
 struct GroupState {
-  std::vector<InstanceId> open;
   std::uint32_t base = 0;
+  std::uint32_t open = 0;
 };
 
 /// One (sender, receiver) pair: its posts still waiting for their partner, oldest first, and how many
@@ -84,9 +86,15 @@ class Simulation {
     finish_s_.assign(world_, 0.0);
     exposed_s_.assign(std::size_t{world_} * dims_, 0.0);
     next_waiter_.assign(world_, kNone);
+    open_ring_ = 1;
+    while (open_ring_ < slots_per_rank_) open_ring_ *= 2;
     groups_.resize(dims_);
-    for (std::size_t d = 0; d < dims_; ++d)
-      if (grid_.dim(d).size > 1) groups_[d].resize(world_ / grid_.dim(d).size);
+    open_ids_.resize(dims_);
+    for (std::size_t d = 0; d < dims_; ++d) {
+      if (grid_.dim(d).size == 1) continue;
+      groups_[d].resize(world_ / grid_.dim(d).size);
+      open_ids_[d].assign(groups_[d].size() * open_ring_, kNone);
+    }
     wire_rank0_.assign(dims_, 0.0);
     for (Rank r = 0; r < world_; ++r) ops_total_ += ops_of(r).size();
     for (const auto& stream : plan_.streams) runs_.push_back(compute_runs(stream.ops));
@@ -180,6 +188,9 @@ class Simulation {
     ++pc_[r];
     ++ops_done_;
   }
+  InstanceId& open_id(std::uint8_t dim, std::uint32_t group_id, std::uint32_t k) {
+    return open_ids_[dim][std::size_t{group_id} * open_ring_ + (k & (open_ring_ - 1))];
+  }
   InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{r} * slots_per_rank_ + s]; }
 
   void handle(const Event& e) {
@@ -253,27 +264,30 @@ class Simulation {
     const std::uint32_t p = grid_.dim(op.dim).size;
     const std::uint32_t group_id = grid_.group_id(r, op.dim);
     GroupState& group = groups_[op.dim][group_id];
-    std::uint32_t k = posted_[std::size_t{r} * dims_ + op.dim]++;
-    std::size_t index = k - group.base;
-    if (index == group.open.size()) {
-      InstanceId id = allocate();
-      Instance& inst = instances_[id];
+    const std::uint32_t k = posted_[std::size_t{r} * dims_ + op.dim]++;
+    InstanceId& open = open_id(op.dim, group_id, k);
+    if (k == group.base + group.open) {  // the first post of collective k
+      if (group.open == open_ring_)
+        throw std::logic_error("plan error: more collectives open on one group than handle slots at " +
+                               plan_.names[op.name]);
+      open = allocate();
+      ++group.open;
+      Instance& inst = instances_[open];
       inst.first_member = grid_.group_member(r, op.dim, 0);
       inst.dim = op.dim;
       inst.kind = op.coll;
       inst.bytes = op.bytes;
       inst.refs = p;
-      group.open.push_back(id);
     }
-    InstanceId id = group.open[index];
+    const InstanceId id = open;
     slot(r, op.slot) = id;
     if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
     Instance& inst = instances_[id];
     if (inst.kind != op.coll || inst.bytes != op.bytes)
       throw std::logic_error("plan mismatch: group members posted different collectives at " +
                              plan_.names[op.name]);
-    if (++inst.posted == p) {
-      group.open.erase(group.open.begin());  // the oldest open instance is the first to be fully posted
+    if (++inst.posted == p) {  // collective k is the oldest open one: members post in the same order
+      --group.open;
       defer_launch(id, group_id, group.base++, false);
     }
   }
@@ -488,6 +502,8 @@ class Simulation {
   std::vector<Rank> next_waiter_;  ///< the rank blocked after this one in the same Wait
   std::vector<std::vector<ComputeRun>> runs_;  ///< per stream of the plan
   std::vector<std::vector<GroupState>> groups_;
+  std::vector<std::vector<InstanceId>> open_ids_;  ///< per dimension: open_ring_ ids per group
+  std::uint32_t open_ring_ = 1;                    ///< a power of two >= handle slots
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
