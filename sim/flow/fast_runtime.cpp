@@ -72,7 +72,7 @@ class Simulation {
              const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer)
       : topo_(topo), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
         world_(grid_.world_size()), network_(topo.links(), options.full_resolve), observer_(observer),
-        progress_(options.progress) {
+        progress_(options.progress), reverse_instants_(options.reverse_instants) {
     if (world_ > topo.gpu_count())
       throw std::invalid_argument("plan needs " + std::to_string(world_) + " GPUs, the machine has " +
                                   std::to_string(topo.gpu_count()));
@@ -117,6 +117,7 @@ class Simulation {
       now_ = queue_.next_time();
       while (!queue_.empty() && queue_.next_time() == now_) {
         queue_.pop_instant(batch);
+        if (reverse_instants_) std::reverse(batch.begin(), batch.end());
         // Lockstep ranks make an instant thousands of independent events over the whole machine: fetch
         // the state of the events a few places ahead while handling this one.
         constexpr std::size_t kAhead = 8;
@@ -482,6 +483,7 @@ class Simulation {
   std::uint64_t flows_ = 0;
 
   const ProgressCallback progress_;
+  const bool reverse_instants_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t ops_total_ = 0;  ///< ops of all ranks' streams
   std::uint64_t ops_done_ = 0;

@@ -24,7 +24,11 @@
 // flow (sim/runtime/flow_key.hpp): a ring hop by (dimension, group, the group's collective count, ring
 // position), a transfer by (sender, receiver, the pair's transfer count). They do not depend on the
 // order in which simultaneous collectives launch, so the SimGrid runtime routes every flow the same way.
-// Adaptive routing still sees the load at launch, which does depend on that order.
+// Adaptive routing still sees the load at launch, so the order of launches is part of the answer: the
+// collectives and transfers that become ready at one instant start together at its end, ordered by
+// first member (sender), kind, dimension, group (receiver) and sequence, each seeing the load of those
+// before it. Nothing else depends on the order in which an instant's events are handled, so answers
+// do not either (tested by handling every instant backwards).
 //
 // LIMITATIONS:
 //  - the latency term is paid after the bandwidth phase, not interleaved with it (same total for an
@@ -56,6 +60,8 @@ using ProgressCallback = std::function<void(const Progress&)>;
 struct FastOptions {
   bool full_resolve = false;  ///< re-solve every flow at every event (reference solver, for tests)
   ProgressCallback progress = {};  ///< may be empty; see terminal_progress_bar()
+  /// Handle the events of each instant in reverse order (for tests: answers must not change).
+  bool reverse_instants = false;
 };
 
 /// A progress bar redrawn in place on stderr, or an empty callback when stderr is not a terminal (so
