@@ -123,6 +123,10 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::uint32_t gpu_count() const override { return node_count() * p_.node.gpus; }
   [[nodiscard]] std::uint32_t gpus_per_node() const override { return p_.node.gpus; }
+  [[nodiscard]] LinkId first_load_read_link() const override {
+    return p_.routing == RoutingPolicy::Adaptive ? node_count() * node_links_.per_node()
+                                                 : static_cast<LinkId>(links().size());
+  }
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t switch_count() const override { return p_.groups * p_.switches_per_group; }
   [[nodiscard]] std::uint32_t group_count() const override { return p_.groups; }

@@ -83,6 +83,10 @@ class FatTree final : public Topology {
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::uint32_t gpu_count() const override { return p_.nodes * p_.node.gpus; }
   [[nodiscard]] std::uint32_t gpus_per_node() const override { return p_.node.gpus; }
+  [[nodiscard]] LinkId first_load_read_link() const override {
+    return p_.routing == RoutingPolicy::Adaptive ? node_count() * node_links_.per_node()
+                                                 : static_cast<LinkId>(links().size());
+  }
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t switch_count() const override { return core_base_ + core_count(); }
   /// Populated pods (3 levels) or leaves (2 levels).

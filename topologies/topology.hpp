@@ -90,6 +90,11 @@ class Topology {
   virtual void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                      std::vector<LinkId>& out) const = 0;
 
+  /// route() reads the load of no link below this id (node links come first; adaptive policies only
+  /// compare switch links). A caller that counts load for later routing decisions (a ring's earlier
+  /// hops) can skip the links below it. Default: every link, i.e. route() never reads load.
+  [[nodiscard]] virtual LinkId first_load_read_link() const { return static_cast<LinkId>(links_.size()); }
+
   /// Machine-independent figures for `exasim topo` (summary.hpp).
   [[nodiscard]] virtual TopologySummary summary() const = 0;
 

@@ -72,7 +72,8 @@ class Simulation {
              const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer)
       : topo_(topo), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
         world_(grid_.world_size()), network_(topo.links(), options.full_resolve), observer_(observer),
-        progress_(options.progress), reverse_instants_(options.reverse_instants) {
+        progress_(options.progress), reverse_instants_(options.reverse_instants),
+        first_load_read_link_(topo.first_load_read_link()) {
     if (world_ > topo.gpu_count())
       throw std::invalid_argument("plan needs " + std::to_string(world_) + " GPUs, the machine has " +
                                   std::to_string(topo.gpu_count()));
@@ -374,7 +375,11 @@ class Simulation {
     route_.clear();
     const auto bundle = runtime::route_ring_bundle(
         topo_, job_, inst.first_member, inst.dim, group_id, sequence, &network_, route_,
-        [this](const topo::LinkId* links, std::size_t count) { network_.hold(links, count); });
+        [this](const topo::LinkId* links, std::size_t count) {
+          // Only links that routing reads need to show this ring's earlier hops.
+          for (std::size_t i = 0; i < count; ++i)
+            if (links[i] >= first_load_read_link_) network_.hold(links + i, 1);
+        });
     if (bundle.rank0_member) wire_rank0_[inst.dim] += wire;
     network_.add(route_, wire, id);
     ++flows_;
@@ -484,6 +489,7 @@ class Simulation {
 
   const ProgressCallback progress_;
   const bool reverse_instants_;
+  const topo::LinkId first_load_read_link_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t ops_total_ = 0;  ///< ops of all ranks' streams
   std::uint64_t ops_done_ = 0;
