@@ -56,6 +56,7 @@ FlowId FlowNetwork::take_flow(std::size_t hops) {
   }
   if (flows_.size() >= kNoId) throw std::length_error("FlowNetwork: too many flows");
   flows_.emplace_back();
+  versions_.push_back(0);
   flows_.back().size_class = size_class;
   return static_cast<FlowId>(flows_.size() - 1);
 }
@@ -124,7 +125,7 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
   f.rate = 0;
   f.updated_s = 0;
   f.tag = tag;
-  ++f.version;
+  ++versions_[id];
   f.active = true;
   f.path = path;
   f.prev = kNoId;
@@ -173,7 +174,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   }
   if (--p.flows == 0) remove_path(f.path);
   f.active = false;
-  ++f.version;
+  ++versions_[id];
   --active_;
   free_flows_[f.size_class].push_back(id);
   return f.tag;
@@ -300,8 +301,8 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
     f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
     f.updated_s = now_s;
     f.rate = rate;
-    ++f.version;
-    if (rate > 0) schedule(now_s + f.remaining / rate, id, f.version);
+    const std::uint32_t version = ++versions_[id];
+    if (rate > 0) schedule(now_s + f.remaining / rate, id, version);
   }
 }
 
