@@ -97,7 +97,7 @@ FlowNetwork::PathId FlowNetwork::find_path(const std::vector<topo::LinkId>& rout
   return kNoId;
 }
 
-FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route) {
+FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route, bool& alone) {
   const PathId id = take_path(route.size());
   Path& p = paths_[id];
   p.flows = 0;
@@ -105,9 +105,11 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
   p.hops = static_cast<std::uint32_t>(route.size());
   ++active_paths_;
   const std::size_t base = p.route_at;
+  alone = !full_resolve_;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
+    for (const Entry* e = on_link.begin(); alone && e != on_link.end(); ++e) alone = e->path == id;
     route_pool_[base + i] = {l, on_link.size()};
     on_link.push_back({id, i});
   }
@@ -117,8 +119,9 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
 FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
   if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
   const FlowId id = take_flow(route.size());
+  bool alone = false;
   PathId path = find_path(route);
-  if (path == kNoId) path = new_path(route);
+  if (path == kNoId) path = new_path(route, alone);
   Path& p = paths_[path];
   Flow& f = flows_[id];
   f.remaining = bytes;
@@ -138,9 +141,18 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
     LinkState& link = links_[l];
     if (link.held > 0) --link.held;
     ++link.flows;
-    // A link a bundle crosses k times is usually marked dirty k times; collect_components() skips
+    // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
     // links it has already reached.
-    dirty_links_.push_back(l);
+    if (!alone) dirty_links_.push_back(l);
+  }
+  if (alone) {
+    // A new path with its links to itself: its rate is known now, while those links are in cache
+    // (the closed form of solve_components()). A later add() that shares one of them marks that
+    // link dirty, and resolve() then solves the path in its component instead.
+    double rate = std::numeric_limits<double>::infinity();
+    for (const topo::LinkId l : route) rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows));
+    p.new_rate = std::max(0.0, rate);
+    fresh_lone_.push_back(path);
   }
   return id;
 }
@@ -156,6 +168,7 @@ void FlowNetwork::remove_path(PathId id) {
     on_link[pos] = moved;
     on_link.pop_back();
     route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
+    if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
   --active_paths_;
   free_paths_[p.size_class].push_back(id);
@@ -168,9 +181,10 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   else p.first = f.next;
   if (f.next != kNoId) flows_[f.next].prev = f.prev;
   const RouteEntry* route = route_of(f.path);
+  const bool path_stays = p.flows > 1;  // else remove_path() marks only the links other paths share
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     --links_[route[i].link].flows;
-    dirty_links_.push_back(route[i].link);
+    if (path_stays) dirty_links_.push_back(route[i].link);
   }
   if (--p.flows == 0) remove_path(f.path);
   f.active = false;
@@ -282,8 +296,14 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
 }
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
-  if (dirty_links_.empty() && !full_resolve_) return;
+  if (dirty_links_.empty() && fresh_lone_.empty() && !full_resolve_) return;
   solve_components();
+  for (PathId p : fresh_lone_) {
+    if (paths_[p].epoch == epoch_) continue;  // solved with its component after all
+    paths_[p].epoch = epoch_;
+    comp_paths_.push_back(p);
+  }
+  fresh_lone_.clear();
   if (comp_paths_.empty()) return;
   // Predictions go out in flow id order, not in the order the search met the flows (which differs
   // between the incremental and the full solver): completions at equal times are then handled in the

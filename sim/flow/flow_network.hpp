@@ -148,7 +148,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   PathId take_path(std::size_t hops);
   /// An active path whose route is exactly `route`, or kNoId.
   [[nodiscard]] PathId find_path(const std::vector<topo::LinkId>& route) const;
-  PathId new_path(const std::vector<topo::LinkId>& route);
+  /// Enters a new path on its links; `alone`: no other path crosses any of them (never under full_resolve).
+  PathId new_path(const std::vector<topo::LinkId>& route, bool& alone);
   void remove_path(PathId p);
   /// Collects the connected components of the dirty links (all links with flows under full_resolve)
   /// into comp_links_ / comp_paths_ and sets each path's new_rate.
@@ -173,6 +174,7 @@ class FlowNetwork final : public topo::LinkLoadView {
 
   // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
+  std::vector<PathId> fresh_lone_;  ///< new paths alone on their links, rate set by add()
   std::uint32_t epoch_ = 0;
   std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
   std::vector<PathId> comp_paths_;        ///< their paths, in the same order
