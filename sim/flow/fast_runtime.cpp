@@ -83,7 +83,6 @@ class Simulation {
     since_.assign(world_, 0);
     posted_.assign(std::size_t{world_} * dims_, 0);
     slot_.assign(std::size_t{world_} * slots_per_rank_, kNone);
-    compute_s_.assign(world_, 0.0);
     finish_s_.assign(world_, 0.0);
     exposed_s_.assign(std::size_t{world_} * dims_, 0.0);
     next_waiter_.assign(world_, kNone);
@@ -98,7 +97,13 @@ class Simulation {
     }
     wire_rank0_.assign(dims_, 0.0);
     for (Rank r = 0; r < world_; ++r) ops_total_ += ops_of(r).size();
-    for (const auto& stream : plan_.streams) runs_.push_back(compute_runs(stream.ops));
+    for (const auto& stream : plan_.streams) {
+      runs_.push_back(compute_runs(stream.ops));
+      double total = 0;
+      for (const Op& op : stream.ops)
+        if (op.type == OpType::Compute) total += job_.kernel_time_s[op.kernel];
+      stream_compute_s_.push_back(total);
+    }
     if (observer_) {
       observed_.assign(world_, false);
       for (Rank r = 0; r < world_; ++r) observed_[r] = observe && observe(r);
@@ -140,7 +145,6 @@ class Simulation {
       case EventType::ComputeDone:
         __builtin_prefetch(&pc_[e.id]);
         __builtin_prefetch(&since_[e.id]);
-        __builtin_prefetch(&compute_s_[e.id]);
         __builtin_prefetch(&slot_[std::size_t{e.id} * slots_per_rank_]);
         __builtin_prefetch(&posted_[std::size_t{e.id} * dims_]);
         break;
@@ -201,7 +205,6 @@ class Simulation {
     switch (e.type) {
       case EventType::ComputeDone: {
         Rank r = e.id;
-        compute_s_[r] += now_ - since_[r];
         if (observed(r)) {
           report(r, pc_[r], since_[r], now_);
           next_op(r);
@@ -232,7 +235,7 @@ class Simulation {
         case OpType::Compute:
           // An unobserved rank runs consecutive kernels as one event: nothing else can happen to it
           // in between (compute does not depend on the network), so only the run's end matters.
-          since_[r] = now_;
+          if (observed(r)) since_[r] = now_;  // only a trace needs the start of a kernel
           push(now_ + (observed(r) ? job_.kernel_time_s[op.kernel] : run_of(r)[pc_[r]].time_s), EventType::ComputeDone,
                r);
           return;
@@ -454,7 +457,7 @@ class Simulation {
     std::vector<runtime::RankTimes> times(world_);
     for (Rank r = 0; r < world_; ++r) {
       times[r].finish_s = finish_s_[r];
-      times[r].compute_s = compute_s_[r];
+      times[r].compute_s = stream_compute_s_[static_cast<std::size_t>(&plan_.stream_of(r) - plan_.streams.data())];
       times[r].exposed_s.assign(exposed_s_.begin() + std::ptrdiff_t(std::size_t{r} * dims_),
                                 exposed_s_.begin() + std::ptrdiff_t(std::size_t{r + 1} * dims_));
     }
@@ -499,12 +502,14 @@ class Simulation {
 
   std::size_t slots_per_rank_;
   std::vector<std::uint32_t> pc_;
-  std::vector<double> since_;  ///< per rank: when its current compute or wait began
+  std::vector<double> since_;  ///< per rank: when its current wait (or, if observed, compute) began
   std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   // Per rank (exposed_s_: per rank and dimension), as separate arrays: an instant handles ranks in
   // nearly rank order, and each event needs only a few of these.
-  std::vector<double> compute_s_;
+  /// Per stream: its kernels' summed time, every rank's compute time (compute never waits, so a rank
+  /// computes exactly its stream's kernels; summing them is exact where now - start would round).
+  std::vector<double> stream_compute_s_;
   std::vector<double> finish_s_;
   std::vector<double> exposed_s_;
   std::vector<Rank> next_waiter_;  ///< the rank blocked after this one in the same Wait
