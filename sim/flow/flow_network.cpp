@@ -4,31 +4,41 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace exasim::flow {
 
 FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve)
-    : links_(links.size()), full_resolve_(full_resolve) {
-  for (std::size_t l = 0; l < links.size(); ++l) links_[l].capacity = links[l].bandwidth_Bps;
+    : links_(links.size()), residual_(links.size()), unfrozen_(links.size()), full_resolve_(full_resolve) {
+  std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
+    if (added) capacities_.push_back(links[l].bandwidth_Bps);
+    links_[l].capacity_class = it->second;
+  }
 }
 
-void FlowNetwork::EntryList::push_back(Entry e) {
-  if (size_ < kInline) {
-    inline_[size_++] = e;
+void FlowNetwork::EntryList::push_back(SpillPool& pool, Entry e) {
+  if (size_ == 0) {
+    inline_ = e;
+    size_ = 1;
     return;
   }
-  if (size_ == kInline) {  // spill: the inline entries move, in order
-    if (!spill_) spill_ = std::make_unique<std::vector<Entry>>();
-    spill_->assign(inline_, inline_ + kInline);
+  if (size_ == 1) {  // spill: the inline entry moves first
+    if (spill_ == kNoId) {
+      spill_ = static_cast<std::uint32_t>(pool.size());
+      pool.emplace_back();
+    }
+    pool[spill_].assign(1, inline_);
   }
-  spill_->push_back(e);
+  pool[spill_].push_back(e);
   ++size_;
 }
 
-void FlowNetwork::EntryList::pop_back() {
-  if (size_ > kInline) {
-    spill_->pop_back();
-    if (size_ == kInline + 1) std::copy_n(spill_->data(), kInline, inline_);  // back inside, in order
+void FlowNetwork::EntryList::pop_back(SpillPool& pool) {
+  if (size_ > 1) {
+    pool[spill_].pop_back();
+    if (size_ == 2) inline_ = pool[spill_][0];  // back inside
   }
   --size_;
 }
@@ -84,7 +94,8 @@ FlowNetwork::PathId FlowNetwork::find_path(const std::vector<topo::LinkId>& rout
   // Only paths through the route's first link can match; it is usually a NIC or GPU link with few.
   const auto& candidates = links_[route[0]].entries;
   std::uint32_t tried = 0;
-  for (const Entry& e : candidates) {
+  for (const Entry* it = candidates.begin(spills_); it != candidates.end(spills_); ++it) {
+    const Entry& e = *it;
     if (e.hop != 0) continue;
     if (++tried > kPathCandidates) break;  // a miss only costs a second path with the same route
     const Path& p = paths_[e.path];
@@ -109,9 +120,9 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
-    for (const Entry* e = on_link.begin(); alone && e != on_link.end(); ++e) alone = e->path == id;
+    for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
     route_pool_[base + i] = {l, on_link.size()};
-    on_link.push_back({id, i});
+    on_link.push_back(spills_, {id, i});
   }
   return id;
 }
@@ -150,7 +161,7 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
     // (the closed form of solve_components()). A later add() that shares one of them marks that
     // link dirty, and resolve() then solves the path in its component instead.
     double rate = std::numeric_limits<double>::infinity();
-    for (const topo::LinkId l : route) rate = std::min(rate, links_[l].capacity / static_cast<double>(links_[l].flows));
+    for (const topo::LinkId l : route) rate = std::min(rate, capacity(l) / static_cast<double>(links_[l].flows));
     p.new_rate = std::max(0.0, rate);
     fresh_lone_.push_back(path);
   }
@@ -164,9 +175,9 @@ void FlowNetwork::remove_path(PathId id) {
     const auto [l, pos] = route_pool_[base + i];
     auto& on_link = links_[l].entries;
     // Swap-remove: the last entry of the list takes this entry's place; fix that entry's back index.
-    const Entry moved = on_link.back();
-    on_link[pos] = moved;
-    on_link.pop_back();
+    const Entry moved = on_link.back(spills_);
+    on_link.at(spills_, pos) = moved;
+    on_link.pop_back(spills_);
     route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
     if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
@@ -219,7 +230,9 @@ void FlowNetwork::solve_components() {
       const topo::LinkId l = stack_.back();
       stack_.pop_back();
       comp_links_.push_back(l);
-      for (const Entry& e : links_[l].entries) {
+      const EntryList& entries = links_[l].entries;
+      for (const Entry* at = entries.begin(spills_); at != entries.end(spills_); ++at) {
+        const Entry& e = *at;
         Path& path = paths_[e.path];
         if (path.epoch == epoch_) continue;
         path.epoch = epoch_;
@@ -239,8 +252,8 @@ void FlowNetwork::solve_components() {
       Path& path = paths_[comp_paths_[paths_at]];
       double rate = std::numeric_limits<double>::infinity();
       for (std::size_t i = links_at; i < comp_links_.size(); ++i) {
-        const LinkState& link = links_[comp_links_[i]];
-        rate = std::min(rate, link.capacity / static_cast<double>(link.flows));
+        const topo::LinkId l = comp_links_[i];
+        rate = std::min(rate, capacity(l) / static_cast<double>(links_[l].flows));
       }
       path.new_rate = std::max(0.0, rate);
       path.epoch = frozen_mark;
@@ -261,35 +274,35 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
   heap_.clear();
   for (std::size_t i = links_at; i < links_end; ++i) {
     const topo::LinkId l = comp_links_[i];
-    LinkState& link = links_[l];
-    link.residual = link.capacity;
-    link.unfrozen = link.flows;
-    heap_.push_back({link.residual / link.unfrozen, l});
+    residual_[l] = capacity(l);
+    unfrozen_[l] = links_[l].flows;
+    heap_.push_back({residual_[l] / unfrozen_[l], l});
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const Share top = heap_.back();
     heap_.pop_back();
-    LinkState& link = links_[top.link];
-    if (link.unfrozen == 0) continue;
-    const double share = std::max(0.0, link.residual / link.unfrozen);
+    const topo::LinkId top_link = top.link;
+    if (unfrozen_[top_link] == 0) continue;
+    const double share = std::max(0.0, residual_[top_link] / unfrozen_[top_link]);
     if (share > top.share) {  // stale key: back in with the current share
       heap_.push_back({share, top.link});
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
       continue;
     }
-    for (const Entry& e : link.entries) {
-      Path& path = paths_[e.path];
+    const EntryList& entries = links_[top_link].entries;
+    for (const Entry* it = entries.begin(spills_); it != entries.end(spills_); ++it) {
+      Path& path = paths_[it->path];
       if (path.epoch == frozen_mark) continue;
       path.epoch = frozen_mark;
       path.new_rate = share;
-      const RouteEntry* route = route_of(e.path);
+      const RouteEntry* route = route_of(it->path);
       for (std::size_t i = 0; i < path.hops; ++i) {
-        LinkState& l2 = links_[route[i].link];
+        const topo::LinkId l2 = route[i].link;
         // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
-        for (std::uint32_t k = 0; k < path.flows; ++k) l2.residual -= share;
-        l2.unfrozen -= path.flows;
+        for (std::uint32_t k = 0; k < path.flows; ++k) residual_[l2] -= share;
+        unfrozen_[l2] -= path.flows;
       }
     }
   }

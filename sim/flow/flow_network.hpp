@@ -28,7 +28,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <vector>
 
 namespace exasim::flow {
@@ -97,37 +96,38 @@ class FlowNetwork final : public topo::LinkLoadView {
     PathId path;
     std::uint32_t hop;
   };
-  /// A link's entries, in order: up to kInline of them inside the link record, more in a spill vector
-  /// (entry i is at the same index either way). Most links carry one or two paths.
+  /// Spill storage of busy links' entries (EntryList::spill indexes it).
+  using SpillPool = std::vector<std::vector<Entry>>;
+  /// A link's entries, in order: a lone entry inside the link record, two or more in a spill vector of
+  /// the pool (entry i is at the same index either way). Most links carry one path.
   class EntryList {
    public:
     [[nodiscard]] std::uint32_t size() const { return size_; }
     [[nodiscard]] bool empty() const { return size_ == 0; }
-    [[nodiscard]] const Entry* begin() const { return size_ > kInline ? spill_->data() : inline_; }
-    [[nodiscard]] const Entry* end() const { return begin() + size_; }
-    [[nodiscard]] Entry& operator[](std::uint32_t i) { return size_ > kInline ? (*spill_)[i] : inline_[i]; }
-    [[nodiscard]] const Entry& back() const { return begin()[size_ - 1]; }
-    void push_back(Entry e);
-    void pop_back();
+    [[nodiscard]] const Entry* begin(const SpillPool& pool) const { return size_ > 1 ? pool[spill_].data() : &inline_; }
+    [[nodiscard]] const Entry* end(const SpillPool& pool) const { return begin(pool) + size_; }
+    [[nodiscard]] Entry& at(SpillPool& pool, std::uint32_t i) { return size_ > 1 ? pool[spill_][i] : inline_; }
+    [[nodiscard]] const Entry& back(const SpillPool& pool) const { return begin(pool)[size_ - 1]; }
+    void push_back(SpillPool& pool, Entry e);
+    void pop_back(SpillPool& pool);
 
    private:
-    static constexpr std::uint32_t kInline = 2;  // what keeps LinkState within one cache line
     std::uint32_t size_ = 0;
-    Entry inline_[kInline]{};
-    std::unique_ptr<std::vector<Entry>> spill_;  ///< kept once allocated: a busy link stays busy
+    std::uint32_t spill_ = kNoId;  ///< kept once allocated: a busy link stays busy
+    Entry inline_{};
   };
-  /// Everything about a link in one record (one cache line), since large runs touch links all over
-  /// the machine: the solver state, the capacity it starts from, and its entries.
-  struct alignas(64) LinkState {
-    double capacity = 0;
-    double residual = 0;
-    std::uint32_t unfrozen = 0;  ///< solver scratch: flow entries not frozen yet
+  /// What the event loop needs of a link in one half cache line, since large runs touch links all over
+  /// the machine (two links of a NIC share a line): its load, its search mark and its entries. The
+  /// capacity is an index into a table of the machine's few distinct capacities; the progressive
+  /// filling scratch (residual capacity, unfrozen entries) lives in arrays of its own.
+  struct alignas(32) LinkState {
+    std::uint32_t flows = 0;  ///< flow entries: each entry weighted by its path's flow count
     std::uint32_t epoch = 0;
     std::uint32_t held = 0;   ///< hold()s not yet taken by add()
-    std::uint32_t flows = 0;  ///< flow entries: each entry weighted by its path's flow count
+    std::uint32_t capacity_class = 0;
     EntryList entries;
   };
-  static_assert(sizeof(LinkState) == 64, "a link record should fill exactly one cache line");
+  static_assert(sizeof(LinkState) == 32, "a link record should fill half a cache line");
   /// A route entry: the link, and where the path sits in that link's entries.
   struct RouteEntry {
     topo::LinkId link;
@@ -157,7 +157,13 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Progressive filling of one component: comp_links_[links_at, links_end).
   void fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark);
 
+  [[nodiscard]] double capacity(topo::LinkId l) const { return capacities_[links_[l].capacity_class]; }
+
   std::vector<LinkState> links_;
+  std::vector<double> capacities_;  ///< distinct link capacities (bytes/s), by LinkState::capacity_class
+  SpillPool spills_;
+  std::vector<double> residual_;        ///< per link: progressive filling scratch
+  std::vector<std::uint32_t> unfrozen_;  ///< per link: progressive filling scratch
   std::vector<Flow> flows_;
   /// Per flow slot: bumped when a flow takes the slot, when its rate changes and when it ends, so a
   /// prediction is live iff its version is the slot's. Kept apart from the flow records: large runs
