@@ -53,17 +53,24 @@ std::uint8_t FlowNetwork::size_class_of(std::size_t hops) {
   return size_class;
 }
 
+namespace {
+/// The newest freed id of a size class, if any (ids are reused newest first: their records are the
+/// likeliest still in cache).
+bool reuse(std::vector<std::vector<std::uint32_t>>& free_lists, std::uint8_t size_class, std::uint32_t& id) {
+  if (size_class >= free_lists.size()) free_lists.resize(size_class + 1);
+  auto& free = free_lists[size_class];
+  if (free.empty()) return false;
+  id = free.back();
+  free.pop_back();
+  return true;
+}
+}  // namespace
+
 FlowId FlowNetwork::take_flow(std::size_t hops) {
-  // Flow ids are reused per route size class, newest first: the ids, and so the order of predictions
-  // at equal times, then follow the launch history alone.
+  // Flow ids are reused per route size class: the ids, and so the order of predictions at equal
+  // times, then follow the launch history alone.
   const std::uint8_t size_class = size_class_of(hops);
-  if (size_class >= free_flows_.size()) free_flows_.resize(size_class + 1);
-  auto& free = free_flows_[size_class];
-  if (!free.empty()) {
-    const FlowId id = free.back();
-    free.pop_back();
-    return id;
-  }
+  if (FlowId id; reuse(free_flows_, size_class, id)) return id;
   if (flows_.size() >= kNoId) throw std::length_error("FlowNetwork: too many flows");
   flows_.emplace_back();
   versions_.push_back(0);
@@ -73,13 +80,7 @@ FlowId FlowNetwork::take_flow(std::size_t hops) {
 
 FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
   const std::uint8_t size_class = size_class_of(hops);
-  if (size_class >= free_paths_.size()) free_paths_.resize(size_class + 1);
-  auto& free = free_paths_[size_class];
-  if (!free.empty()) {
-    const PathId id = free.back();
-    free.pop_back();
-    return id;
-  }
+  if (PathId id; reuse(free_paths_, size_class, id)) return id;
   const std::size_t segment = std::size_t{kMinSegment} << size_class;
   if (route_pool_.size() + segment > 0xffffffffu) throw std::length_error("FlowNetwork: route pool full");
   const auto id = static_cast<PathId>(paths_.size());
