@@ -31,9 +31,8 @@ using InstanceId = std::uint32_t;
 constexpr InstanceId kNone = 0xffffffff;
 
 /// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
-/// member's Wait.
-/// Half a cache line: every member of a group touches it, from ranks all over the machine. What only
-/// the launch and the end need (latency, completion time) is kept beside, per instance id.
+/// member's Wait. Half a cache line: every member of a group touches it, from ranks all over the
+/// machine; what only the launch and the end need (latency, completion time) is kept beside, per id.
 struct Instance {
   double bytes = 0;
   Rank first_member = 0;  ///< Send/Recv: the sender
@@ -187,9 +186,10 @@ class Simulation {
     }
     return runs;
   }
-  [[nodiscard]] const std::vector<ComputeRun>& run_of(Rank r) const {
-    return runs_[static_cast<std::size_t>(&plan_.stream_of(r) - plan_.streams.data())];
+  [[nodiscard]] std::size_t stream_index(Rank r) const {
+    return static_cast<std::size_t>(&plan_.stream_of(r) - plan_.streams.data());
   }
+  [[nodiscard]] const std::vector<ComputeRun>& run_of(Rank r) const { return runs_[stream_index(r)]; }
   void next_op(Rank r) {
     ++pc_[r];
     ++ops_done_;
@@ -457,7 +457,7 @@ class Simulation {
     std::vector<runtime::RankTimes> times(world_);
     for (Rank r = 0; r < world_; ++r) {
       times[r].finish_s = finish_s_[r];
-      times[r].compute_s = stream_compute_s_[static_cast<std::size_t>(&plan_.stream_of(r) - plan_.streams.data())];
+      times[r].compute_s = stream_compute_s_[stream_index(r)];
       times[r].exposed_s.assign(exposed_s_.begin() + std::ptrdiff_t(std::size_t{r} * dims_),
                                 exposed_s_.begin() + std::ptrdiff_t(std::size_t{r + 1} * dims_));
     }
@@ -507,12 +507,12 @@ class Simulation {
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   // Per rank (exposed_s_: per rank and dimension), as separate arrays: an instant handles ranks in
   // nearly rank order, and each event needs only a few of these.
-  /// Per stream: its kernels' summed time, every rank's compute time (compute never waits, so a rank
-  /// computes exactly its stream's kernels; summing them is exact where now - start would round).
-  std::vector<double> stream_compute_s_;
   std::vector<double> finish_s_;
   std::vector<double> exposed_s_;
   std::vector<Rank> next_waiter_;  ///< the rank blocked after this one in the same Wait
+  /// Per stream: its kernels' summed time, every rank's compute time (compute never waits, so a rank
+  /// computes exactly its stream's kernels; summing them is exact where now - start would round).
+  std::vector<double> stream_compute_s_;
   std::vector<std::vector<ComputeRun>> runs_;  ///< per stream of the plan
   std::vector<std::vector<GroupState>> groups_;
   std::vector<std::vector<InstanceId>> open_ids_;  ///< per dimension: open_ring_ ids per group

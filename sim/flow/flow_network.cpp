@@ -141,7 +141,6 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
   f.updated_s = 0;
   f.tag = tag;
   ++versions_[id];
-  f.active = true;
   f.path = path;
   f.prev = kNoId;
   f.next = p.first;
@@ -199,7 +198,6 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
   if (--p.flows == 0) remove_path(f.path);
-  f.active = false;
   ++versions_[id];
   --active_;
   free_flows_[f.size_class].push_back(id);

@@ -78,7 +78,6 @@ class FlowNetwork final : public topo::LinkLoadView {
     PathId path = kNoId;
     FlowId prev = kNoId, next = kNoId;  ///< the other flows of its path
     std::uint8_t size_class = 0;        ///< ids are reused per route size class (see take_flow)
-    bool active = false;
   };
   /// A route and the active flows that take it.
   struct Path {
