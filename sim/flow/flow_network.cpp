@@ -160,12 +160,16 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
     // A new path with its links to itself: its rate is known now, while those links are in cache
     // (the closed form of solve_components()). A later add() that shares one of them marks that
     // link dirty, and resolve() then solves the path in its component instead.
-    double rate = std::numeric_limits<double>::infinity();
-    for (const topo::LinkId l : route) rate = std::min(rate, capacity(l) / static_cast<double>(links_[l].flows));
-    p.new_rate = std::max(0.0, rate);
+    p.new_rate = lone_rate(route.data(), route.data() + route.size());
     fresh_lone_.push_back(path);
   }
   return id;
+}
+
+double FlowNetwork::lone_rate(const topo::LinkId* first, const topo::LinkId* last) const {
+  double rate = std::numeric_limits<double>::infinity();
+  for (const topo::LinkId* l = first; l != last; ++l) rate = std::min(rate, capacity(*l) / static_cast<double>(links_[*l].flows));
+  return std::max(0.0, rate);
 }
 
 void FlowNetwork::remove_path(PathId id) {
@@ -249,12 +253,7 @@ void FlowNetwork::solve_components() {
       // A lone path: every entry on its links is its own, so its flows' rate is the tightest capacity
       // over the flow entries there, exactly what progressive filling would freeze them at.
       Path& path = paths_[comp_paths_[paths_at]];
-      double rate = std::numeric_limits<double>::infinity();
-      for (std::size_t i = links_at; i < comp_links_.size(); ++i) {
-        const topo::LinkId l = comp_links_[i];
-        rate = std::min(rate, capacity(l) / static_cast<double>(links_[l].flows));
-      }
-      path.new_rate = std::max(0.0, rate);
+      path.new_rate = lone_rate(comp_links_.data() + links_at, comp_links_.data() + comp_links_.size());
       path.epoch = frozen_mark;
     } else {
       fill(links_at, comp_links_.size(), frozen_mark);

@@ -150,6 +150,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Enters a new path on its links; `alone`: no other path crosses any of them (never under full_resolve).
   PathId new_path(const std::vector<topo::LinkId>& route, bool& alone);
   void remove_path(PathId p);
+  /// The rate of a path alone on the links [first, last) (repeats change nothing): the tightest
+  /// capacity over the flow entries there, what progressive filling would freeze it at.
+  [[nodiscard]] double lone_rate(const topo::LinkId* first, const topo::LinkId* last) const;
   /// Collects the connected components of the dirty links (all links with flows under full_resolve)
   /// into comp_links_ / comp_paths_ and sets each path's new_rate.
   void solve_components();
