@@ -46,7 +46,7 @@ double makespan_s(const Topology& t, const std::vector<Pair>& pairs, double byte
     events.pop();
     if (!net.current(f, version)) continue;
     now = at;
-    net.finish(f, schedule);
+    net.finish(f);
     net.resolve(now, schedule);
   }
   return now;

@@ -207,7 +207,7 @@ class Simulation {
         break;
       }
       case EventType::FlowDone: {
-        const auto inst_id = static_cast<InstanceId>(network_.finish(e.id, schedule_flow_));
+        const auto inst_id = static_cast<InstanceId>(network_.finish(e.id));
         push(now_ + latency_s_[inst_id], EventType::CollectiveDone, inst_id);
         break;
       }

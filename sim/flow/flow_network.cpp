@@ -142,16 +142,10 @@ FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, st
   f.tag = tag;
   ++versions_[id];
   f.path = path;
-  if (p.first == kNoId) {
-    f.prev = f.next = kNoId;
-    p.first = id;
-  } else {  // behind the head, which keeps its prediction until resolve() elects again
-    Flow& head = flows_[p.first];
-    f.prev = p.first;
-    f.next = head.next;
-    if (head.next != kNoId) flows_[head.next].prev = id;
-    head.next = id;
-  }
+  f.prev = kNoId;
+  f.next = p.first;
+  if (p.first != kNoId) flows_[p.first].prev = id;
+  p.first = id;
   ++p.flows;
   ++active_;
   for (const topo::LinkId l : route) {
@@ -195,10 +189,9 @@ void FlowNetwork::remove_path(PathId id) {
   free_paths_[p.size_class].push_back(id);
 }
 
-std::uint64_t FlowNetwork::finish(FlowId id, const Scheduler& schedule) {
+std::uint64_t FlowNetwork::finish(FlowId id) {
   Flow& f = flows_[id];
   Path& p = paths_[f.path];
-  if (p.first != id) throw std::logic_error("FlowNetwork::finish: only a path's head has a prediction");
   if (f.prev != kNoId) flows_[f.prev].next = f.next;
   else p.first = f.next;
   if (f.next != kNoId) flows_[f.next].prev = f.prev;
@@ -208,49 +201,11 @@ std::uint64_t FlowNetwork::finish(FlowId id, const Scheduler& schedule) {
     --links_[route[i].link].flows;
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
-  if (--p.flows == 0) {
-    remove_path(f.path);
-  } else {
-    elect_head(f.path);
-    predict(p.first, schedule);
-  }
+  if (--p.flows == 0) remove_path(f.path);
   ++versions_[id];
   --active_;
   free_flows_[f.size_class].push_back(id);
   return f.tag;
-}
-
-void FlowNetwork::elect_head(PathId path) {
-  Path& p = paths_[path];
-  // By due time, not remaining bytes: a flow that just joined has its bytes counted at this instant,
-  // the others possibly at an earlier one (their rate did not change).
-  const auto due_s = [this](FlowId id) {
-    const Flow& f = flows_[id];
-    return f.rate > 0 ? f.updated_s + f.remaining / f.rate : std::numeric_limits<double>::infinity();
-  };
-  FlowId head = p.first;
-  double head_due = due_s(head);
-  for (FlowId id = flows_[head].next; id != kNoId; id = flows_[id].next) {
-    const double due = due_s(id);
-    if (due < head_due || (due == head_due && id < head)) {
-      head = id;
-      head_due = due;
-    }
-  }
-  if (head == p.first) return;
-  Flow& h = flows_[head];  // unlink, then in front
-  flows_[h.prev].next = h.next;
-  if (h.next != kNoId) flows_[h.next].prev = h.prev;
-  h.prev = kNoId;
-  h.next = p.first;
-  flows_[p.first].prev = head;
-  p.first = head;
-}
-
-void FlowNetwork::predict(FlowId id, const Scheduler& schedule) {
-  const Flow& f = flows_[id];
-  const std::uint32_t version = ++versions_[id];
-  if (f.rate > 0) schedule(f.updated_s + f.remaining / f.rate, id, version);
 }
 
 void FlowNetwork::solve_components() {
@@ -361,31 +316,25 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   }
   fresh_lone_.clear();
   if (comp_paths_.empty()) return;
-  // Every flow of a changed path moves to the new rate; its head (which may change: a new flow may have
-  // fewer bytes left) gets the prediction, its former head's goes stale. Predictions go out in flow id
-  // order, not in the order the search met the paths (which differs between the incremental and the
-  // full solver): completions at equal times are then handled in the same order by both, and so are the
-  // launches they trigger, which adaptive routing is sensitive to.
+  // Predictions go out in flow id order, not in the order the search met the flows (which differs
+  // between the incremental and the full solver): completions at equal times are then handled in the
+  // same order by both, and so are the launches they trigger, which adaptive routing is sensitive to.
   changed_.clear();
   for (PathId p : comp_paths_) {
     const double rate = paths_[p].new_rate;
-    const FlowId former = paths_[p].first;
-    bool changed = false;
-    for (FlowId id = former; id != kNoId; id = flows_[id].next) {
-      Flow& f = flows_[id];
-      if (f.rate == rate) continue;  // paths' flows share their rate: all change or none (but new ones)
-      f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
-      f.updated_s = now_s;
-      f.rate = rate;
-      changed = true;
-    }
-    if (!changed) continue;  // the head's prediction still holds
-    elect_head(p);
-    if (paths_[p].first != former) ++versions_[former];
-    changed_.push_back(paths_[p].first);
+    for (FlowId id = paths_[p].first; id != kNoId; id = flows_[id].next)
+      if (flows_[id].rate != rate) changed_.push_back(id);  // else its prediction still holds
   }
   std::sort(changed_.begin(), changed_.end());
-  for (FlowId id : changed_) predict(id, schedule);
+  for (FlowId id : changed_) {
+    Flow& f = flows_[id];
+    const double rate = paths_[f.path].new_rate;
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
+    f.updated_s = now_s;
+    f.rate = rate;
+    const std::uint32_t version = ++versions_[id];
+    if (rate > 0) schedule(now_s + f.remaining / rate, id, version);
+  }
 }
 
 }  // namespace exasim::flow

@@ -10,10 +10,7 @@
 // Flows that take exactly the same route share one Path: max-min gives them the same rate, so the
 // solver handles the path once, weighted by its flow count, instead of each flow (AxoNN keeps several
 // collectives of one group in flight, and every one of them takes the group's ring). Each flow keeps
-// its own bytes. At one rate, the flows of a path finish in the order of their remaining bytes, so only
-// the path's head (fewest bytes left) has a predicted finish scheduled; when it ends, the next one's
-// prediction (unchanged since its rate last changed) is scheduled at once. Large runs would otherwise
-// fill the event queue with predictions that a rate change supersedes before they come due.
+// its own bytes and its own predicted finish.
 //
 // add() and finish() mark the touched links dirty; resolve() then takes the connected components of the
 // dirty links (links <-> paths that cross them, transitively), runs progressive filling on each (a lone
@@ -55,9 +52,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const { return versions_[flow] == version; }
   /// Asks the CPU to start loading the flow's record (a hint for batches of completions).
   void prefetch(FlowId flow) const { __builtin_prefetch(&flows_[flow]); }
-  /// Removes a completed flow (its path's head); returns its tag. The path's next flow, if any, becomes
-  /// its head and gets its prediction now (it may be due at this very time).
-  std::uint64_t finish(FlowId flow, const Scheduler& schedule);
+  /// Removes a completed flow; returns its tag.
+  std::uint64_t finish(FlowId flow);
   /// Re-solves what changed since the last call, at simulated time `now_s`.
   void resolve(double now_s, const Scheduler& schedule);
 
@@ -87,7 +83,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct Path {
     double new_rate = 0;         ///< solver scratch
     std::uint32_t flows = 0;     ///< active flows on it: its weight on every link it crosses
-    FlowId first = kNoId;        ///< the head: fewest bytes left, the only one with a prediction; the rest follow Flow::next
+    FlowId first = kNoId;        ///< one of them; the rest follow Flow::next
     std::uint32_t epoch = 0;     ///< solver scratch: component / frozen marks
     std::uint32_t route_at = 0;  ///< first entry of the path's segment of route_pool_
     std::uint32_t hops = 0;      ///< route entries in use
@@ -154,10 +150,6 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Enters a new path on its links; `alone`: no other path crosses any of them (never under full_resolve).
   PathId new_path(const std::vector<topo::LinkId>& route, bool& alone);
   void remove_path(PathId p);
-  /// Moves the flow of path p that is due first (lowest id on ties) to the front.
-  void elect_head(PathId p);
-  /// Schedules flow f's finish from its remaining bytes and rate (a fresh version: older ones go stale).
-  void predict(FlowId f, const Scheduler& schedule);
   /// The rate of a path alone on the links [first, last) (repeats change nothing): the tightest
   /// capacity over the flow entries there, what progressive filling would freeze it at.
   [[nodiscard]] double lone_rate(const topo::LinkId* first, const topo::LinkId* last) const;
@@ -195,7 +187,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
   std::vector<PathId> comp_paths_;        ///< their paths, in the same order
   std::vector<topo::LinkId> stack_;
-  std::vector<FlowId> changed_;  ///< heads of the paths whose rate changed, in id order
+  std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
   std::vector<Share> heap_;
 };
 

@@ -3,9 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <map>
-#include <stdexcept>
-#include <tuple>
-#include <vector>
 
 using namespace exasim;
 using flow::FlowNetwork;
@@ -53,7 +50,7 @@ TEST_CASE("when a flow ends the survivors speed up and their finish is re-predic
   auto b = net.add({0}, 3e9, 2);
   net.resolve(0, p.scheduler());
   CHECK(p.finish[a] == Approx(0.2));
-  net.finish(a, p.scheduler());
+  net.finish(a);
   net.resolve(0.2, p.scheduler());
   // B sent 1 GB at 5 GB/s, then 2 GB at 10 GB/s.
   CHECK(p.finish[b] == Approx(0.4));
@@ -72,11 +69,11 @@ TEST_CASE("a bundle crossing a link twice takes two shares of it", "[unit]") {
     net.resolve(0, p.scheduler());
     CHECK(net.rate_Bps(bundle) == Approx(10e9 / 3));
     CHECK(net.rate_Bps(b) == Approx(10e9 / 3));
-    net.finish(b, p.scheduler());
+    net.finish(b);
     net.resolve(p.finish[b], p.scheduler());
     CHECK(net.rate_Bps(bundle) == Approx(5e9));
     CHECK(net.load(0) == 2);
-    net.finish(bundle, p.scheduler());
+    net.finish(bundle);
     CHECK(net.load(0) == 0);
     CHECK(net.active_flows() == 0);
   }
@@ -108,53 +105,16 @@ TEST_CASE("flows on the same route share a path and still finish on their own by
     CHECK(net.rate_Bps(a) == Approx(10e9 / 3));
     CHECK(net.rate_Bps(b) == Approx(10e9 / 3));
     CHECK(p.finish[a] == Approx(0.3));
-    CHECK(net.finish(a, p.scheduler()) == 1);
+    CHECK(net.finish(a) == 1);
     CHECK(net.active_paths() == 2);  // B still takes the path
     net.resolve(p.finish[a], p.scheduler());
     // B sent 1 GB; the rest goes at 5 GB/s, as does C.
     CHECK(net.rate_Bps(b) == Approx(5e9));
     CHECK(p.finish[b] == Approx(0.3 + 0.2));
-    net.finish(b, p.scheduler());
+    net.finish(b);
     CHECK(net.active_paths() == 1);
     CHECK(net.load(1) == 0);
     net.resolve(p.finish[b], p.scheduler());
     CHECK(net.rate_Bps(c) == Approx(10e9));
   }
-}
-
-TEST_CASE("only a path's head has a prediction; the next one gets its own when the head ends", "[unit]") {
-  // A (1 GB) and B (2 GB) share route {0} (10 GB/s): one path, 5 GB/s each. Only A, due first, is
-  // scheduled; when A ends, B's prediction comes at once from its rate then (5 GB/s: due at 0.4 s), and
-  // resolve() re-predicts it at 10 GB/s (due at 0.3 s). A third flow C joining with fewer bytes left
-  // than B becomes the head, and B's prediction goes stale.
-  FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}}, false);
-  std::vector<std::tuple<double, flow::FlowId, std::uint32_t>> scheduled;
-  const FlowNetwork::Scheduler schedule = [&](double t, flow::FlowId f, std::uint32_t v) {
-    scheduled.emplace_back(t, f, v);
-  };
-  const auto a = net.add({0}, 1e9, 1);
-  const auto b = net.add({0}, 2e9, 2);
-  net.resolve(0, schedule);
-  REQUIRE(scheduled.size() == 1);
-  CHECK(std::get<1>(scheduled[0]) == a);
-  CHECK(std::get<0>(scheduled[0]) == Approx(0.2));
-  scheduled.clear();
-  net.finish(a, schedule);
-  REQUIRE(scheduled.size() == 1);
-  CHECK(std::get<1>(scheduled[0]) == b);
-  CHECK(std::get<0>(scheduled[0]) == Approx(0.4));
-  net.resolve(0.2, schedule);
-  REQUIRE(scheduled.size() == 2);
-  CHECK(std::get<0>(scheduled[1]) == Approx(0.3));
-  const auto b_version = std::get<2>(scheduled[1]);
-  CHECK(net.current(b, b_version));
-  // At 0.25 s B has 0.5 GB left; C brings 0.1 GB: at 5 GB/s each C is due at 0.27 s, B at 0.35 s.
-  scheduled.clear();
-  const auto c = net.add({0}, 0.1e9, 3);
-  net.resolve(0.25, schedule);
-  REQUIRE(scheduled.size() == 1);
-  CHECK(std::get<1>(scheduled[0]) == c);
-  CHECK(std::get<0>(scheduled[0]) == Approx(0.27));
-  CHECK_FALSE(net.current(b, b_version));
-  CHECK_THROWS_AS(net.finish(b, schedule), std::logic_error);  // not the head: it has no prediction
 }
