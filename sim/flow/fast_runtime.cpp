@@ -18,7 +18,7 @@ using runtime::Rank;
 using schedule::Op;
 using schedule::OpType;
 
-enum class EventType : std::uint8_t { Launch, FlowDone, CollectiveDone };
+enum class EventType : std::uint8_t { ComputeDone, FlowDone, CollectiveDone };
 
 /// Time and order come from the EventQueue (time, then insertion: ties resolve deterministically).
 struct Event {
@@ -79,7 +79,7 @@ class Simulation {
     slots_per_rank_ = 0;
     for (const auto& s : plan_.streams) slots_per_rank_ = std::max<std::size_t>(slots_per_rank_, s.slots);
     pc_.assign(world_, 0);
-    clock_.assign(world_, 0);
+    since_.assign(world_, 0);
     posted_.assign(std::size_t{world_} * dims_, 0);
     slot_.assign(std::size_t{world_} * slots_per_rank_, kNone);
     finish_s_.assign(world_, 0.0);
@@ -141,7 +141,12 @@ class Simulation {
  private:
   void prefetch(const Event& e) const {
     switch (e.type) {
-      case EventType::Launch: __builtin_prefetch(&instances_[e.id]); break;
+      case EventType::ComputeDone:
+        __builtin_prefetch(&pc_[e.id]);
+        __builtin_prefetch(&since_[e.id]);
+        __builtin_prefetch(&slot_[std::size_t{e.id} * slots_per_rank_]);
+        __builtin_prefetch(&posted_[std::size_t{e.id} * dims_]);
+        break;
       case EventType::FlowDone: network_.prefetch(e.id); break;
       case EventType::CollectiveDone: __builtin_prefetch(&instances_[e.id]); break;
     }
@@ -198,12 +203,18 @@ class Simulation {
     if (e.type == EventType::FlowDone && !network_.current(e.id, e.version)) return;  // superseded prediction
     ++events_;
     switch (e.type) {
-      case EventType::Launch: {
-        const Instance& inst = instances_[e.id];
-        const std::uint64_t names = launch_names_[e.id];
-        --events_;  // a launch is not an event of the plan: the other runtimes have no such event
-        defer_launch(e.id, static_cast<std::uint32_t>(names >> 32), static_cast<std::uint32_t>(names),
-                     schedule::is_p2p(inst.kind));
+      case EventType::ComputeDone: {
+        Rank r = e.id;
+        if (observed(r)) {
+          report(r, pc_[r], since_[r], now_);
+          next_op(r);
+        } else {  // the whole run of kernels ended: each counts as an event, as on the other runtimes
+          const std::uint32_t end = run_of(r)[pc_[r]].end;
+          events_ += end - pc_[r] - 1;
+          ops_done_ += end - pc_[r];
+          pc_[r] = end;
+        }
+        advance(r);
         break;
       }
       case EventType::FlowDone: {
@@ -215,36 +226,25 @@ class Simulation {
     }
   }
 
-  /// Runs rank r from its program counter and its clock until it blocks in a Wait or ends. Compute never
-  /// waits for the network, so a rank's kernels need no events: its clock simply moves past them, ahead
-  /// of the simulation's now_. What it posts on the way takes effect at the post's time (see post()).
+  /// Runs rank r from its program counter until it computes, blocks or ends.
   void advance(Rank r) {
     const auto& ops = ops_of(r);
-    double t = clock_[r];
     while (pc_[r] < ops.size()) {
       const Op& op = ops[pc_[r]];
       switch (op.type) {
         case OpType::Compute:
-          if (observed(r)) {  // kernel by kernel, for the trace
-            const double end = t + job_.kernel_time_s[op.kernel];
-            report(r, pc_[r], t, end);
-            ++events_;
-            next_op(r);
-            t = end;
-          } else {  // the whole run of kernels at once (each counts as an event, as on the other runtimes)
-            const ComputeRun& run = run_of(r)[pc_[r]];
-            events_ += run.end - pc_[r];
-            ops_done_ += run.end - pc_[r];
-            pc_[r] = run.end;
-            t += run.time_s;
-          }
-          break;
-        case OpType::CollStart: post(r, op, t); next_op(r); break;
+          // An unobserved rank runs consecutive kernels as one event: nothing else can happen to it
+          // in between (compute does not depend on the network), so only the run's end matters.
+          if (observed(r)) since_[r] = now_;  // only a trace needs the start of a kernel
+          push(now_ + (observed(r) ? job_.kernel_time_s[op.kernel] : run_of(r)[pc_[r]].time_s), EventType::ComputeDone,
+               r);
+          return;
+        case OpType::CollStart: post(r, op); next_op(r); break;
         case OpType::Wait: {
           InstanceId id = slot(r, op.slot);
           Instance& inst = instances_[id];
-          if (!inst.done) {  // blocked from t on; complete() resumes it
-            clock_[r] = t;
+          if (!inst.done) {
+            since_[r] = now_;
             if (inst.last_waiter == kNone) inst.first_waiter = r;
             else next_waiter_[inst.last_waiter] = r;
             inst.last_waiter = r;
@@ -252,20 +252,18 @@ class Simulation {
             return;
           }
           consume(r, op.slot);
-          report(r, pc_[r], t, t);
+          report(r, pc_[r], now_, now_);
           next_op(r);
           break;
         }
       }
     }
-    clock_[r] = t;
-    finish_s_[r] = t;
+    finish_s_[r] = now_;
   }
 
-  /// Rank r posts `op` at time t (>= now_: ranks run ahead, never behind).
-  void post(Rank r, const Op& op, double t) {
+  void post(Rank r, const Op& op) {
     if (schedule::is_p2p(op.coll)) {
-      post_p2p(r, op, t);
+      post_p2p(r, op);
       return;
     }
     const std::uint32_t p = grid_.dim(op.dim).size;
@@ -285,24 +283,22 @@ class Simulation {
       inst.kind = op.coll;
       inst.bytes = op.bytes;
       inst.refs = p;
-      ready_s_[open] = t;
     }
     const InstanceId id = open;
     slot(r, op.slot) = id;
-    if (observed(r)) post_[r].push_back({op.slot, pc_[r], t});
+    if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
     Instance& inst = instances_[id];
-    ready_s_[id] = std::max(ready_s_[id], t);
     if (inst.kind != op.coll || inst.bytes != op.bytes)
       throw std::logic_error("plan mismatch: group members posted different collectives at " +
                              plan_.names[op.name]);
     if (++inst.posted == p) {  // collective k is the oldest open one: members post in the same order
       --group.open;
-      launch_when_ready(id, group_id, group.base++);
+      defer_launch(id, group_id, group.base++, false);
     }
   }
 
   /// A Send or Recv: pair it with the partner's oldest unmatched opposite post, or queue it.
-  void post_p2p(Rank r, const Op& op, double t) {
+  void post_p2p(Rank r, const Op& op) {
     const auto size = static_cast<std::int64_t>(grid_.dim(op.dim).size);
     const std::int64_t coord = grid_.coord(r, op.dim);
     const auto partner_coord = static_cast<std::uint32_t>(((coord + op.peer) % size + size) % size);
@@ -319,8 +315,7 @@ class Simulation {
       if (instances_[id].bytes != op.bytes || instances_[id].dim != op.dim)
         throw std::logic_error("plan mismatch: send and recv sizes differ at " + plan_.names[op.name]);
       ++instances_[id].posted;
-      ready_s_[id] = std::max(ready_s_[id], t);
-      launch_when_ready(id, receiver, pair.matched++);
+      defer_launch(id, receiver, pair.matched++, true);
     } else {
       id = allocate();
       Instance& inst = instances_[id];
@@ -330,23 +325,11 @@ class Simulation {
       inst.bytes = op.bytes;
       inst.refs = 2;
       inst.posted = 1;
-      ready_s_[id] = t;
       pair.sends = is_send;
       pair.unmatched.push_back(id);
     }
     slot(r, op.slot) = id;
-    if (observed(r)) post_[r].push_back({op.slot, pc_[r], t});
-  }
-
-  /// Every member has posted: the collective or transfer starts at its last post's time, which may still
-  /// be ahead of now_ (ranks run ahead); a Launch event then brings it back at that instant.
-  void launch_when_ready(InstanceId id, std::uint32_t group_or_receiver, std::uint32_t sequence) {
-    if (ready_s_[id] == now_) {
-      defer_launch(id, group_or_receiver, sequence, schedule::is_p2p(instances_[id].kind));
-      return;
-    }
-    launch_names_[id] = (std::uint64_t{group_or_receiver} << 32) | sequence;
-    push(ready_s_[id], EventType::Launch, id);
+    if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
   }
 
   /// A collective or transfer is ready: it starts at the end of the instant, with the others that became
@@ -417,7 +400,7 @@ class Simulation {
     // their state at once rather than one miss after another.
     for (Rank w = r; w != kNone; w = next_waiter_[w]) {
       __builtin_prefetch(&pc_[w]);
-      __builtin_prefetch(&clock_[w]);
+      __builtin_prefetch(&since_[w]);
       __builtin_prefetch(&slot_[std::size_t{w} * slots_per_rank_]);
       __builtin_prefetch(&exposed_s_[std::size_t{w} * dims_]);
     }
@@ -425,13 +408,10 @@ class Simulation {
     while (r != kNone) {
       const Rank next = next_waiter_[r];  // read first: advance(r) may make r wait elsewhere
       const Op& op = ops_of(r)[pc_[r]];
-      // A rank that ran ahead may reach this Wait only after the collective ended: it waits for nothing.
-      const double resume = std::max(now_, clock_[r]);
-      exposed_s_[std::size_t{r} * dims_ + dim] += resume - clock_[r];
+      exposed_s_[std::size_t{r} * dims_ + dim] += now_ - since_[r];
       consume(r, op.slot);
-      report(r, pc_[r], clock_[r], resume);
+      report(r, pc_[r], since_[r], now_);
       next_op(r);
-      clock_[r] = resume;
       advance(r);
       r = next;
     }
@@ -460,8 +440,6 @@ class Simulation {
     }
     instances_.emplace_back();
     latency_s_.push_back(0);
-    ready_s_.push_back(0);
-    launch_names_.push_back(0);
     if (observer_) done_s_.push_back(0);
     return static_cast<InstanceId>(instances_.size() - 1);
   }
@@ -524,7 +502,7 @@ class Simulation {
 
   std::size_t slots_per_rank_;
   std::vector<std::uint32_t> pc_;
-  std::vector<double> clock_;  ///< per rank: how far it has run (blocked: when its current Wait began)
+  std::vector<double> since_;  ///< per rank: when its current wait (or, if observed, compute) began
   std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
   std::vector<InstanceId> slot_;        ///< per rank and handle slot
   // Per rank (exposed_s_: per rank and dimension), as separate arrays: an instant handles ranks in
@@ -543,8 +521,6 @@ class Simulation {
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
   std::vector<double> latency_s_;  ///< per instance: from its last byte to its completion
-  std::vector<double> ready_s_;    ///< per instance: its latest post so far (all posted: its launch time)
-  std::vector<std::uint64_t> launch_names_;  ///< per instance waiting for its Launch: group (receiver) << 32 | sequence
   std::vector<double> done_s_;     ///< per instance, with an observer only: when it completed
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;

@@ -10,13 +10,9 @@
 // rate. When the bundle ends, the collective completes after its latency term: ring steps x (the slowest
 // ring hop's route latency + the per-step software overhead).
 //
-// Ranks run ahead: compute never waits for the network, so a rank's kernels need no queue events. Each
-// rank keeps its own clock and runs from it until it blocks in a Wait on a collective that has not ended
-// (or ends); its posts take effect at their own times. A collective whose last post lies ahead of the
-// simulation's clock comes back as a Launch event at that instant; a Wait that a rank reaches after its
-// collective ended costs nothing, and a rank woken by a completion resumes at the later of the two
-// times. Answers are those of stepping every kernel in time order (the launches happen at the same
-// instants); kernels still count one event each in RunResult::events, as on the other runtimes.
+// Consecutive kernels of a rank that no observer watches are one queue event (their summed time):
+// nothing can happen to a rank between its kernels, since compute never waits for the network. They
+// still count one event each in RunResult::events, as on the other runtimes.
 //
 // Send/Recv (pipeline activations and gradients, plan.hpp): the k-th Send from a to b is matched with the
 // k-th Recv at b from a; once both are posted the pair becomes one flow of `bytes` from a to b, and both
