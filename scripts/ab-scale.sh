@@ -16,7 +16,12 @@ for bin in "$A" "$B"; do
   [ -x "$bin" ] || { echo "ab-scale.sh: $bin is not an executable scale_bench" >&2; exit 2; }
 done
 field() { grep -o "\"$1\":[0-9.e+-]*" | cut -d: -f2; }
-run() { "$1" --gpus "$GPUS" --layers "$LAYERS" --repeats 1 | tail -1; }
+run() {
+  local line
+  line=$("$1" --gpus "$GPUS" --layers "$LAYERS" --repeats 1 | tail -1)
+  grep -q '"wall_s"' <<<"$line" || { echo "ab-scale.sh: $1 printed no wall_s: $line" >&2; exit 1; }
+  echo "$line"
+}
 ratios=() sum_a=0 sum_b=0 sim_a="" sim_b=""
 for ((i = 1; i <= ROUNDS; i++)); do
   if ((i % 2)); then la=$(run "$A"); lb=$(run "$B"); else lb=$(run "$B"); la=$(run "$A"); fi

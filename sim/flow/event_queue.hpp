@@ -9,9 +9,9 @@
 // results do not depend on the queue.
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <queue>
-#include <cstring>
 #include <vector>
 
 namespace exasim::flow {

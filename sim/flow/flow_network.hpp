@@ -170,7 +170,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Per flow slot: bumped when a flow takes the slot, when its rate changes and when it ends, so a
   /// prediction is live iff its version is the slot's. Kept apart from the flow records: large runs
   /// check many superseded predictions, and 4 bytes a flow stay in cache where the records do not.
-  std::vector<std::uint32_t> versions_;  std::vector<std::vector<FlowId>> free_flows_;  ///< per size class
+  std::vector<std::uint32_t> versions_;
+  std::vector<std::vector<FlowId>> free_flows_;  ///< per size class
   std::vector<Path> paths_;
   // Routes live in one pool, each path slot owning a segment of a power-of-two size; freed slots are
   // reused by paths of the same size class, so adding a flow allocates nothing once slots exist.
