@@ -18,28 +18,45 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve
   }
 }
 
+std::uint32_t FlowNetwork::SpillPool::take(std::uint8_t log2) {
+  if (log2 >= free.size()) free.resize(log2 + 1);
+  if (!free[log2].empty()) {
+    const std::uint32_t at = free[log2].back();
+    free[log2].pop_back();
+    return at;
+  }
+  const std::size_t at = arena.size();
+  if (at + (std::size_t{1} << log2) >= kNoId) throw std::length_error("FlowNetwork: link entry pool full");
+  arena.resize(at + (std::size_t{1} << log2));
+  return static_cast<std::uint32_t>(at);
+}
+
 void FlowNetwork::EntryList::push_back(SpillPool& pool, Entry e) {
   if (size_ == 0) {
     inline_ = e;
     size_ = 1;
     return;
   }
+  if (size_ == kMaxSize) throw std::length_error("FlowNetwork: too many paths on one link");
   if (size_ == 1) {  // spill: the inline entry moves first
     if (spill_ == kNoId) {
-      spill_ = static_cast<std::uint32_t>(pool.size());
-      pool.emplace_back();
+      log2_ = 2;
+      spill_ = pool.take(log2_);
     }
-    pool[spill_].assign(1, inline_);
+    pool.arena[spill_] = inline_;
+  } else if (size_ == (1u << log2_)) {  // segment full: move to one twice the size
+    const std::uint32_t grown = pool.take(log2_ + 1);
+    std::copy_n(pool.arena.begin() + spill_, size_, pool.arena.begin() + grown);
+    pool.free[log2_].push_back(spill_);
+    spill_ = grown;
+    ++log2_;
   }
-  pool[spill_].push_back(e);
+  pool.arena[spill_ + size_] = e;
   ++size_;
 }
 
 void FlowNetwork::EntryList::pop_back(SpillPool& pool) {
-  if (size_ > 1) {
-    pool[spill_].pop_back();
-    if (size_ == 2) inline_ = pool[spill_][0];  // back inside
-  }
+  if (size_ == 2) inline_ = pool.arena[spill_];  // back inside
   --size_;
 }
 

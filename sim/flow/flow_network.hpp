@@ -95,24 +95,34 @@ class FlowNetwork final : public topo::LinkLoadView {
     PathId path;
     std::uint32_t hop;
   };
-  /// Spill storage of busy links' entries (EntryList::spill indexes it).
-  using SpillPool = std::vector<std::vector<Entry>>;
-  /// A link's entries, in order: a lone entry inside the link record, two or more in a spill vector of
-  /// the pool (entry i is at the same index either way). Most links carry one path.
+  /// Spill storage of busy links' entries: one arena of power-of-two segments, freed segments reused
+  /// by size. A vector per busy link would cost a second dependent cache miss (its header, then its
+  /// data) on every visit of the link; an offset into one arena costs none.
+  struct SpillPool {
+    std::vector<Entry> arena;
+    std::vector<std::vector<std::uint32_t>> free;  ///< per log2 of the segment size: free segments
+    std::uint32_t take(std::uint8_t log2);
+  };
+  /// A link's entries, in order: a lone entry inside the link record, two or more in a segment of the
+  /// pool (entry i is at the same index either way). Most links carry one path.
   class EntryList {
    public:
     [[nodiscard]] std::uint32_t size() const { return size_; }
     [[nodiscard]] bool empty() const { return size_ == 0; }
-    [[nodiscard]] const Entry* begin(const SpillPool& pool) const { return size_ > 1 ? pool[spill_].data() : &inline_; }
+    [[nodiscard]] const Entry* begin(const SpillPool& pool) const {
+      return size_ > 1 ? pool.arena.data() + spill_ : &inline_;
+    }
     [[nodiscard]] const Entry* end(const SpillPool& pool) const { return begin(pool) + size_; }
-    [[nodiscard]] Entry& at(SpillPool& pool, std::uint32_t i) { return size_ > 1 ? pool[spill_][i] : inline_; }
+    [[nodiscard]] Entry& at(SpillPool& pool, std::uint32_t i) { return size_ > 1 ? pool.arena[spill_ + i] : inline_; }
     [[nodiscard]] const Entry& back(const SpillPool& pool) const { return begin(pool)[size_ - 1]; }
     void push_back(SpillPool& pool, Entry e);
     void pop_back(SpillPool& pool);
 
    private:
-    std::uint32_t size_ = 0;
-    std::uint32_t spill_ = kNoId;  ///< kept once allocated: a busy link stays busy
+    static constexpr std::uint32_t kMaxSize = (1u << 26) - 1;
+    std::uint32_t size_ : 26 = 0;
+    std::uint32_t log2_ : 6 = 0;   ///< the segment holds 1 << log2_ entries
+    std::uint32_t spill_ = kNoId;  ///< segment offset in the arena; kept once allocated: a busy link stays busy
     Entry inline_{};
   };
   /// What the event loop needs of a link in one half cache line, since large runs touch links all over

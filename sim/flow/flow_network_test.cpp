@@ -118,3 +118,33 @@ TEST_CASE("flows on the same route share a path and still finish on their own by
     CHECK(net.rate_Bps(c) == Approx(10e9));
   }
 }
+
+TEST_CASE("a busy link keeps every path's share as paths come and go", "[unit]") {
+  // Link 0 (12 GB/s) is shared by up to 12 paths, each with a private second link of ample capacity:
+  // the link's entries spill out of the link record, grow twice, shrink back inside and spill again.
+  std::vector<topo::Link> links{{12e9, 0, topo::LinkClass::Global}};
+  for (int i = 0; i < 12; ++i) links.push_back({100e9, 0, topo::LinkClass::NicUp});
+  for (bool full : {false, true}) {
+    FlowNetwork net(links, full);
+    Predictions p;
+    std::vector<flow::FlowId> ids;
+    for (topo::LinkId i = 1; i <= 12; ++i) ids.push_back(net.add({0, i}, 1e9, i));
+    net.resolve(0, p.scheduler());
+    CHECK(net.active_paths() == 12);
+    for (auto id : ids) CHECK(net.rate_Bps(id) == Approx(1e9));
+    // The first ten end; the last two split the link, then a newcomer makes three again.
+    for (int i = 0; i < 10; ++i) CHECK(net.finish(ids[i]) == static_cast<std::uint64_t>(i + 1));
+    net.resolve(1, p.scheduler());
+    CHECK(net.rate_Bps(ids[10]) == Approx(6e9));
+    CHECK(net.finish(ids[10]) == 11);
+    net.resolve(1, p.scheduler());
+    CHECK(net.rate_Bps(ids[11]) == Approx(12e9));
+    const auto again = net.add({0, 3}, 1e9, 13);
+    const auto more = net.add({0, 4}, 1e9, 14);
+    net.resolve(1, p.scheduler());
+    CHECK(net.rate_Bps(ids[11]) == Approx(4e9));
+    CHECK(net.rate_Bps(again) == Approx(4e9));
+    CHECK(net.rate_Bps(more) == Approx(4e9));
+    CHECK(net.active_paths() == 3);
+  }
+}
