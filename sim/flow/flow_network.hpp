@@ -76,7 +76,8 @@ class FlowNetwork final : public topo::LinkLoadView {
     double updated_s = 0;
     std::uint64_t tag = 0;
     PathId path = kNoId;
-    FlowId prev = kNoId, next = kNoId;  ///< the other flows of its path
+    FlowId prev = kNoId;  ///< the other flows of its path: a doubly linked list
+    FlowId next = kNoId;
     std::uint8_t size_class = 0;        ///< ids are reused per route size class (see take_flow)
   };
   /// A route and the active flows that take it.
