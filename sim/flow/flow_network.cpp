@@ -18,13 +18,21 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve
   }
 }
 
+namespace {
+/// The newest freed id (flow, path or link entry segment) of a size class, if any (reused newest
+/// first: its records are the likeliest still in cache).
+bool reuse(std::vector<std::vector<std::uint32_t>>& free_lists, std::uint8_t size_class, std::uint32_t& id) {
+  if (size_class >= free_lists.size()) free_lists.resize(size_class + 1);
+  auto& free = free_lists[size_class];
+  if (free.empty()) return false;
+  id = free.back();
+  free.pop_back();
+  return true;
+}
+}  // namespace
+
 std::uint32_t FlowNetwork::SpillPool::take(std::uint8_t log2) {
-  if (log2 >= free.size()) free.resize(log2 + 1);
-  if (!free[log2].empty()) {
-    const std::uint32_t at = free[log2].back();
-    free[log2].pop_back();
-    return at;
-  }
+  if (std::uint32_t at; reuse(free, log2, at)) return at;
   const std::size_t at = arena.size();
   if (at + (std::size_t{1} << log2) >= kNoId) throw std::length_error("FlowNetwork: link entry pool full");
   arena.resize(at + (std::size_t{1} << log2));
@@ -69,19 +77,6 @@ std::uint8_t FlowNetwork::size_class_of(std::size_t hops) {
   while ((std::size_t{kMinSegment} << size_class) < hops) ++size_class;
   return size_class;
 }
-
-namespace {
-/// The newest freed id of a size class, if any (ids are reused newest first: their records are the
-/// likeliest still in cache).
-bool reuse(std::vector<std::vector<std::uint32_t>>& free_lists, std::uint8_t size_class, std::uint32_t& id) {
-  if (size_class >= free_lists.size()) free_lists.resize(size_class + 1);
-  auto& free = free_lists[size_class];
-  if (free.empty()) return false;
-  id = free.back();
-  free.pop_back();
-  return true;
-}
-}  // namespace
 
 FlowId FlowNetwork::take_flow(std::size_t hops) {
   // Flow ids are reused per route size class: the ids, and so the order of predictions at equal

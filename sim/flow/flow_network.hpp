@@ -78,7 +78,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     PathId path = kNoId;
     FlowId prev = kNoId;  ///< the other flows of its path: a doubly linked list
     FlowId next = kNoId;
-    std::uint8_t size_class = 0;        ///< ids are reused per route size class (see take_flow)
+    std::uint8_t size_class = 0;  ///< ids are reused per route size class (see take_flow)
   };
   /// A route and the active flows that take it.
   struct Path {
