@@ -128,6 +128,7 @@ class Dragonfly final : public Topology {
                                                  : static_cast<LinkId>(links().size());
   }
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
+  [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return p_.groups * p_.switches_per_group; }
   [[nodiscard]] std::uint32_t group_count() const override { return p_.groups; }
   [[nodiscard]] std::uint32_t group_of_node(std::uint32_t node) const override { return node / nodes_per_group_; }

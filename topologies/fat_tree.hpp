@@ -88,6 +88,7 @@ class FatTree final : public Topology {
                                                  : static_cast<LinkId>(links().size());
   }
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
+  [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return core_base_ + core_count(); }
   /// Populated pods (3 levels) or leaves (2 levels).
   [[nodiscard]] std::uint32_t group_count() const override;

@@ -80,6 +80,8 @@ class Topology {
   [[nodiscard]] virtual std::uint32_t group_of_node(std::uint32_t /*node*/) const { return 0; }
 
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
+  /// Links each node owns: node n owns [n * links_per_node(), (n + 1) * links_per_node()).
+  [[nodiscard]] virtual std::uint32_t links_per_node() const = 0;
   /// The two vertices a link joins (for export and route checks); throws std::out_of_range for a bad id.
   [[nodiscard]] virtual LinkEnds link_ends(LinkId link) const = 0;
   /// Directed links per LinkClass, indexed by the enum value.

@@ -65,12 +65,36 @@ struct PairState {
   bool sends = false;
 };
 
+/// The node layout for FlowNetwork's node-local flows, or none where a ring mixes hops inside a node
+/// with hops between nodes: its bundle would cross GPU-GPU links together with network links, and
+/// node-local flows must then be solved with the network (a Megatron data-parallel ring over two
+/// GPUs of each node, say). Every ring of the 4D plans in the scale benchmark stays inside a node or
+/// leaves it at every hop.
+flow::NodeLayout node_layout(const topo::Topology& topo, const runtime::Job& job) {
+  const auto& grid = job.plan->grid;
+  for (std::size_t d = 0; d < grid.dims().size(); ++d) {
+    const std::uint32_t p = grid.dim(d).size;
+    if (p < 3) continue;  // a ring of two: both hops join the same pair of GPUs
+    for (Rank r = 0; r < grid.world_size(); ++r) {
+      if (grid.coord(r, d) != 0) continue;
+      bool inside = false, between = false;
+      for (std::uint32_t k = 0; k < p; ++k) {
+        const bool same = topo.node_of(job.gpu(grid.group_member(r, d, k))) ==
+                          topo.node_of(job.gpu(grid.group_member(r, d, (k + 1) % p)));
+        (same ? inside : between) = true;
+      }
+      if (inside && between) return {};
+    }
+  }
+  return {topo.node_count(), topo.links_per_node(), topo.gpus_per_node()};
+}
+
 class Simulation {
  public:
   Simulation(const topo::Topology& topo, const runtime::Job& job, FastOptions options,
              const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer)
       : topo_(topo), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
-        world_(grid_.world_size()), network_(topo.links(), options.full_resolve), observer_(observer),
+        world_(grid_.world_size()), network_(topo.links(), options.full_resolve, node_layout(topo, job)), observer_(observer),
         progress_(options.progress), reverse_instants_(options.reverse_instants),
         first_load_read_link_(topo.first_load_read_link()) {
     if (world_ > topo.gpu_count())

@@ -8,14 +8,41 @@
 
 namespace exasim::flow {
 
-FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve)
-    : links_(links.size()), residual_(links.size()), unfrozen_(links.size()), full_resolve_(full_resolve) {
+FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve, NodeLayout layout)
+    : local_(full_resolve ? std::nullopt : node_flows(links, layout)), links_(links.size()),
+      residual_(links.size()), unfrozen_(links.size()), full_resolve_(full_resolve) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
     if (added) capacities_.push_back(links[l].bandwidth_Bps);
     links_[l].capacity_class = it->second;
   }
+}
+
+std::optional<NodeFlows> FlowNetwork::node_flows(const std::vector<topo::Link>& links, NodeLayout layout) {
+  // NodeFlows needs every node laid out alike, its GPU-GPU links first, no GPU-GPU link outside the
+  // nodes' blocks (no other route may cross them), and routes short enough for its path records: a
+  // ring of g GPUs inside a node has at most 2g links (each hop direct or through one GPU).
+  const std::uint32_t per_node = layout.links_per_node;
+  if (layout.nodes == 0 || per_node == 0 || std::size_t{layout.nodes} * per_node > links.size() ||
+      2 * layout.gpus_per_node > NodeFlows::kMaxHops)
+    return std::nullopt;
+  std::uint32_t gpu_links = 0;
+  while (gpu_links < per_node && links[gpu_links].cls == topo::LinkClass::GpuGpu) ++gpu_links;
+  if (gpu_links == 0 || gpu_links > NodeFlows::kMaxLinksPerNode) return std::nullopt;
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    const bool node_owned = l < std::size_t{layout.nodes} * per_node;
+    const bool gpu = links[l].cls == topo::LinkClass::GpuGpu;
+    if (!node_owned) {
+      if (gpu) return std::nullopt;
+      continue;
+    }
+    const std::size_t local = l % per_node;
+    if (gpu != (local < gpu_links) || links[l].bandwidth_Bps != links[local].bandwidth_Bps) return std::nullopt;
+  }
+  std::vector<double> capacities(gpu_links);
+  for (std::uint32_t l = 0; l < gpu_links; ++l) capacities[l] = links[l].bandwidth_Bps;
+  return NodeFlows(layout.nodes, per_node, std::move(capacities));
 }
 
 namespace {
@@ -85,7 +112,7 @@ FlowId FlowNetwork::take_flow(std::size_t hops) {
   // answers but took 1.10x the wall time at 32k GCDs (6 alternating rounds, every one slower).
   const std::uint8_t size_class = size_class_of(hops);
   if (FlowId id; reuse(free_flows_, size_class, id)) return id;
-  if (flows_.size() >= kNoId) throw std::length_error("FlowNetwork: too many flows");
+  if (flows_.size() >= kNodeLocal) throw std::length_error("FlowNetwork: too many flows");
   flows_.emplace_back();
   versions_.push_back(0);
   flows_.back().size_class = size_class;
@@ -144,6 +171,13 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
 
 FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
   if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
+  if (local_) {
+    if (local_->takes(route)) return kNodeLocal | local_->add(route, bytes, tag);
+    for (const topo::LinkId l : route)
+      if (local_->is_local(l))
+        throw std::logic_error("FlowNetwork::add: a route leaves a node through a GPU-GPU link (link " +
+                               std::to_string(l) + "), which node-local flows assume no other route does");
+  }
   const FlowId id = take_flow(route.size());
   bool alone = false;
   PathId path = find_path(route);
@@ -204,6 +238,7 @@ void FlowNetwork::remove_path(PathId id) {
 }
 
 std::uint64_t FlowNetwork::finish(FlowId id) {
+  if (id & kNodeLocal) return local_->finish(id & ~kNodeLocal);
   Flow& f = flows_[id];
   Path& p = paths_[f.path];
   if (f.prev != kNoId) flows_[f.prev].next = f.next;
@@ -321,6 +356,8 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
 }
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
+  if (local_)
+    local_->resolve(now_s, [&schedule](double t, FlowId f, std::uint32_t v) { schedule(t, kNodeLocal | f, v); });
   if (dirty_links_.empty() && fresh_lone_.empty() && !full_resolve_) return;
   solve_components();
   for (PathId p : fresh_lone_) {

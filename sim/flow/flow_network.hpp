@@ -23,24 +23,38 @@
 //  - fluid model: no packets, no per-flow window or TCP-gamma cap, no protocol overhead on the wire;
 //  - a flow's rate is bounded by its links only (no endpoint injection limit beyond the NIC links);
 //  - routes are fixed for the lifetime of a flow (adaptive choice happens when it starts).
+//
+// Flows whose route stays on one node's GPU-GPU links go to NodeFlows (node_flows.hpp), which gives
+// them the same rates from much less memory; their ids carry kNodeLocal. Not under full_resolve: the
+// reference solver handles every flow itself.
 
+#include "sim/flow/node_flows.hpp"
 #include "topologies/topology.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace exasim::flow {
 
-using FlowId = std::uint32_t;
+/// How the machine lays out the links its nodes own (topology.hpp): node n owns the ids
+/// [n * links_per_node, (n + 1) * links_per_node). nodes = 0: unknown (every flow takes the general solver).
+struct NodeLayout {
+  std::uint32_t nodes = 0;
+  std::uint32_t links_per_node = 0;
+  std::uint32_t gpus_per_node = 0;
+};
 
 class FlowNetwork final : public topo::LinkLoadView {
  public:
+  /// Set in the ids of flows that NodeFlows carries.
+  static constexpr FlowId kNodeLocal = 0x80000000u;
   /// Called by resolve() for every flow whose predicted finish time changed; older predictions for the
   /// same flow become stale (check with current()).
   using Scheduler = std::function<void(double finish_s, FlowId flow, std::uint32_t version)>;
 
-  FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve);
+  FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve, NodeLayout layout = {});
 
   /// Counts `links` as load (load()) until the flow that takes them is add()ed: the hops of a bundle
   /// routed so far, so that an adaptive choice for its next hop sees them.
@@ -49,9 +63,14 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// held link must be on it). It gets its rate at the next resolve().
   FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag);
   /// Whether a scheduled prediction (flow, version) is still the live one.
-  [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const { return versions_[flow] == version; }
+  [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const {
+    return flow & kNodeLocal ? local_->current(flow & ~kNodeLocal, version) : versions_[flow] == version;
+  }
   /// Asks the CPU to start loading the flow's record (a hint for batches of completions).
-  void prefetch(FlowId flow) const { __builtin_prefetch(&flows_[flow]); }
+  void prefetch(FlowId flow) const {
+    if (flow & kNodeLocal) local_->prefetch(flow & ~kNodeLocal);
+    else __builtin_prefetch(&flows_[flow]);
+  }
   /// Removes a completed flow; returns its tag.
   std::uint64_t finish(FlowId flow);
   /// Re-solves what changed since the last call, at simulated time `now_s`.
@@ -61,10 +80,16 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] double load(topo::LinkId link) const override {
     return static_cast<double>(links_[link].flows + links_[link].held);
   }
-  [[nodiscard]] double rate_Bps(FlowId flow) const { return flows_[flow].rate; }
-  [[nodiscard]] std::size_t active_flows() const { return active_; }
+  [[nodiscard]] double rate_Bps(FlowId flow) const {
+    return flow & kNodeLocal ? local_->rate_Bps(flow & ~kNodeLocal) : flows_[flow].rate;
+  }
+  [[nodiscard]] std::size_t active_flows() const { return active_ + (local_ ? local_->active_flows() : 0); }
   /// Distinct routes among the active flows (for tests: flows on one route share a path).
-  [[nodiscard]] std::size_t active_paths() const { return active_paths_; }
+  [[nodiscard]] std::size_t active_paths() const {
+    return active_paths_ + (local_ ? local_->active_paths() : 0);
+  }
+  /// Whether flows inside a node go to NodeFlows (see the constructor for when they do not).
+  [[nodiscard]] bool node_local() const { return local_.has_value(); }
 
  private:
   using PathId = std::uint32_t;
@@ -172,6 +197,10 @@ class FlowNetwork final : public topo::LinkLoadView {
 
   [[nodiscard]] double capacity(topo::LinkId l) const { return capacities_[links_[l].capacity_class]; }
 
+  /// The node-local flows of machines whose node layout NodeFlows supports (see the constructor).
+  [[nodiscard]] static std::optional<NodeFlows> node_flows(const std::vector<topo::Link>& links, NodeLayout layout);
+
+  std::optional<NodeFlows> local_;
   std::vector<LinkState> links_;
   std::vector<double> capacities_;  ///< distinct link capacities (bytes/s), by LinkState::capacity_class
   SpillPool spills_;
