@@ -168,8 +168,6 @@ class Simulation {
       case EventType::ComputeDone:
         __builtin_prefetch(&pc_[e.id]);
         __builtin_prefetch(&since_[e.id]);
-        __builtin_prefetch(&slot_[std::size_t{e.id} * slots_per_rank_]);
-        __builtin_prefetch(&posted_[std::size_t{e.id} * dims_]);
         break;
       case EventType::FlowDone: network_.prefetch(e.id); break;
       case EventType::CollectiveDone: __builtin_prefetch(&instances_[e.id]); break;
@@ -221,7 +219,9 @@ class Simulation {
   InstanceId& open_id(std::uint8_t dim, std::uint32_t group_id, std::uint32_t k) {
     return open_ids_[dim][std::size_t{group_id} * open_ring_ + (k & (open_ring_ - 1))];
   }
-  InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{r} * slots_per_rank_ + s]; }
+  InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{s} * world_ + r]; }
+  std::uint32_t& posted(Rank r, std::uint8_t dim) { return posted_[std::size_t{dim} * world_ + r]; }
+  double& exposed_s(Rank r, std::uint8_t dim) { return exposed_s_[std::size_t{dim} * world_ + r]; }
 
   void handle(const Event& e) {
     if (e.type == EventType::FlowDone && !network_.current(e.id, e.version)) return;  // superseded prediction
@@ -293,7 +293,7 @@ class Simulation {
     const std::uint32_t p = grid_.dim(op.dim).size;
     const std::uint32_t group_id = grid_.group_id(r, op.dim);
     GroupState& group = groups_[op.dim][group_id];
-    const std::uint32_t k = posted_[std::size_t{r} * dims_ + op.dim]++;
+    const std::uint32_t k = posted(r, op.dim)++;
     InstanceId& open = open_id(op.dim, group_id, k);
     if (k == group.base + group.open) {  // the first post of collective k
       if (group.open == open_ring_)
@@ -425,14 +425,13 @@ class Simulation {
     for (Rank w = r; w != kNone; w = next_waiter_[w]) {
       __builtin_prefetch(&pc_[w]);
       __builtin_prefetch(&since_[w]);
-      __builtin_prefetch(&slot_[std::size_t{w} * slots_per_rank_]);
-      __builtin_prefetch(&exposed_s_[std::size_t{w} * dims_]);
+      __builtin_prefetch(&exposed_s(w, dim));
     }
     // advance() may allocate instances and move instances_: no reference to `inst` past this point.
     while (r != kNone) {
       const Rank next = next_waiter_[r];  // read first: advance(r) may make r wait elsewhere
       const Op& op = ops_of(r)[pc_[r]];
-      exposed_s_[std::size_t{r} * dims_ + dim] += now_ - since_[r];
+      exposed_s(r, dim) += now_ - since_[r];
       consume(r, op.slot);
       report(r, pc_[r], since_[r], now_);
       next_op(r);
@@ -482,8 +481,8 @@ class Simulation {
     for (Rank r = 0; r < world_; ++r) {
       times[r].finish_s = finish_s_[r];
       times[r].compute_s = stream_compute_s_[stream_index(r)];
-      times[r].exposed_s.assign(exposed_s_.begin() + std::ptrdiff_t(std::size_t{r} * dims_),
-                                exposed_s_.begin() + std::ptrdiff_t(std::size_t{r + 1} * dims_));
+      times[r].exposed_s.resize(dims_);
+      for (std::size_t d = 0; d < dims_; ++d) times[r].exposed_s[d] = exposed_s(r, static_cast<std::uint8_t>(d));
     }
     return runtime::finished_run("fast", plan_, std::move(times), wire_rank0_, events_, flows_);
   }
@@ -527,12 +526,15 @@ class Simulation {
   std::size_t slots_per_rank_;
   std::vector<std::uint32_t> pc_;
   std::vector<double> since_;  ///< per rank: when its current wait (or, if observed, compute) began
-  std::vector<std::uint32_t> posted_;   ///< per rank and dimension: collectives posted so far
-  std::vector<InstanceId> slot_;        ///< per rank and handle slot
-  // Per rank (exposed_s_: per rank and dimension), as separate arrays: an instant handles ranks in
-  // nearly rank order, and each event needs only a few of these.
+  // Per rank, as separate arrays: an instant handles ranks in nearly rank order, and each event needs
+  // only a few of these. What is also per dimension or per handle slot is stored dimension (slot) major,
+  // rank fastest: lockstep ranks handle the same op at one instant, so neighbours in a group share the
+  // cache lines of its dimension and slot. Rank-major, one rank's slots alone span kilobytes (AxoNN
+  // keeps 4 handles a layer open) and every event missed on its own line.
+  std::vector<std::uint32_t> posted_;  ///< per dimension and rank: collectives posted so far (posted())
+  std::vector<InstanceId> slot_;       ///< per handle slot and rank (slot())
   std::vector<double> finish_s_;
-  std::vector<double> exposed_s_;
+  std::vector<double> exposed_s_;      ///< per dimension and rank (exposed_s())
   std::vector<Rank> next_waiter_;  ///< the rank blocked after this one in the same Wait
   /// Per stream: its kernels' summed time, every rank's compute time (compute never waits, so a rank
   /// computes exactly its stream's kernels; summing them is exact where now - start would round).
