@@ -109,8 +109,8 @@ class Simulation {
     finish_s_.assign(world_, 0.0);
     exposed_s_.assign(std::size_t{world_} * dims_, 0.0);
     next_waiter_.assign(world_, kNone);
-    open_ring_ = 1;
-    while (open_ring_ < slots_per_rank_) open_ring_ *= 2;
+    while (max_open_ring_ < slots_per_rank_) max_open_ring_ *= 2;
+    open_ring_ = std::min<std::uint32_t>(open_ring_, max_open_ring_);
     groups_.resize(dims_);
     open_ids_.resize(dims_);
     for (std::size_t d = 0; d < dims_; ++d) {
@@ -294,21 +294,23 @@ class Simulation {
     const std::uint32_t group_id = grid_.group_id(r, op.dim);
     GroupState& group = groups_[op.dim][group_id];
     const std::uint32_t k = posted(r, op.dim)++;
-    InstanceId& open = open_id(op.dim, group_id, k);
     if (k == group.base + group.open) {  // the first post of collective k
-      if (group.open == open_ring_)
-        throw std::logic_error("plan error: more collectives open on one group than handle slots at " +
-                               plan_.names[op.name]);
-      open = allocate();
+      if (group.open == open_ring_) {
+        if (open_ring_ == max_open_ring_)
+          throw std::logic_error("plan error: more collectives open on one group than handle slots at " +
+                                 plan_.names[op.name]);
+        grow_open_rings();
+      }
+      open_id(op.dim, group_id, k) = allocate();
       ++group.open;
-      Instance& inst = instances_[open];
+      Instance& inst = instances_[open_id(op.dim, group_id, k)];
       inst.first_member = grid_.group_member(r, op.dim, 0);
       inst.dim = op.dim;
       inst.kind = op.coll;
       inst.bytes = op.bytes;
       inst.refs = p;
     }
-    const InstanceId id = open;
+    const InstanceId id = open_id(op.dim, group_id, k);
     slot(r, op.slot) = id;
     if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
     Instance& inst = instances_[id];
@@ -319,6 +321,20 @@ class Simulation {
       --group.open;
       defer_launch(id, group_id, group.base++, false);
     }
+  }
+
+  /// Doubles every group's ring of open collective ids, each id moving to its place in the larger ring.
+  void grow_open_rings() {
+    const std::uint32_t grown = 2 * open_ring_;
+    for (std::size_t d = 0; d < dims_; ++d) {
+      if (groups_[d].empty()) continue;
+      std::vector<InstanceId> ids(groups_[d].size() * grown, kNone);
+      for (std::size_t g = 0; g < groups_[d].size(); ++g)
+        for (std::uint32_t k = groups_[d][g].base; k != groups_[d][g].base + groups_[d][g].open; ++k)
+          ids[g * grown + (k & (grown - 1))] = open_ids_[d][g * open_ring_ + (k & (open_ring_ - 1))];
+      open_ids_[d] = std::move(ids);
+    }
+    open_ring_ = grown;
   }
 
   /// A Send or Recv: pair it with the partner's oldest unmatched opposite post, or queue it.
@@ -542,7 +558,12 @@ class Simulation {
   std::vector<std::vector<ComputeRun>> runs_;  ///< per stream of the plan
   std::vector<std::vector<GroupState>> groups_;
   std::vector<std::vector<InstanceId>> open_ids_;  ///< per dimension: open_ring_ ids per group
-  std::uint32_t open_ring_ = 1;                    ///< a power of two >= handle slots
+  /// A power of two, doubled when a group has that many collectives open: the k-th collective of a
+  /// group takes entry k mod open_ring_, so a ring as large as the handle slots (512 for AxoNN with
+  /// overlap) would make every new collective write a cold line of a 2 KiB ring, where the 4 it
+  /// starts with keep a group's ring in one line.
+  std::uint32_t open_ring_ = 4;
+  std::uint32_t max_open_ring_ = 1;  ///< a power of two >= handle slots: more open is a plan error
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
