@@ -384,3 +384,21 @@ TEST_CASE("progress: quiet on short runs, and an empty callback is allowed", "[u
   flow::FastRuntime quiet(topo, {false, flow::terminal_progress_bar()});  // empty unless stderr is a tty
   CHECK(quiet.run(job, {}, {}).iteration_s == with_progress);
 }
+
+TEST_CASE("a group may have more collectives open than its first ring of ids holds", "[unit]") {
+  // Rank 0 starts six all-reduces at once; rank 1 computes first, then starts the same six. All six are
+  // open on the group until rank 1 posts (the ring of open ids starts at 4 and must grow), then they
+  // run together: each of the two directed links carries six rings' hops, so S at B/6 each.
+  const double S = 30e6, B = 60e9, compute = 1e-3;
+  auto plan = pipeline_plan(2);
+  schedule::StreamBuilder first(plan, plan.streams[0]), second(plan, plan.streams[1]);
+  second.compute("work", gpu::gemm(1, 1, 1));
+  for (auto* b : {&first, &second}) {
+    std::vector<schedule::Handle> handles;
+    for (int i = 0; i < 6; ++i) handles.push_back(b->start("ar", CollKind::AllReduce, 0, S));
+    for (auto h : handles) b->wait(h);
+  }
+  auto topo = one_node(2, B, 0);
+  for (bool full : {false, true})
+    CHECK(run_time(topo, job_for(plan, compute, 0), full) == Approx(compute + 6 * S / B).epsilon(1e-9));
+}
