@@ -94,8 +94,8 @@ class Simulation {
   Simulation(const topo::Topology& topo, const runtime::Job& job, FastOptions options,
              const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer)
       : topo_(topo), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
-        world_(grid_.world_size()), network_(topo.links(), options.full_resolve, node_layout(topo, job)), observer_(observer),
-        progress_(options.progress), reverse_instants_(options.reverse_instants),
+        world_(grid_.world_size()), network_(topo.links(), options.full_resolve, node_layout(topo, job)),
+        observer_(observer), progress_(options.progress), reverse_instants_(options.reverse_instants),
         first_load_read_link_(topo.first_load_read_link()) {
     if (world_ > topo.gpu_count())
       throw std::invalid_argument("plan needs " + std::to_string(world_) + " GPUs, the machine has " +

@@ -377,15 +377,8 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
       if (flows_[id].rate != rate) changed_.push_back(id);  // else its prediction still holds
   }
   std::sort(changed_.begin(), changed_.end());
-  for (FlowId id : changed_) {
-    Flow& f = flows_[id];
-    const double rate = paths_[f.path].new_rate;
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
-    f.updated_s = now_s;
-    f.rate = rate;
-    const std::uint32_t version = ++versions_[id];
-    if (rate > 0) schedule(now_s + f.remaining / rate, id, version);
-  }
+  for (FlowId id : changed_)
+    change_rate(flows_[id], id, versions_[id], paths_[flows_[id].path].new_rate, now_s, schedule);
 }
 
 }  // namespace exasim::flow

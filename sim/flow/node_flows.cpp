@@ -181,15 +181,8 @@ void NodeFlows::resolve(double now_s, const Scheduler& schedule) {
   dirty_nodes_.clear();
   // In flow id order, as FlowNetwork does: independent of the order in which nodes were touched.
   std::sort(changed_.begin(), changed_.end());
-  for (const FlowId id : changed_) {
-    Flow& f = flows_[id];
-    const double rate = paths_[f.path].rate;
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
-    f.updated_s = now_s;
-    f.rate = rate;
-    const std::uint32_t version = ++versions_[id];
-    if (rate > 0) schedule(now_s + f.remaining / rate, id, version);
-  }
+  for (const FlowId id : changed_)
+    change_rate(flows_[id], id, versions_[id], paths_[flows_[id].path].rate, now_s, schedule);
 }
 
 }  // namespace exasim::flow

@@ -25,6 +25,7 @@
 
 #include "topologies/topology.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -32,6 +33,19 @@
 namespace exasim::flow {
 
 using FlowId = std::uint32_t;
+
+/// A flow's rate changes at `now_s`: what it sent at the old rate comes off its bytes, its version
+/// moves on (older predictions go stale) and its new finish is scheduled if it moves at all. One
+/// definition for both solvers, so that they predict the same times bit for bit.
+template <typename FlowRecord, typename Schedule>
+void change_rate(FlowRecord& f, FlowId id, std::uint32_t& version, double rate, double now_s,
+                 const Schedule& schedule) {
+  f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
+  f.updated_s = now_s;
+  f.rate = rate;
+  ++version;
+  if (rate > 0) schedule(now_s + f.remaining / rate, id, version);
+}
 
 class NodeFlows {
  public:
