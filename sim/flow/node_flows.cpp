@@ -108,23 +108,28 @@ void NodeFlows::solve(std::uint32_t node) {
   std::array<std::uint32_t, kMaxLinksPerNode> unfrozen{};
   std::array<double, kMaxLinksPerNode> residual;
   std::uint64_t used = 0;
+  std::uint64_t shared = 0;  // links that more than one path crosses
   std::uint32_t count = 0;
   for (std::uint32_t p = head_[node]; p != kNoId; p = paths_[p].next) {
     const Path& path = paths_[p];
     for (std::uint32_t i = 0; i < path.hops; ++i) unfrozen[path.route[i]] += path.flows;
+    shared |= used & path.mask;
     used |= path.mask;
     ++count;
   }
-  if (count == 0) return;
-  if (count == 1) {
-    // A lone path: FlowNetwork::lone_rate(), the tightest capacity over the flow entries on its links.
-    Path& path = paths_[head_[node]];
-    double rate = std::numeric_limits<double>::infinity();
-    for (std::uint32_t i = 0; i < path.hops; ++i) {
-      const std::uint8_t l = path.route[i];
-      rate = std::min(rate, capacities_[l] / static_cast<double>(unfrozen[l]));
+  if (shared == 0) {
+    // Every path is alone on its links (rings of different dimensions use different GPU pairs): each
+    // gets FlowNetwork::lone_rate(), the tightest capacity over the flow entries on its links, which
+    // is what progressive filling would freeze it at.
+    for (std::uint32_t p = head_[node]; p != kNoId; p = paths_[p].next) {
+      Path& path = paths_[p];
+      double rate = std::numeric_limits<double>::infinity();
+      for (std::uint32_t i = 0; i < path.hops; ++i) {
+        const std::uint8_t l = path.route[i];
+        rate = std::min(rate, capacities_[l] / static_cast<double>(unfrozen[l]));
+      }
+      path.rate = std::max(0.0, rate);
     }
-    path.rate = std::max(0.0, rate);
     return;
   }
   // Progressive filling as in FlowNetwork::fill(), over the node's links in local order (the order of
