@@ -21,7 +21,10 @@
 //    64 links per node, and a route may have at most kMaxHops entries (rings of up to 16 GPUs, each
 //    hop one or two links); FlowNetwork falls back to its general solver for machines outside this;
 //  - a node is re-solved whole on any change: cheap for the few paths a node carries (one per ring and
-//    pipeline pair), quadratic in its paths if a plan kept hundreds of distinct routes in flight.
+//    pipeline pair), quadratic in its paths if a plan kept hundreds of distinct routes in flight;
+//  - no other route may cross a GPU-GPU link: the fast core turns node-local flows off for plans with
+//    a ring that crosses nodes at some hops and not at others (node_layout() in fast_runtime.cpp), and
+//    FlowNetwork::add() throws on a route that mixes the two.
 
 #include "topologies/topology.hpp"
 
