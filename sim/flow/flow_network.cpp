@@ -1,4 +1,5 @@
 #include "sim/flow/flow_network.hpp"
+#include "sim/flow/sort_ids.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -376,7 +377,7 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
     for (FlowId id = paths_[p].first; id != kNoId; id = flows_[id].next)
       if (flows_[id].rate != rate) changed_.push_back(id);  // else its prediction still holds
   }
-  std::sort(changed_.begin(), changed_.end());
+  sort_ids(changed_, sort_scratch_);
   for (FlowId id : changed_)
     change_rate(flows_[id], id, versions_[id], paths_[flows_[id].path].new_rate, now_s, schedule);
 }

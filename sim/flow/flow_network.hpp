@@ -229,6 +229,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<PathId> comp_paths_;        ///< their paths, in the same order
   std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
+  std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
   std::vector<Share> heap_;
 };
 

@@ -1,4 +1,5 @@
 #include "sim/flow/node_flows.hpp"
+#include "sim/flow/sort_ids.hpp"
 
 #include <algorithm>
 #include <array>
@@ -185,7 +186,7 @@ void NodeFlows::resolve(double now_s, const Scheduler& schedule) {
   }
   dirty_nodes_.clear();
   // In flow id order, as FlowNetwork does: independent of the order in which nodes were touched.
-  std::sort(changed_.begin(), changed_.end());
+  sort_ids(changed_, sort_scratch_);
   for (const FlowId id : changed_)
     change_rate(flows_[id], id, versions_[id], paths_[flows_[id].path].rate, now_s, schedule);
 }

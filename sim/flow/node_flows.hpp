@@ -121,6 +121,7 @@ class NodeFlows {
   std::vector<std::uint32_t> versions_;  ///< per flow slot, as in FlowNetwork
   std::vector<FlowId> free_flows_;
   std::vector<FlowId> changed_;
+  std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
   std::vector<std::uint8_t> frozen_;  ///< solver scratch, per path of the node being solved
   std::size_t active_ = 0;
   std::size_t active_paths_ = 0;
