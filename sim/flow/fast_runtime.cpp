@@ -294,23 +294,25 @@ class Simulation {
     const std::uint32_t group_id = grid_.group_id(r, op.dim);
     GroupState& group = groups_[op.dim][group_id];
     const std::uint32_t k = posted(r, op.dim)++;
-    if (k == group.base + group.open) {  // the first post of collective k
-      if (group.open == open_ring_) {
-        if (open_ring_ == max_open_ring_)
-          throw std::logic_error("plan error: more collectives open on one group than handle slots at " +
-                                 plan_.names[op.name]);
-        grow_open_rings();
-      }
-      open_id(op.dim, group_id, k) = allocate();
+    const bool first_post = k == group.base + group.open;  // the first post of collective k
+    if (first_post && group.open == open_ring_) {
+      if (open_ring_ == max_open_ring_)
+        throw std::logic_error("plan error: more collectives open on one group than handle slots at " +
+                               plan_.names[op.name]);
+      grow_open_rings();
+    }
+    InstanceId& open = open_id(op.dim, group_id, k);  // after any growth, which moves the rings
+    if (first_post) {
+      open = allocate();
       ++group.open;
-      Instance& inst = instances_[open_id(op.dim, group_id, k)];
+      Instance& inst = instances_[open];
       inst.first_member = grid_.group_member(r, op.dim, 0);
       inst.dim = op.dim;
       inst.kind = op.coll;
       inst.bytes = op.bytes;
       inst.refs = p;
     }
-    const InstanceId id = open_id(op.dim, group_id, k);
+    const InstanceId id = open;
     slot(r, op.slot) = id;
     if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
     Instance& inst = instances_[id];
