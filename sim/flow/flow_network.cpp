@@ -164,7 +164,9 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
-    route_pool_[base + i] = {l, on_link.size()};
+    if (on_link.size() == 1) set_lone(on_link.back(spills_).path, on_link.back(spills_).hop, false);
+    const std::uint32_t cls = std::min(links_[l].capacity_class, kClassInLink);
+    route_pool_[base + i] = {l, on_link.size(), !full_resolve_ && on_link.empty(), cls};
     on_link.push_back(spills_, {id, i});
   }
   return id;
@@ -225,13 +227,15 @@ void FlowNetwork::remove_path(PathId id) {
   const Path& p = paths_[id];
   const std::size_t base = p.route_at;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
-    const auto [l, pos] = route_pool_[base + i];
+    const topo::LinkId l = route_pool_[base + i].link;
+    const std::uint32_t pos = route_pool_[base + i].index;
     auto& on_link = links_[l].entries;
     // Swap-remove: the last entry of the list takes this entry's place; fix that entry's back index.
     const Entry moved = on_link.back(spills_);
     on_link.at(spills_, pos) = moved;
     on_link.pop_back(spills_);
     route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
+    if (on_link.size() == 1 && !full_resolve_) set_lone(on_link.back(spills_).path, on_link.back(spills_).hop, true);
     if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
   --active_paths_;
@@ -263,6 +267,7 @@ void FlowNetwork::solve_components() {
   const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
   comp_links_.clear();
   comp_paths_.clear();
+  comp_lone_.clear();
   std::vector<topo::LinkId>& seeds = dirty_links_;
   if (full_resolve_) {
     seeds.clear();
@@ -272,65 +277,103 @@ void FlowNetwork::solve_components() {
   // Depth-first over links <-> paths from each dirty link not reached yet: one component at a time,
   // filled as soon as it is collected, while its links are still in cache. Seeds are taken newest
   // first: the links touched last are the ones still in cache (the order of components does not
-  // change any rate).
+  // change any rate). The search steps over lone links (a path's only ones) without reading them, so
+  // they carry no mark: a lone seed is done when its path is.
   for (auto it = seeds.rbegin(); it != seeds.rend(); ++it) {
     const topo::LinkId seed = *it;
-    if (links_[seed].epoch == epoch_ || links_[seed].entries.empty()) continue;
-    const std::size_t links_at = comp_links_.size(), paths_at = comp_paths_.size();
+    const EntryList& seed_entries = links_[seed].entries;
+    if (links_[seed].epoch == epoch_ || seed_entries.empty()) continue;
+    if (seed_entries.size() == 1 && paths_[seed_entries.back(spills_).path].epoch >= epoch_) continue;
+    const std::size_t links_at = comp_links_.size();
+    const std::size_t paths_at = comp_paths_.size();
     stack_.push_back(seed);
     links_[seed].epoch = epoch_;
     while (!stack_.empty()) {
       const topo::LinkId l = stack_.back();
       stack_.pop_back();
-      comp_links_.push_back(l);
       const EntryList& entries = links_[l].entries;
+      if (entries.size() > 1 || full_resolve_) comp_links_.push_back(l);  // else a lone seed
       for (const Entry* at = entries.begin(spills_); at != entries.end(spills_); ++at) {
         const Entry& e = *at;
         Path& path = paths_[e.path];
         if (path.epoch == epoch_) continue;
         path.epoch = epoch_;
         comp_paths_.push_back(e.path);
+        Share tightest{std::numeric_limits<double>::infinity(), kNoId, e.path};
+        const double flows = path.flows;
         const RouteEntry* route = route_of(e.path);
         for (std::size_t i = 0; i < path.hops; ++i) {
-          LinkState& next = links_[route[i].link];
+          const RouteEntry& r = route[i];
+          if (r.lone) {
+            const Share key{capacity(r) / flows, r.link, e.path};
+            if (tightest > key) tightest = key;
+            continue;
+          }
+          LinkState& next = links_[r.link];
           if (next.epoch == epoch_) continue;
           next.epoch = epoch_;
-          stack_.push_back(route[i].link);
+          stack_.push_back(r.link);
         }
+        comp_lone_.push_back(tightest);
       }
     }
     if (comp_paths_.size() - paths_at == 1) {
       // A lone path: every entry on its links is its own, so its flows' rate is the tightest capacity
       // over the flow entries there, exactly what progressive filling would freeze them at.
       Path& path = paths_[comp_paths_[paths_at]];
-      path.new_rate = lone_rate(comp_links_.data() + links_at, comp_links_.data() + comp_links_.size());
+      const double shared = lone_rate(comp_links_.data() + links_at, comp_links_.data() + comp_links_.size());
+      path.new_rate = std::min(comp_lone_[paths_at].share, shared);
       path.epoch = frozen_mark;
     } else {
-      fill(links_at, comp_links_.size(), frozen_mark);
+      fill(links_at, paths_at, frozen_mark);
     }
   }
   seeds.clear();
   ++epoch_;  // the frozen mark is now spent; the next resolve starts above it
 }
 
-void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark) {
+void FlowNetwork::fill(std::size_t links_at, std::size_t paths_at, std::uint32_t frozen_mark) {
   // Progressive filling: repeatedly saturate the link with the smallest fair share and freeze its flows.
   // Freezing a flow at the smallest share s never lowers another link's share ((R - m s) / (n - m) >= R / n
   // when s <= R / n, for a flow with m entries on that link), so heap keys may lag behind and are
   // refreshed lazily when popped: one push per pop instead of one per flow and link frozen. Links pop
   // in the same (share, link) order either way.
+  //
+  // A lone link's share stays its capacity over its path's flows until that path freezes, and then it
+  // has no unfrozen entry left: of a path's lone links only the tightest can ever freeze anything. So
+  // the heap holds the component's shared links and one key per path for its tightest lone link, and
+  // freezing a path leaves its lone links' scratch alone (nothing reads it).
   heap_.clear();
-  for (std::size_t i = links_at; i < links_end; ++i) {
+  for (std::size_t i = links_at; i < comp_links_.size(); ++i) {
     const topo::LinkId l = comp_links_[i];
     residual_[l] = capacity(l);
     unfrozen_[l] = links_[l].flows;
     heap_.push_back({residual_[l] / unfrozen_[l], l});
   }
+  for (std::size_t i = paths_at; i < comp_paths_.size(); ++i)
+    if (comp_lone_[i].link != kNoId) heap_.push_back(comp_lone_[i]);
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+  const auto freeze = [&](PathId id, double share) {
+    Path& path = paths_[id];
+    path.epoch = frozen_mark;
+    path.new_rate = share;
+    const RouteEntry* route = route_of(id);
+    for (std::size_t i = 0; i < path.hops; ++i) {
+      if (route[i].lone) continue;
+      const topo::LinkId l2 = route[i].link;
+      // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
+      for (std::uint32_t k = 0; k < path.flows; ++k) residual_[l2] -= share;
+      unfrozen_[l2] -= path.flows;
+    }
+  };
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const Share top = heap_.back();
     heap_.pop_back();
+    if (top.path != kNoId) {  // a path's tightest lone link
+      if (paths_[top.path].epoch != frozen_mark) freeze(top.path, top.share);
+      continue;
+    }
     const topo::LinkId top_link = top.link;
     if (unfrozen_[top_link] == 0) continue;
     const double share = std::max(0.0, residual_[top_link] / unfrozen_[top_link]);
@@ -340,19 +383,8 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t links_end, std::uint32_
       continue;
     }
     const EntryList& entries = links_[top_link].entries;
-    for (const Entry* it = entries.begin(spills_); it != entries.end(spills_); ++it) {
-      Path& path = paths_[it->path];
-      if (path.epoch == frozen_mark) continue;
-      path.epoch = frozen_mark;
-      path.new_rate = share;
-      const RouteEntry* route = route_of(it->path);
-      for (std::size_t i = 0; i < path.hops; ++i) {
-        const topo::LinkId l2 = route[i].link;
-        // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
-        for (std::uint32_t k = 0; k < path.flows; ++k) residual_[l2] -= share;
-        unfrozen_[l2] -= path.flows;
-      }
-    }
+    for (const Entry* it = entries.begin(spills_); it != entries.end(spills_); ++it)
+      if (paths_[it->path].epoch != frozen_mark) freeze(it->path, share);
   }
 }
 

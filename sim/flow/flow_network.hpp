@@ -163,14 +163,24 @@ class FlowNetwork final : public topo::LinkLoadView {
     EntryList entries;
   };
   static_assert(sizeof(LinkState) == 32, "a link record should fill half a cache line");
-  /// A route entry: the link, and where the path sits in that link's entries.
+  /// A route entry: the link, where the path sits in that link's entries, and whether it is the link's
+  /// only entry ("lone"). The solver never visits a path's lone links: until the path freezes their
+  /// fair share is the link's capacity over the path's flow count, so only the tightest of them
+  /// matters (see fill()), and it is found from the route alone, with the link's capacity class.
   struct RouteEntry {
     topo::LinkId link;
-    std::uint32_t index;
+    std::uint32_t index : 26;  ///< EntryList::kMaxSize fits
+    std::uint32_t lone : 1;    ///< kept up to date by new_path() and remove_path() (never under full_resolve)
+    std::uint32_t capacity_class : 5;  ///< the link's, or kClassInLink for classes beyond
   };
+  static constexpr std::uint32_t kClassInLink = 31;
+  /// A heap key of progressive filling: a link's fair share, or (path != kNoId) the tightest lone link
+  /// of a path. Keys order by (share, link) either way, so links pop in the same order as if every
+  /// lone link were in the heap itself.
   struct Share {
     double share;
     topo::LinkId link;
+    PathId path = kNoId;
     bool operator>(const Share& o) const { return share > o.share || (share == o.share && link > o.link); }
   };
   static constexpr std::uint32_t kMinSegment = 8;
@@ -192,10 +202,15 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Collects the connected components of the dirty links (all links with flows under full_resolve)
   /// into comp_links_ / comp_paths_ and sets each path's new_rate.
   void solve_components();
-  /// Progressive filling of one component: comp_links_[links_at, links_end).
-  void fill(std::size_t links_at, std::size_t links_end, std::uint32_t frozen_mark);
+  /// Progressive filling of the last component: comp_links_ from links_at, comp_paths_ from paths_at.
+  void fill(std::size_t links_at, std::size_t paths_at, std::uint32_t frozen_mark);
 
   [[nodiscard]] double capacity(topo::LinkId l) const { return capacities_[links_[l].capacity_class]; }
+  [[nodiscard]] double capacity(const RouteEntry& r) const {
+    return r.capacity_class == kClassInLink ? capacity(r.link) : capacities_[r.capacity_class];
+  }
+  /// Marks the entry `hop` of path `p` as its link's only entry or not.
+  void set_lone(PathId p, std::uint32_t hop, bool lone) { route_pool_[paths_[p].route_at + hop].lone = lone; }
 
   /// The node-local flows of machines whose node layout NodeFlows supports (see the constructor).
   [[nodiscard]] static std::optional<NodeFlows> node_flows(const std::vector<topo::Link>& links, NodeLayout layout);
@@ -227,6 +242,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t epoch_ = 0;
   std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
   std::vector<PathId> comp_paths_;        ///< their paths, in the same order
+  std::vector<Share> comp_lone_;          ///< per comp_paths_ entry: its tightest lone link (share = capacity)
   std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
