@@ -11,7 +11,7 @@ namespace exasim::flow {
 
 FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve, NodeLayout layout)
     : local_(full_resolve ? std::nullopt : node_flows(links, layout)), links_(links.size()),
-      residual_(links.size()), unfrozen_(links.size()), full_resolve_(full_resolve) {
+      scratch_(links.size()), full_resolve_(full_resolve) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
@@ -265,9 +265,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
 void FlowNetwork::solve_components() {
   ++epoch_;
   const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
-  comp_links_.clear();
   comp_paths_.clear();
-  comp_lone_.clear();
   std::vector<topo::LinkId>& seeds = dirty_links_;
   if (full_resolve_) {
     seeds.clear();
@@ -275,25 +273,30 @@ void FlowNetwork::solve_components() {
       if (!links_[l].entries.empty()) seeds.push_back(l);
   }
   // Depth-first over links <-> paths from each dirty link not reached yet: one component at a time,
-  // filled as soon as it is collected, while its links are still in cache. Seeds are taken newest
-  // first: the links touched last are the ones still in cache (the order of components does not
-  // change any rate). The search steps over lone links (a path's only ones) without reading them, so
-  // they carry no mark: a lone seed is done when its path is.
+  // filled as soon as it is collected. Seeds are taken newest first: the links touched last are the
+  // ones still in cache (the order of components does not change any rate). The search steps over
+  // lone links (a path's only ones) without reading them, so they carry no mark: a lone seed is done
+  // when its path is. Each shared link gets its filling scratch and heap key as it is reached, while
+  // its record is in cache; each path with lone links, one key for the tightest (see fill()).
   for (auto it = seeds.rbegin(); it != seeds.rend(); ++it) {
     const topo::LinkId seed = *it;
     const EntryList& seed_entries = links_[seed].entries;
     if (links_[seed].epoch == epoch_ || seed_entries.empty()) continue;
     if (seed_entries.size() == 1 && paths_[seed_entries.back(spills_).path].epoch >= epoch_) continue;
-    const std::size_t links_at = comp_links_.size();
     const std::size_t paths_at = comp_paths_.size();
+    heap_.clear();
     stack_.push_back(seed);
     links_[seed].epoch = epoch_;
     while (!stack_.empty()) {
       const topo::LinkId l = stack_.back();
       stack_.pop_back();
-      const EntryList& entries = links_[l].entries;
-      if (entries.size() > 1 || full_resolve_) comp_links_.push_back(l);  // else a lone seed
-      for (const Entry* at = entries.begin(spills_); at != entries.end(spills_); ++at) {
+      const LinkState& link = links_[l];
+      if (link.entries.size() > 1 || full_resolve_) {  // else a lone seed
+        const double capacity = capacities_[link.capacity_class];
+        scratch_[l] = {capacity, link.flows};
+        heap_.push_back({capacity / link.flows, l});
+      }
+      for (const Entry* at = link.entries.begin(spills_); at != link.entries.end(spills_); ++at) {
         const Entry& e = *at;
         Path& path = paths_[e.path];
         if (path.epoch == epoch_) continue;
@@ -314,25 +317,26 @@ void FlowNetwork::solve_components() {
           next.epoch = epoch_;
           stack_.push_back(r.link);
         }
-        comp_lone_.push_back(tightest);
+        if (tightest.link != kNoId) heap_.push_back(tightest);
       }
     }
     if (comp_paths_.size() - paths_at == 1) {
       // A lone path: every entry on its links is its own, so its flows' rate is the tightest capacity
       // over the flow entries there, exactly what progressive filling would freeze them at.
       Path& path = paths_[comp_paths_[paths_at]];
-      const double shared = lone_rate(comp_links_.data() + links_at, comp_links_.data() + comp_links_.size());
-      path.new_rate = std::min(comp_lone_[paths_at].share, shared);
+      double rate = std::numeric_limits<double>::infinity();
+      for (const Share& key : heap_) rate = std::min(rate, key.share);
+      path.new_rate = std::max(0.0, rate);
       path.epoch = frozen_mark;
     } else {
-      fill(links_at, paths_at, frozen_mark);
+      fill(comp_paths_.size() - paths_at, frozen_mark);
     }
   }
   seeds.clear();
   ++epoch_;  // the frozen mark is now spent; the next resolve starts above it
 }
 
-void FlowNetwork::fill(std::size_t links_at, std::size_t paths_at, std::uint32_t frozen_mark) {
+void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
   // Progressive filling: repeatedly saturate the link with the smallest fair share and freeze its flows.
   // Freezing a flow at the smallest share s never lowers another link's share ((R - m s) / (n - m) >= R / n
   // when s <= R / n, for a flow with m entries on that link), so heap keys may lag behind and are
@@ -343,19 +347,10 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t paths_at, std::uint32_t
   // has no unfrozen entry left: of a path's lone links only the tightest can ever freeze anything. So
   // the heap holds the component's shared links and one key per path for its tightest lone link, and
   // freezing a path leaves its lone links' scratch alone (nothing reads it).
-  heap_.clear();
-  for (std::size_t i = links_at; i < comp_links_.size(); ++i) {
-    const topo::LinkId l = comp_links_[i];
-    residual_[l] = capacity(l);
-    unfrozen_[l] = links_[l].flows;
-    heap_.push_back({residual_[l] / unfrozen_[l], l});
-  }
-  for (std::size_t i = paths_at; i < comp_paths_.size(); ++i)
-    if (comp_lone_[i].link != kNoId) heap_.push_back(comp_lone_[i]);
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   // Once every path is frozen the rest of the heap can change nothing: stop there. In a big component
   // (data-parallel bundles over hundreds of nodes) that is after a few percent of its links.
-  std::size_t unfrozen_paths = comp_paths_.size() - paths_at;
+  std::size_t unfrozen_paths = paths;
   const auto freeze = [&](PathId id, double share) {
     --unfrozen_paths;
     Path& path = paths_[id];
@@ -364,10 +359,10 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t paths_at, std::uint32_t
     const RouteEntry* route = route_of(id);
     for (std::size_t i = 0; i < path.hops; ++i) {
       if (route[i].lone) continue;
-      const topo::LinkId l2 = route[i].link;
+      FillScratch& link = scratch_[route[i].link];
       // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
-      for (std::uint32_t k = 0; k < path.flows; ++k) residual_[l2] -= share;
-      unfrozen_[l2] -= path.flows;
+      for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
+      link.unfrozen -= path.flows;
     }
   };
   while (unfrozen_paths > 0 && !heap_.empty()) {
@@ -378,15 +373,15 @@ void FlowNetwork::fill(std::size_t links_at, std::size_t paths_at, std::uint32_t
       if (paths_[top.path].epoch != frozen_mark) freeze(top.path, top.share);
       continue;
     }
-    const topo::LinkId top_link = top.link;
-    if (unfrozen_[top_link] == 0) continue;
-    const double share = std::max(0.0, residual_[top_link] / unfrozen_[top_link]);
+    const FillScratch& link = scratch_[top.link];
+    if (link.unfrozen == 0) continue;
+    const double share = std::max(0.0, link.residual / link.unfrozen);
     if (share > top.share) {  // stale key: back in with the current share
       heap_.push_back({share, top.link});
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
       continue;
     }
-    const EntryList& entries = links_[top_link].entries;
+    const EntryList& entries = links_[top.link].entries;
     for (const Entry* it = entries.begin(spills_); it != entries.end(spills_); ++it)
       if (paths_[it->path].epoch != frozen_mark) freeze(it->path, share);
   }

@@ -199,11 +199,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// The rate of a path alone on the links [first, last) (repeats change nothing): the tightest
   /// capacity over the flow entries there, what progressive filling would freeze it at.
   [[nodiscard]] double lone_rate(const topo::LinkId* first, const topo::LinkId* last) const;
-  /// Collects the connected components of the dirty links (all links with flows under full_resolve)
-  /// into comp_links_ / comp_paths_ and sets each path's new_rate.
+  /// Collects the connected components of the dirty links (all links with flows under full_resolve),
+  /// their paths into comp_paths_, and sets each path's new_rate.
   void solve_components();
-  /// Progressive filling of the last component: comp_links_ from links_at, comp_paths_ from paths_at.
-  void fill(std::size_t links_at, std::size_t paths_at, std::uint32_t frozen_mark);
+  /// Progressive filling of the component just collected: its last `paths` paths, keys in heap_.
+  void fill(std::size_t paths, std::uint32_t frozen_mark);
 
   [[nodiscard]] double capacity(topo::LinkId l) const { return capacities_[links_[l].capacity_class]; }
   [[nodiscard]] double capacity(const RouteEntry& r) const {
@@ -219,8 +219,13 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<LinkState> links_;
   std::vector<double> capacities_;  ///< distinct link capacities (bytes/s), by LinkState::capacity_class
   SpillPool spills_;
-  std::vector<double> residual_;        ///< per link: progressive filling scratch
-  std::vector<std::uint32_t> unfrozen_;  ///< per link: progressive filling scratch
+  /// Per link: progressive filling scratch, residual capacity and unfrozen entries side by side (one
+  /// cache miss per link, not two).
+  struct FillScratch {
+    double residual = 0;
+    std::uint32_t unfrozen = 0;
+  };
+  std::vector<FillScratch> scratch_;
   std::vector<Flow> flows_;
   /// Per flow slot: bumped when a flow takes the slot, when its rate changes and when it ends, so a
   /// prediction is live iff its version is the slot's. Kept apart from the flow records: large runs
@@ -240,13 +245,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<topo::LinkId> dirty_links_;
   std::vector<PathId> fresh_lone_;  ///< new paths alone on their links, rate set by add()
   std::uint32_t epoch_ = 0;
-  std::vector<topo::LinkId> comp_links_;  ///< links with flows of the components, component after component
-  std::vector<PathId> comp_paths_;        ///< their paths, in the same order
-  std::vector<Share> comp_lone_;          ///< per comp_paths_ entry: its tightest lone link (share = capacity)
+  std::vector<PathId> comp_paths_;  ///< paths of the components solved, component after component
   std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
-  std::vector<Share> heap_;
+  std::vector<Share> heap_;  ///< the keys of the component being solved
 };
 
 }  // namespace exasim::flow
