@@ -348,8 +348,9 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
   // the heap holds the component's shared links and one key per path for its tightest lone link, and
   // freezing a path leaves its lone links' scratch alone (nothing reads it).
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-  // Once every path is frozen the rest of the heap can change nothing: stop there. In a big component
-  // (data-parallel bundles over hundreds of nodes) that is after a few percent of its links.
+  // Once every path is frozen the rest of the heap can change nothing: stop there (the reference solver
+  // empties it). In a big component (data-parallel bundles over hundreds of nodes) that is after a few
+  // percent of its links.
   std::size_t unfrozen_paths = paths;
   const auto freeze = [&](PathId id, double share) {
     --unfrozen_paths;
@@ -365,7 +366,7 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
       link.unfrozen -= path.flows;
     }
   };
-  while (unfrozen_paths > 0 && !heap_.empty()) {
+  while (!heap_.empty() && (unfrozen_paths > 0 || full_resolve_)) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const Share top = heap_.back();
     heap_.pop_back();

@@ -15,8 +15,10 @@
 // add() and finish() mark the touched links dirty; resolve() then takes the connected components of the
 // dirty links (links <-> paths that cross them, transitively), runs progressive filling on each (a lone
 // path simply gets its tightest link), and re-predicts the completion of every flow whose rate changed.
-// Flows elsewhere keep their rates and their already-scheduled completions. With `full_resolve` every
-// active path is re-solved instead: the straightforward reference solver that tests hold the
+// Flows elsewhere keep their rates and their already-scheduled completions. The incremental solver
+// also steps over lone links (crossed by one path only: see RouteEntry and fill()) and stops filling
+// once every path is frozen. With `full_resolve` every active path is re-solved instead, every link
+// taken into the heap and the heap emptied: the straightforward reference solver that tests hold the
 // incremental one against.
 //
 // LIMITATIONS:
