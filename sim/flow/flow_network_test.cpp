@@ -1,21 +1,11 @@
 #include "sim/flow/flow_network.hpp"
+#include "sim/flow/test_predictions.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <map>
-
 using namespace exasim;
 using flow::FlowNetwork;
-
-namespace {
-// Collects the latest prediction per flow.
-struct Predictions {
-  std::map<flow::FlowId, double> finish;
-  FlowNetwork::Scheduler scheduler() {
-    return [this](double t, flow::FlowId f, std::uint32_t) { finish[f] = t; };
-  }
-};
-}  // namespace
+using flow::testing::Predictions;
 
 TEST_CASE("two equal flows on one link each get half of it", "[unit]") {
   for (bool full : {false, true}) {

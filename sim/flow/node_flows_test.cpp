@@ -1,11 +1,11 @@
 #include "sim/flow/flow_network.hpp"
+#include "sim/flow/test_predictions.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <map>
-
 using namespace exasim;
 using flow::FlowNetwork;
+using flow::testing::Predictions;
 
 namespace {
 // Three nodes, each owning 4 GPU-GPU links of different speeds and a NIC's up and down links, then two
@@ -23,13 +23,6 @@ std::vector<topo::Link> machine() {
   return links;
 }
 constexpr flow::NodeLayout kLayout{kNodes, kPerNode, 4};
-
-struct Predictions {
-  std::map<flow::FlowId, double> finish;
-  FlowNetwork::Scheduler scheduler() {
-    return [this](double t, flow::FlowId f, std::uint32_t) { finish[f] = t; };
-  }
-};
 }  // namespace
 
 TEST_CASE("flows inside a node get the general solver's rates, bit for bit", "[unit]") {
