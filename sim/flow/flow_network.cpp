@@ -164,7 +164,7 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
-    if (on_link.size() == 1) set_lone(on_link.back(spills_).path, on_link.back(spills_).hop, false);
+    if (on_link.size() == 1) set_lone(on_link.back(spills_), false);
     const std::uint32_t cls = std::min(links_[l].capacity_class, kClassInLink);
     route_pool_[base + i] = {l, on_link.size(), !full_resolve_ && on_link.empty(), cls};
     on_link.push_back(spills_, {id, i});
@@ -235,7 +235,7 @@ void FlowNetwork::remove_path(PathId id) {
     on_link.at(spills_, pos) = moved;
     on_link.pop_back(spills_);
     route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
-    if (on_link.size() == 1 && !full_resolve_) set_lone(on_link.back(spills_).path, on_link.back(spills_).hop, true);
+    if (on_link.size() == 1 && !full_resolve_) set_lone(on_link.back(spills_), true);
     if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
   --active_paths_;
@@ -292,9 +292,8 @@ void FlowNetwork::solve_components() {
       stack_.pop_back();
       const LinkState& link = links_[l];
       if (link.entries.size() > 1 || full_resolve_) {  // else a lone seed
-        const double capacity = capacities_[link.capacity_class];
-        scratch_[l] = {capacity, link.flows};
-        heap_.push_back({capacity / link.flows, l});
+        scratch_[l] = {capacity(l), link.flows};
+        heap_.push_back({scratch_[l].residual / link.flows, l});
       }
       for (const Entry* at = link.entries.begin(spills_); at != link.entries.end(spills_); ++at) {
         const Entry& e = *at;

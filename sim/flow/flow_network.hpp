@@ -211,8 +211,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] double capacity(const RouteEntry& r) const {
     return r.capacity_class == kClassInLink ? capacity(r.link) : capacities_[r.capacity_class];
   }
-  /// Marks the entry `hop` of path `p` as its link's only entry or not.
-  void set_lone(PathId p, std::uint32_t hop, bool lone) { route_pool_[paths_[p].route_at + hop].lone = lone; }
+  /// Marks a link's entry (the route entry it points back to) as the link's only entry or not.
+  void set_lone(const Entry& e, bool lone) { route_pool_[paths_[e.path].route_at + e.hop].lone = lone; }
 
   /// The node-local flows of machines whose node layout NodeFlows supports (see the constructor).
   [[nodiscard]] static std::optional<NodeFlows> node_flows(const std::vector<topo::Link>& links, NodeLayout layout);
