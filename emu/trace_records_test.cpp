@@ -15,7 +15,7 @@ using namespace exasim;
 namespace {
 schedule::Plan small_plan() {
   schedule::ModelSpec m{"tiny", 1, 256, 4, 128, 1024};
-  return schedule::build_axonn4d_plan(m, {2, 1, 1, 2}, {4, true, 4}, {});
+  return schedule::build_axonn4d_plan(m, {2, 1, 1, 2}, {4, schedule::Recompute::Full}, {});
 }
 std::filesystem::path temp_dir() {
   auto dir = std::filesystem::temp_directory_path() / "exasim_emu_trace_test";

@@ -121,8 +121,8 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
                      "parallel.scheme: 'zero3' is not one of: axonn4d, megatron");
   expect_input_error("typo.json", scenario_with("/overlap", nlohmann::json{{"oarr", true}}),
                      "overlap.oarr: unknown field");
-  expect_input_error("recompute.json", scenario_with("/training/recompute", "selective"),
-                     "training.recompute: 'selective' is not one of: full, none");
+  expect_input_error("recompute.json", scenario_with("/training/recompute", "partial"),
+                     "training.recompute: 'partial' is not one of: full, selective, none");
 }
 
 TEST_CASE("heads not divisible by gy is rejected with the fields involved", "[unit]") {

@@ -96,7 +96,7 @@ TEST_CASE("incremental solver matches the full reference solver on 4D iterations
   for (auto cfg : {schedule::Axonn4DConfig{2, 2, 2, 4}, schedule::Axonn4DConfig{1, 4, 4, 2},
                    schedule::Axonn4DConfig{4, 1, 2, 4}}) {
     for (bool overlap : {true, false}) {
-      auto plan = schedule::build_axonn4d_plan(model, cfg, {64, true, 4}, {overlap, overlap, overlap, overlap});
+      auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full}, {overlap, overlap, overlap, overlap});
       auto job = job_for(plan, 20e-6, 1e-6);
       double fast = run_time(topo, job, false), reference = run_time(topo, job, true);
       INFO("gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " " << cfg.gz << " " << cfg.gdata);
@@ -111,7 +111,7 @@ TEST_CASE("bytes rank 0 puts on the wire in the simulation equal the plan's ring
   sp.node = {4, 100e9, 1e-6, 4, 25e9, 1e-6};
   sp.nodes = 8;
   topo::SingleSwitch topo(sp);
-  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 2}, {64, true, 4}, {});
+  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 2}, {64, schedule::Recompute::Full}, {});
   flow::FastRuntime rt(topo, {});
   auto result = rt.run(job_for(plan, 1e-5, 0), {}, {});
   auto expected = schedule::wire_bytes_per_dim(plan, 0);
@@ -182,10 +182,10 @@ topo::SingleSwitch fast_machine(std::uint32_t gpus) {
 double pipeline_ratio(const schedule::MegatronConfig& cfg, std::int64_t global_batch) {
   // Vocabulary 8: the LM head adds < 0.1% to the last stage, so stages are uniform.
   const schedule::ModelSpec model{"uniform", 16, 256, 4, 128, 8};
-  auto plan = schedule::build_megatron_plan(model, cfg, {global_batch, true, 4});
+  auto plan = schedule::build_megatron_plan(model, cfg, {global_batch, schedule::Recompute::Full});
   auto job = flops_job(plan);
   auto topo = fast_machine(cfg.gpus());
-  const double m = static_cast<double>(schedule::megatron_micro_batches(cfg, {global_batch, true, 4}));
+  const double m = static_cast<double>(schedule::megatron_micro_batches(cfg, {global_batch, schedule::Recompute::Full}));
   const double per_micro_batch = compute_time_of_stream(plan, job, 1) / m;
   return run_time(topo, job) / (m * per_micro_batch);
 }
@@ -274,7 +274,7 @@ TEST_CASE("Megatron plans run to the end and put the plan's bytes on the wire", 
     for (bool overlap : {false, true}) {
       INFO("tp=" << cfg.tp << " pp=" << cfg.pp << " dp=" << cfg.dp << " zero=" << cfg.zero
                  << " v=" << cfg.virtual_stages << " overlap=" << overlap);
-      auto plan = schedule::build_megatron_plan(model, cfg, {16, true, 4}, {true, true, true, overlap});
+      auto plan = schedule::build_megatron_plan(model, cfg, {16, schedule::Recompute::Full}, {true, true, true, overlap});
       flow::FastRuntime rt(topo, {});
       auto result = rt.run(flops_job(plan), {}, {});
       auto expected = schedule::wire_bytes_per_dim(plan, 0);
@@ -315,7 +315,7 @@ TEST_CASE("incremental solver matches the reference on a dragonfly under every r
   for (auto routing : {topo::RoutingPolicy::Minimal, topo::RoutingPolicy::Valiant, topo::RoutingPolicy::Adaptive}) {
     auto topo = small_dragonfly(routing);
     for (auto cfg : {schedule::Axonn4DConfig{2, 2, 4, 4}, schedule::Axonn4DConfig{4, 1, 2, 8}}) {
-      auto plan = schedule::build_axonn4d_plan(model, cfg, {64, true, 4}, {true, true, true, true});
+      auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full}, {true, true, true, true});
       auto job = job_for(plan, 20e-6, 1e-6);
       INFO("routing " << static_cast<int>(routing) << ", gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " "
                       << cfg.gz << " " << cfg.gdata);
@@ -328,7 +328,7 @@ TEST_CASE("incremental solver matches the reference on Megatron pipelines over a
   const schedule::ModelSpec model{"t", 8, 256, 8, 128, 1000};
   auto topo = small_dragonfly(topo::RoutingPolicy::Adaptive);
   for (auto cfg : {schedule::MegatronConfig{2, 4, 4, 1, 1, 1, false}, schedule::MegatronConfig{4, 4, 2, 2, 1, 2, true}}) {
-    auto plan = schedule::build_megatron_plan(model, cfg, {32, true, 4}, {true, true, true, true});
+    auto plan = schedule::build_megatron_plan(model, cfg, {32, schedule::Recompute::Full}, {true, true, true, true});
     auto job = flops_job(plan);
     INFO("tp=" << cfg.tp << " pp=" << cfg.pp << " dp=" << cfg.dp);
     CHECK(run_time(topo, job, false) == Approx(run_time(topo, job, true)).epsilon(1e-3));
@@ -338,7 +338,7 @@ TEST_CASE("incremental solver matches the reference on Megatron pipelines over a
 TEST_CASE("runs are deterministic: the same job twice gives identical results", "[unit]") {
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   auto topo = small_dragonfly(topo::RoutingPolicy::Adaptive);
-  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, true, 4}, {true, true, true, true});
+  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
   auto job = job_for(plan, 20e-6, 1e-6);
   flow::FastRuntime rt(topo, {});
   auto a = rt.run(job, {}, {}), b = rt.run(job, {}, {});
@@ -352,7 +352,7 @@ TEST_CASE("answers do not depend on the order in which an instant's events are h
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   auto topo = small_dragonfly(topo::RoutingPolicy::Adaptive);
   for (auto cfg : {schedule::Axonn4DConfig{2, 2, 4, 4}, schedule::Axonn4DConfig{1, 2, 2, 16}}) {
-    auto plan = schedule::build_axonn4d_plan(model, cfg, {64, true, 4}, {true, true, true, true});
+    auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full}, {true, true, true, true});
     auto job = job_for(plan, 20e-6, 1e-6);
     flow::FastOptions backwards;
     backwards.reverse_instants = true;
@@ -362,7 +362,7 @@ TEST_CASE("answers do not depend on the order in which an instant's events are h
     for (std::size_t r = 0; r < a.ranks.size(); ++r) CHECK(a.ranks[r].exposed_s == b.ranks[r].exposed_s);
   }
   const schedule::ModelSpec pipelined{"t", 8, 256, 8, 128, 1000};
-  auto plan = schedule::build_megatron_plan(pipelined, {4, 4, 2, 2, 1, 2, true}, {32, true, 4}, {true, true, true, true});
+  auto plan = schedule::build_megatron_plan(pipelined, {4, 4, 2, 2, 1, 2, true}, {32, schedule::Recompute::Full}, {true, true, true, true});
   flow::FastOptions backwards;
   backwards.reverse_instants = true;
   CHECK(flow::FastRuntime(topo, {}).run(flops_job(plan), {}, {}).iteration_s ==
@@ -372,7 +372,7 @@ TEST_CASE("answers do not depend on the order in which an instant's events are h
 TEST_CASE("progress: quiet on short runs, and an empty callback is allowed", "[unit]") {
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   auto topo = small_dragonfly(topo::RoutingPolicy::Minimal);
-  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, true, 4}, {});
+  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {});
   auto job = job_for(plan, 20e-6, 1e-6);
   int calls = 0;
   flow::FastOptions options;

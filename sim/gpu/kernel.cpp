@@ -1,6 +1,13 @@
 #include "sim/gpu/kernel.hpp"
 
+#include <array>
+
 namespace exasim::gpu {
+
+namespace {
+constexpr std::array<std::string_view, kMemoryFamilies> kFamilyNames = {"elementwise", "norm",       "softmax",
+                                                                        "dropout",     "activation", "optimizer"};
+}  // namespace
 
 std::string_view to_string(KernelKind kind) {
   switch (kind) {
@@ -9,6 +16,29 @@ std::string_view to_string(KernelKind kind) {
     case KernelKind::MemoryBound: return "memory";
   }
   return "?";
+}
+
+std::string_view to_string(DType dtype) {
+  switch (dtype) {
+    case DType::Bf16: return "bf16";
+    case DType::Fp16: return "fp16";
+    case DType::Fp32: return "fp32";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (DType d : {DType::Bf16, DType::Fp16, DType::Fp32})
+    if (to_string(d) == name) return d;
+  return std::nullopt;
+}
+
+std::string_view to_string(MemoryFamily family) { return kFamilyNames.at(static_cast<std::size_t>(family)); }
+
+std::optional<MemoryFamily> parse_memory_family(std::string_view name) {
+  for (std::size_t i = 0; i < kFamilyNames.size(); ++i)
+    if (kFamilyNames[i] == name) return static_cast<MemoryFamily>(i);
+  return std::nullopt;
 }
 
 std::string_view to_string(GemmLayout layout) {
@@ -20,10 +50,33 @@ std::string_view to_string(GemmLayout layout) {
   return "?";
 }
 
-Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout) {
-  constexpr double bf16_bytes = 2;
-  auto dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
-  return Kernel{KernelKind::Gemm, 2 * dm * dn * dk, bf16_bytes * (dm * dk + dk * dn + dm * dn), m, n, k, layout};
+Kernel batched_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout,
+                    DType dtype) {
+  const double b = static_cast<double>(batch), dm = static_cast<double>(m), dn = static_cast<double>(n),
+               dk = static_cast<double>(k);
+  Kernel kernel;
+  kernel.kind = KernelKind::Gemm;
+  kernel.flops = b * 2 * dm * dn * dk;
+  kernel.bytes = b * bytes_of(dtype) * (dm * dk + dk * dn + dm * dn);
+  kernel.m = m;
+  kernel.n = n;
+  kernel.k = k;
+  kernel.batch = batch;
+  kernel.layout = layout;
+  kernel.dtype = dtype;
+  return kernel;
+}
+
+Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout, DType dtype) {
+  return batched_gemm(1, m, n, k, layout, dtype);
+}
+
+Kernel memory_kernel(MemoryFamily family, double bytes) {
+  Kernel kernel;
+  kernel.kind = KernelKind::MemoryBound;
+  kernel.bytes = bytes;
+  kernel.family = family;
+  return kernel;
 }
 
 }  // namespace exasim::gpu

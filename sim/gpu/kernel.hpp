@@ -4,17 +4,46 @@
 // every runtime, and later calibration tables, cost the same op differently.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace exasim::gpu {
 
 enum class KernelKind : std::uint8_t {
-  Gemm,            ///< dense matrix multiply, m x k times k x n, bf16
+  Gemm,            ///< dense matrix multiply, m x k times k x n (batch of them), in the kernel's dtype
   FlashAttention,  ///< fused causal attention (forward or backward)
-  MemoryBound,     ///< elementwise / normalisation / optimizer: time set by bytes moved
+  MemoryBound,     ///< elementwise / normalisation / softmax / optimizer: time set by bytes moved
 };
 
 [[nodiscard]] std::string_view to_string(KernelKind kind);
+
+/// Element type of a kernel's math. GEMMs run at the device's peak for this type; memory-bound kernels
+/// carry their bytes already multiplied out, so for them it is informative only.
+enum class DType : std::uint8_t { Bf16, Fp16, Fp32 };
+
+[[nodiscard]] std::string_view to_string(DType dtype);
+/// "bf16", "fp16", "fp32" -> the type; nullopt for anything else.
+[[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);
+/// Bytes of one element: 2 for bf16 and fp16, 4 for fp32.
+[[nodiscard]] constexpr double bytes_of(DType dtype) { return dtype == DType::Fp32 ? 4.0 : 2.0; }
+
+/// Family of a memory-bound kernel. Each family has its own sustained fraction of HBM bandwidth per
+/// device (devices.hpp), because a fused LayerNorm (two passes over a row held in registers), a softmax
+/// over a long row, a dropout that also writes its mask and a plain residual add do not stream equally
+/// well.
+enum class MemoryFamily : std::uint8_t {
+  Elementwise,  ///< residual adds, gradient accumulation, embedding lookups, cross-entropy
+  Norm,         ///< LayerNorm / RMSNorm, forward or backward
+  Softmax,      ///< scale + mask + softmax of materialised attention scores (standard attention)
+  Dropout,      ///< dropout (and bias-dropout-add), writing or reading its mask
+  Activation,   ///< bias + GeLU, SwiGLU's silu(gate) * up
+  Optimizer,    ///< the optimizer step over the parameter shard (multi-tensor Adam)
+};
+inline constexpr int kMemoryFamilies = 6;
+
+[[nodiscard]] std::string_view to_string(MemoryFamily family);
+/// Inverse of to_string(MemoryFamily); nullopt for an unknown name.
+[[nodiscard]] std::optional<MemoryFamily> parse_memory_family(std::string_view name);
 
 /// Operand layout of a row-major product C = A.B as the BLAS library receives it, named as AxoNN's
 /// tuned_matmul variants and rocblas-bench (axonn.md 4): torch hands the product to column-major
@@ -30,14 +59,26 @@ struct Kernel {
   KernelKind kind = KernelKind::MemoryBound;
   double flops = 0;  ///< floating-point operations actually executed
   double bytes = 0;  ///< bytes read plus written in HBM
-  // GEMM shape (m x k times k x n); zero for other kinds. Used by shape-aware models.
+  // GEMM shape (batch x (m x k times k x n)); zero for other kinds. Used by shape-aware models.
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  std::int64_t batch = 1;              ///< GEMM only: independent products in one launch (batched GEMM)
   GemmLayout layout = GemmLayout::NN;  ///< GEMM only: operand layout the framework runs it in
+  DType dtype = DType::Bf16;           ///< GEMM and attention: the math type (selects the device's peak)
+  MemoryFamily family = MemoryFamily::Elementwise;  ///< MemoryBound only
 };
 
-/// A bf16 GEMM of m x k by k x n: 2mnk flops, operands and result read/written once.
-[[nodiscard]] Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout = GemmLayout::NN);
+/// A GEMM of m x k by k x n in `dtype`: 2mnk flops, operands and result read/written once.
+[[nodiscard]] Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout = GemmLayout::NN,
+                          DType dtype = DType::Bf16);
+
+/// `batch` independent GEMMs of m x k by k x n in one launch (torch.bmm / baddbmm, as standard attention
+/// runs QK^T and scores x V per head): batch x 2mnk flops, batch x the operand and result bytes.
+[[nodiscard]] Kernel batched_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k,
+                                  GemmLayout layout = GemmLayout::NN, DType dtype = DType::Bf16);
+
+/// A memory-bound kernel of one family moving `bytes` (read + written).
+[[nodiscard]] Kernel memory_kernel(MemoryFamily family, double bytes);
 
 }  // namespace exasim::gpu

@@ -36,7 +36,8 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
   if (s.scheme == "megatron") {
     const auto& m = s.megatron;
     parallel.update({{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dp}, {"zero", m.zero}, {"micro_batch", m.micro_batch},
-                     {"virtual_stages", m.virtual_stages}, {"sequence_parallel", m.sequence_parallel}});
+                     {"virtual_stages", m.virtual_stages}, {"sequence_parallel", m.sequence_parallel},
+                     {"scatter_gather", m.scatter_gather}});
   } else {
     for (const auto& d : dims) parallel["g" + d.name] = d.size;
   }

@@ -69,7 +69,8 @@ void load_axonn4d(const JsonView& parallel, Scenario& s) {
 
 // Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
 void load_megatron(const JsonView& parallel, Scenario& s) {
-  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"});
+  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
+                       "scatter_gather"});
   auto& m = s.megatron;
   m.tp = positive_dim(parallel, "tp");
   m.pp = positive_dim(parallel, "pp");
@@ -78,6 +79,7 @@ void load_megatron(const JsonView& parallel, Scenario& s) {
   m.micro_batch = positive_dim(parallel, "micro_batch");
   m.virtual_stages = positive_dim(parallel, "virtual_stages");
   m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
+  m.scatter_gather = parallel.boolean_or("scatter_gather", true);
   if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty())
     throw InputError(s.source, bad.field, bad.why);
 }
@@ -109,10 +111,18 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   s.placement = load_placement(root, s.seed);
 
   auto training = root.object("training");
-  training.check_keys({"global_batch", "recompute", "dp_grad_dtype"});
+  training.check_keys({"global_batch", "recompute", "attention", "dropout", "dtype", "dp_grad_dtype"});
   s.training.global_batch = training.integer("global_batch", 1, std::int64_t{1} << 40);
-  s.training.recompute = training.choice("recompute", {"full", "none"}, "full") == "full";
-  s.training.dp_grad_bytes = training.choice("dp_grad_dtype", {"fp32", "bf16"}, "fp32") == "fp32" ? 4 : 2;
+  const std::string recompute = training.choice("recompute", {"full", "selective", "none"}, "full");
+  s.training.recompute = recompute == "full"        ? schedule::Recompute::Full
+                         : recompute == "selective" ? schedule::Recompute::Selective
+                                                    : schedule::Recompute::None;
+  s.training.attention = training.choice("attention", {"flash", "standard"}, "flash") == "standard"
+                             ? schedule::AttentionImpl::Standard
+                             : schedule::AttentionImpl::Flash;
+  s.training.dropout = training.number_or("dropout", 0.1, 0, 0.95, /*min_exclusive=*/false);
+  s.training.dtype = *gpu::parse_dtype(training.choice("dtype", {"bf16", "fp16", "fp32"}, "bf16"));
+  s.training.dp_grad_bytes = training.choice("dp_grad_dtype", {"fp32", "bf16", "fp16"}, "fp32") == "fp32" ? 4 : 2;
 
   if (root.has("overlap")) {
     auto overlap = root.object("overlap");

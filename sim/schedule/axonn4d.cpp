@@ -172,7 +172,7 @@ class Axonn4DBuilder {
     std::vector<Handle> pending_rs;   // reduce-scatters of the layer whose DP all-reduce is next
     std::int64_t pending_layer = -1;
     for (std::int64_t layer = s_.L - 1; layer >= 0; --layer) {
-      if (training_.recompute) {
+      if (training_.full_recompute()) {
         out_.set_phase(Phase::Recompute);
         if (overlap_.oag) prefetched_ = gather_weights(layer, linears_[0]);
         layer_forward(layer, "recompute", false);

@@ -25,6 +25,7 @@
 
 #include "sim/schedule/model.hpp"
 #include "sim/schedule/plan.hpp"
+#include "sim/schedule/training.hpp"
 
 namespace exasim::schedule {
 
@@ -33,12 +34,6 @@ enum Axonn4DDim : std::uint8_t { kDimX = 0, kDimY = 1, kDimZ = 2, kDimData = 3 }
 struct Axonn4DConfig {
   std::uint32_t gx = 1, gy = 1, gz = 1, gdata = 1;
   [[nodiscard]] std::uint32_t gpus() const { return gx * gy * gz * gdata; }
-};
-
-struct TrainingSpec {
-  std::int64_t global_batch = 1;  ///< sequences per iteration
-  bool recompute = true;          ///< full activation recomputation
-  double dp_grad_bytes = 4;       ///< bytes per gradient element in the data all-reduce (fp32: 4)
 };
 
 struct OverlapSpec {

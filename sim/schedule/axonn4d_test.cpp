@@ -36,7 +36,7 @@ ClosedForm closed_form(const ModelSpec& m, const Axonn4DConfig& g, std::int64_t 
 
 void check_against_closed_form(const ModelSpec& m, const Axonn4DConfig& g, std::int64_t batch, bool recompute,
                                const OverlapSpec& overlap) {
-  auto plan = build_axonn4d_plan(m, g, {batch, recompute, 4}, overlap);
+  auto plan = build_axonn4d_plan(m, g, {batch, recompute ? Recompute::Full : Recompute::None}, overlap);
   auto expected = closed_form(m, g, batch, recompute);
   INFO("gx=" << g.gx << " gy=" << g.gy << " gz=" << g.gz << " gdata=" << g.gdata << " recompute=" << recompute);
   for (Rank r : {0u, plan.grid.world_size() - 1}) {
@@ -68,7 +68,7 @@ TEST_CASE("4D wire bytes per dimension equal the closed forms of axonn.md", "[un
 
 TEST_CASE("every posted collective is waited for, and handles are reused", "[unit]") {
   for (bool overlap : {true, false}) {
-    auto plan = build_axonn4d_plan(kModel, {2, 2, 2, 2}, {32, true, 4}, {overlap, overlap, overlap, false});
+    auto plan = build_axonn4d_plan(kModel, {2, 2, 2, 2}, {32, Recompute::Full}, {overlap, overlap, overlap, false});
     const auto& stream = plan.streams[0];
     std::vector<int> open(stream.slots, 0);
     for (const auto& op : stream.ops) {
@@ -83,7 +83,7 @@ TEST_CASE("every posted collective is waited for, and handles are reused", "[uni
 }
 
 TEST_CASE("OAR puts the dW GEMM between the backward all-reduce and its wait", "[unit]") {
-  auto plan = build_axonn4d_plan(kModel, {2, 2, 2, 2}, {32, true, 4}, {true, false, false, false});
+  auto plan = build_axonn4d_plan(kModel, {2, 2, 2, 2}, {32, Recompute::Full}, {true, false, false, false});
   const auto& ops = plan.streams[0].ops;
   bool found = false;
   for (std::size_t i = 0; i + 2 < ops.size(); ++i) {
@@ -98,7 +98,7 @@ TEST_CASE("OAR puts the dW GEMM between the backward all-reduce and its wait", "
 
 TEST_CASE("per-GPU GEMM flops add up to the model's linear-layer flops", "[unit]") {
   const Axonn4DConfig g{2, 2, 2, 2};
-  auto plan = build_axonn4d_plan(kModel, g, {32, false, 4}, {});
+  auto plan = build_axonn4d_plan(kModel, g, {32, Recompute::None}, {});
   double gemm_flops = 0;
   for (const auto& op : plan.streams[0].ops) {
     if (op.type == OpType::Compute && plan.kernels[op.kernel].kind == exasim::gpu::KernelKind::Gemm &&
@@ -116,8 +116,8 @@ TEST_CASE("Megatron flop formula: 72 without recomputation, 96 with", "[unit]") 
   ModelSpec m{"t", 24, 4096, 32, 2048, 50304};
   double f72 = model_flops(m, 512);
   CHECK(f72 == Approx(72.0 * 512 * 2048 * 24 * 4096.0 * 4096 * (1 + 2048 / (6.0 * 4096) + 50304 / (16.0 * 24 * 4096))));
-  CHECK(hardware_flops(m, 512, true) == Approx(f72 * 96 / 72));
-  CHECK(hardware_flops(m, 512, false) == Approx(f72));
+  CHECK(hardware_flops(m, 512, Recompute::Full) == Approx(f72 * 96 / 72));
+  CHECK(hardware_flops(m, 512, Recompute::None) == Approx(f72));
 }
 
 TEST_CASE("infeasible 4D configurations name the field to change", "[unit]") {
@@ -125,5 +125,5 @@ TEST_CASE("infeasible 4D configurations name the field to change", "[unit]") {
   CHECK(axonn4d_infeasibility(kModel, {1, 32, 1, 1}, 32).field == "parallel.gy");
   CHECK(axonn4d_infeasibility(kModel, {3, 1, 1, 1}, 32).field == "parallel.gx");
   CHECK(axonn4d_infeasibility(kModel, {2, 2, 2, 2}, 32).why.empty());
-  CHECK_THROWS_AS(build_axonn4d_plan(kModel, {2, 2, 2, 2}, {30, true, 4}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(build_axonn4d_plan(kModel, {2, 2, 2, 2}, {30, Recompute::Full}, {}), std::invalid_argument);
 }

@@ -247,7 +247,7 @@ class StageBuilder {
     const std::int64_t first_layer = model_chunk(chunk) * s_.layers_per_chunk;
     for (std::int64_t i = s_.layers_per_chunk - 1; i >= 0; --i) {
       const std::int64_t layer = first_layer + i;
-      if (training_.recompute) {
+      if (training_.full_recompute()) {
         out_.set_phase(Phase::Recompute);
         layer_forward(layer, "recompute");  // its gather serves the backward too
         out_.set_phase(Phase::Backward);

@@ -70,6 +70,10 @@ enum MegatronDim : std::uint8_t { kMegDimTp = 0, kMegDimDp = 1, kMegDimPp = 2 };
 struct MegatronConfig {
   std::uint32_t tp = 1, pp = 1, dp = 1, zero = 0 /*0..3*/, micro_batch = 1, virtual_stages = 1;
   bool sequence_parallel = false;
+  /// Pipeline tensors are split over the TP group before the send and all-gathered after the receive
+  /// (Megatron-LM's scatter-gather optimisation, on by default there; Narayanan et al. SC21 4.1). Only
+  /// matters with tp > 1 and without sequence parallelism (whose tensors are already split).
+  bool scatter_gather = true;
   [[nodiscard]] std::uint32_t gpus() const { return tp * pp * dp; }
 };
 

@@ -26,7 +26,7 @@ ClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const Traini
   ClosedForm f;
   // TP per micro-batch: two reductions per forward pass (recomputation repeats them); backward two
   // all-reduces, or with SP three all-gather/reduce-scatter per block (= 1.5 all-reduces).
-  const double passes = t.recompute ? 2 : 1;
+  const double passes = t.full_recompute() ? 2 : 1;
   f.tp = micro * stage_layers * (passes * 2 * ar(tp) * A + (sp ? 3 : 2) * ar(tp) * A);
   if (first) f.tp += micro * (sp ? ag(tp) : ar(tp)) * A;  // embedding
   if (last) f.tp += micro * ((sp ? ag(tp) * A : 0) + 3 * ar(tp) * 4 * T + ar(tp) * A);  // LM head + loss
@@ -61,7 +61,7 @@ void check_closed_form(const MegatronConfig& c, const TrainingSpec& t, bool over
     auto expected = closed_form(kModel, c, t, stage);
     auto bytes = wire_bytes_per_dim(plan, r);
     INFO("tp=" << c.tp << " pp=" << c.pp << " dp=" << c.dp << " zero=" << c.zero << " v=" << c.virtual_stages
-               << " sp=" << c.sequence_parallel << " recompute=" << t.recompute << " overlap=" << overlap_dp
+               << " sp=" << c.sequence_parallel << " recompute=" << to_string(t.recompute) << " overlap=" << overlap_dp
                << " rank " << r << " stage " << stage);
     CHECK(bytes[kMegDimTp] == Approx(expected.tp).margin(1e-6));
     CHECK(bytes[kMegDimDp] == Approx(expected.dp).margin(1e-6));
@@ -72,7 +72,7 @@ void check_closed_form(const MegatronConfig& c, const TrainingSpec& t, bool over
 }  // namespace
 
 TEST_CASE("Megatron rank layout: TP fastest, then DP, then PP; one stream per stage", "[unit]") {
-  auto plan = build_megatron_plan(kModel, {2, 4, 3, 0, 1, 1, false}, {24, true, 4});
+  auto plan = build_megatron_plan(kModel, {2, 4, 3, 0, 1, 1, false}, {24, Recompute::Full});
   REQUIRE(plan.grid.dims().size() == 3);
   CHECK(plan.grid.dim(kMegDimTp).name == "tp");
   CHECK(plan.grid.dim(kMegDimTp).stride == 1);
@@ -86,21 +86,21 @@ TEST_CASE("Megatron rank layout: TP fastest, then DP, then PP; one stream per st
 TEST_CASE("Megatron wire bytes per dimension equal the closed forms", "[unit]") {
   for (std::uint32_t zero = 0; zero <= 3; ++zero) {
     for (bool recompute : {true, false}) {
-      check_closed_form({2, 2, 2, zero, 1, 1, false}, {16, recompute, 4});
-      check_closed_form({2, 4, 2, zero, 2, 1, true}, {16, recompute, 4});
+      check_closed_form({2, 2, 2, zero, 1, 1, false}, {16, recompute ? Recompute::Full : Recompute::None});
+      check_closed_form({2, 4, 2, zero, 2, 1, true}, {16, recompute ? Recompute::Full : Recompute::None});
     }
-    check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, true, 4});
-    check_closed_form({4, 2, 1, zero, 1, 2, true}, {8, true, 2});
-    check_closed_form({2, 1, 4, zero, 1, 1, false}, {16, true, 4});
+    check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, Recompute::Full});
+    check_closed_form({4, 2, 1, zero, 1, 2, true}, {.global_batch = 8, .recompute = Recompute::Full, .dp_grad_bytes = 2});
+    check_closed_form({2, 1, 4, zero, 1, 1, false}, {16, Recompute::Full});
     // Overlapping the data-parallel reduction changes when it happens, not how much it sends.
-    check_closed_form({2, 2, 2, zero, 1, 1, false}, {16, true, 4}, true);
-    check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, true, 4}, true);
+    check_closed_form({2, 2, 2, zero, 1, 1, false}, {16, Recompute::Full}, true);
+    check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, Recompute::Full}, true);
   }
 }
 
 TEST_CASE("every Megatron post is waited for, and Send/Recv carry their peer into the Wait", "[unit]") {
   for (bool overlap : {true, false}) {
-    auto plan = build_megatron_plan(kModel, {2, 4, 2, 3, 1, 2, true}, {16, true, 4}, {true, true, true, overlap});
+    auto plan = build_megatron_plan(kModel, {2, 4, 2, 3, 1, 2, true}, {16, Recompute::Full}, {true, true, true, overlap});
     for (const auto& stream : plan.streams) {
       std::vector<int> open(stream.slots, 0);
       std::vector<std::int16_t> peer(stream.slots, 0);
@@ -123,7 +123,7 @@ TEST_CASE("every Megatron post is waited for, and Send/Recv carry their peer int
 TEST_CASE("per-GPU GEMM flops add up to the model's layer flops", "[unit]") {
   const MegatronConfig c{2, 2, 2, 1, 2, 1, false};
   for (bool recompute : {true, false}) {
-    auto plan = build_megatron_plan(kModel, c, {16, recompute, 4});
+    auto plan = build_megatron_plan(kModel, c, {16, recompute ? Recompute::Full : Recompute::None});
     double layer_flops = 0;
     for (const auto& stream : plan.streams)
       for (const auto& op : stream.ops)
@@ -140,7 +140,7 @@ TEST_CASE("per-GPU GEMM flops add up to the model's layer flops", "[unit]") {
 }
 
 TEST_CASE("invalid Megatron configurations name the field to change", "[unit]") {
-  const TrainingSpec t{16, true, 4};
+  const TrainingSpec t{16, Recompute::Full};
   auto field = [&](const MegatronConfig& c, std::uint32_t gpus, const TrainingSpec& tr) {
     return megatron_infeasibility(kModel, c, tr, gpus).field;
   };
@@ -150,7 +150,7 @@ TEST_CASE("invalid Megatron configurations name the field to change", "[unit]") 
   CHECK(field({1, 3, 1, 0, 1, 1, false}, 3, t) == "parallel.pp");             // 8 layers
   CHECK(field({1, 2, 1, 0, 1, 3, false}, 2, t) == "parallel.virtual_stages");  // 8 layers over 6 chunks
   CHECK(field({1, 2, 3, 0, 1, 1, false}, 6, t) == "training.global_batch");   // 16 over dp 3
-  CHECK(field({1, 2, 2, 0, 4, 1, false}, 4, {20, true, 4}) == "training.global_batch");
+  CHECK(field({1, 2, 2, 0, 4, 1, false}, 4, {20, Recompute::Full}) == "training.global_batch");
   CHECK(field({1, 4, 2, 0, 4, 2, false}, 8, t) == "parallel.virtual_stages");  // 2 micro-batches < 4 stages
   CHECK(field({1, 1, 2, 0, 1, 2, false}, 2, t) == "parallel.virtual_stages");  // interleaving without a pipeline
   CHECK(field({1, 1, 2, 4, 1, 1, false}, 2, t) == "parallel.zero");
@@ -166,7 +166,7 @@ TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, d
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   for (bool sp : {false, true}) {
-    auto plan = build_megatron_plan(kModel, {2, 2, 2, 1, 1, 1, sp}, {8, true, 4});
+    auto plan = build_megatron_plan(kModel, {2, 2, 2, 1, 1, 1, sp}, {8, Recompute::Full});
     std::size_t forward = 0, dgrad = 0, wgrad = 0;
     for (const auto& stream : plan.streams) {
       for (const auto& op : stream.ops) {
@@ -199,7 +199,7 @@ TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, d
 
 TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations, previous for gradients",
           "[unit]") {
-  auto plan = build_megatron_plan(kModel, {1, 4, 1, 0, 1, 1, false}, {8, true, 4});
+  auto plan = build_megatron_plan(kModel, {1, 4, 1, 0, 1, 1, false}, {8, Recompute::Full});
   for (std::uint32_t stage = 0; stage < 4; ++stage) {
     std::size_t p2p = 0;
     for (const auto& op : plan.streams[stage].ops) {

@@ -49,7 +49,7 @@ MemoryEstimate estimate_axonn4d_memory(const ModelSpec& m, const Axonn4DConfig& 
   e.gradients = kGradientBytes * params;
   e.optimizer = kOptimizerBytes * params;
   const double full_layer = tokens * H * (10 / gx + 24 / gy);
-  e.activations = t.recompute ? L * 2 * tokens * H / gx + full_layer : L * full_layer;
+  e.activations = t.full_recompute() ? L * 2 * tokens * H / gx + full_layer : L * full_layer;
   const double gathered = 2 * kWeightBytes * 4 * H * H / (gx * gy);  // current + prefetched MLP block (OAG)
   const double logits = kLogitBytes * tokens * V / (gx * gy);
   const double bucket = t.dp_grad_bytes * std::min(kBucketElements, 12 * H * H / (gx * gy * gz));  // one layer
@@ -78,7 +78,7 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   e.optimizer = kOptimizerBytes * params / (c.zero >= 1 ? dp : 1);
   const double full_layer = sp ? tokens * H * 34 / tp : tokens * H * (10 + 24 / tp);
   const double kept_layers = static_cast<double>(in_flight(c, megatron_micro_batches(c, t), stage) * layers_per_chunk);
-  e.activations = t.recompute ? kept_layers * 2 * tokens * H / (sp ? tp : 1) + full_layer : kept_layers * full_layer;
+  e.activations = t.full_recompute() ? kept_layers * 2 * tokens * H / (sp ? tp : 1) + full_layer : kept_layers * full_layer;
 
   double transient = t.dp_grad_bytes * std::min(kBucketElements, layer_params);  // one gradient bucket in flight
   if (c.zero >= 3) transient += 2 * kWeightBytes * layer_params;     // gathered layer + the prefetched one

@@ -13,7 +13,7 @@ constexpr double kMi250xGcdBytes = 64e9;  // HBM per GCD, machines_and_frontier_
 }  // namespace
 
 TEST_CASE("175B with TP4 x PP16 x DP2 and ZeRO-1 fits a 64 GB GCD; without pipelining it does not", "[unit]") {
-  const TrainingSpec t{640, true, 4};
+  const TrainingSpec t{640, Recompute::Full};
   auto fits = estimate_megatron_memory(k175b, {4, 16, 2, 1, 1, 1, false}, t);
   INFO("TP4xPP16xDP2: " << fits.total() / 1e9 << " GB (weights " << fits.weights / 1e9 << ", optimizer "
                         << fits.optimizer / 1e9 << ", activations " << fits.activations / 1e9 << ")");
@@ -25,7 +25,7 @@ TEST_CASE("175B with TP4 x PP16 x DP2 and ZeRO-1 fits a 64 GB GCD; without pipel
 }
 
 TEST_CASE("Megatron memory: 16 B per parameter without ZeRO, sharded over dp stage by stage", "[unit]") {
-  const TrainingSpec t{64, true, 4};
+  const TrainingSpec t{64, Recompute::Full};
   const MegatronConfig base{4, 4, 8, 0, 1, 1, false};
   auto z0 = estimate_megatron_stage_memory(k175b, base, t, 1);  // a middle stage: layers only
   const double params = 24 * 12.0 * 12288 * 12288 / 4;
@@ -52,33 +52,33 @@ TEST_CASE("activations: Korthikanti's per-layer terms times the micro-batches in
   const ModelSpec m{"t", 16, 1024, 16, 512, 1024};
   const double sbh = 512.0 * 1024;
   // No pipeline, no recomputation: L layers of one micro-batch, s*b*h*(10 + 24/t).
-  auto flat = estimate_megatron_memory(m, {4, 1, 1, 0, 1, 1, false}, {8, false, 4});
+  auto flat = estimate_megatron_memory(m, {4, 1, 1, 0, 1, 1, false}, {8, Recompute::None});
   CHECK(flat.activations == Approx(16 * sbh * (10 + 24.0 / 4)));
-  auto sp = estimate_megatron_memory(m, {4, 1, 1, 0, 1, 1, true}, {8, false, 4});
+  auto sp = estimate_megatron_memory(m, {4, 1, 1, 0, 1, 1, true}, {8, Recompute::None});
   CHECK(sp.activations == Approx(16 * sbh * 34 / 4));
   // Full recomputation: 2sbh per layer plus one layer's working set.
-  auto rc = estimate_megatron_memory(m, {4, 1, 1, 0, 1, 1, false}, {8, true, 4});
+  auto rc = estimate_megatron_memory(m, {4, 1, 1, 0, 1, 1, false}, {8, Recompute::Full});
   CHECK(rc.activations == Approx(16 * 2 * sbh + sbh * (10 + 24.0 / 4)));
   // 1F1B, 4 stages: the first stage keeps min(m, p) micro-batches of its L/p layers = L layers' worth.
-  auto pipe = estimate_megatron_stage_memory(m, {1, 4, 1, 0, 1, 1, false}, {8, false, 4}, 0);
+  auto pipe = estimate_megatron_stage_memory(m, {1, 4, 1, 0, 1, 1, false}, {8, Recompute::None}, 0);
   CHECK(pipe.activations == Approx(4 * 4 * sbh * 34));
-  auto last = estimate_megatron_stage_memory(m, {1, 4, 1, 0, 1, 1, false}, {8, false, 4}, 3);
+  auto last = estimate_megatron_stage_memory(m, {1, 4, 1, 0, 1, 1, false}, {8, Recompute::None}, 3);
   CHECK(last.activations == Approx(1 * 4 * sbh * 34));
   // Interleaving with v chunks: L * (1 + (p-1)/(p v)) layers on the first stage.
-  auto inter = estimate_megatron_stage_memory(m, {1, 4, 1, 0, 1, 2, false}, {8, false, 4}, 0);
+  auto inter = estimate_megatron_stage_memory(m, {1, 4, 1, 0, 1, 2, false}, {8, Recompute::None}, 0);
   CHECK(inter.activations == Approx(16 * (1 + 3.0 / 8) * sbh * 34));
 }
 
 TEST_CASE("AxoNN 4D memory: weights sharded over x*y*z, activations s*b*h*(10/gx + 24/gy)", "[unit]") {
   const ModelSpec m{"t", 16, 1024, 16, 512, 1024};
   const Axonn4DConfig g{2, 4, 2, 4};
-  auto e = estimate_axonn4d_memory(m, g, {32, false, 4});
+  auto e = estimate_axonn4d_memory(m, g, {32, Recompute::None});
   const double params = 16 * 12.0 * 1024 * 1024 / 16 + 1024.0 * 1024 / 8;
   CHECK(e.weights == Approx(2 * params));
   CHECK(e.optimizer == Approx(12 * params));
   const double sbh = 32.0 / (4 * 2) * 512 * 1024;
   CHECK(e.activations == Approx(16 * sbh * (10.0 / 2 + 24.0 / 4)));
   CHECK(e.workspace > 1e9);  // the fixed runtime reserve at least
-  auto rc = estimate_axonn4d_memory(m, g, {32, true, 4});
+  auto rc = estimate_axonn4d_memory(m, g, {32, Recompute::Full});
   CHECK(rc.activations < e.activations);
 }

@@ -4,13 +4,22 @@
 
 namespace exasim::schedule {
 
-double ModelSpec::parameters() const {
-  auto L = static_cast<double>(layers), H = static_cast<double>(hidden), V = static_cast<double>(vocab);
-  return 12 * L * H * H + V * H;
+double ModelSpec::layer_params() const {
+  const auto H = static_cast<double>(hidden);
+  const double attention = H * static_cast<double>(qkv_out()) + H * H;
+  const double mlp = H * static_cast<double>(mlp_up_out()) + static_cast<double>(ffn()) * H;
+  return attention + mlp;
 }
 
+double ModelSpec::embedding_params() const {
+  return (tied_embeddings ? 1.0 : 2.0) * static_cast<double>(vocab) * static_cast<double>(hidden);
+}
+
+double ModelSpec::parameters() const { return static_cast<double>(layers) * layer_params() + embedding_params(); }
+
 ModelSpec load_model_spec(const JsonView& v) {
-  v.check_keys({"name", "layers", "hidden", "heads", "seq_len", "vocab", "source"});
+  v.check_keys({"name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "activation",
+                "tied_embeddings", "source"});
   ModelSpec m;
   m.name = v.string_or("name", "custom");
   m.layers = v.integer("layers", 1, 100000);
@@ -18,8 +27,16 @@ ModelSpec load_model_spec(const JsonView& v) {
   m.heads = v.integer("heads", 1, 1 << 16);
   m.seq_len = v.integer("seq_len", 1, 1 << 24);
   m.vocab = v.integer("vocab", 1, 1 << 24);
+  m.ffn_hidden = v.integer_or("ffn_hidden", 4 * m.hidden, 1, 1 << 22);
+  m.kv_heads = v.integer_or("kv_heads", m.heads, 1, 1 << 16);
+  m.activation = v.choice("activation", {"gelu", "swiglu"}, "gelu") == "swiglu" ? Activation::Swiglu : Activation::Gelu;
+  m.tied_embeddings = v.boolean_or("tied_embeddings", true);
   if (m.hidden % m.heads != 0) {
     v.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + "), got " + std::to_string(m.heads));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    v.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + ": each key/value head serves a group of "
+                           "query heads), got " + std::to_string(m.kv_heads));
   }
   return m;
 }

@@ -11,7 +11,8 @@ std::uint32_t StreamBuilder::intern_name(const std::string& name) {
 }
 
 std::uint32_t StreamBuilder::intern_kernel(const gpu::Kernel& k) {
-  auto key = std::make_tuple(static_cast<int>(k.kind), k.flops, k.bytes, k.m, k.n, k.k, static_cast<int>(k.layout));
+  auto key = std::make_tuple(static_cast<int>(k.kind), k.flops, k.bytes, k.m, k.n, k.k, k.batch,
+                             static_cast<int>(k.layout) | static_cast<int>(k.dtype) << 4 | static_cast<int>(k.family) << 8);
   auto [it, inserted] = kernel_ids_.try_emplace(key, static_cast<std::uint32_t>(plan_.kernels.size()));
   if (inserted) plan_.kernels.push_back(k);
   return it->second;

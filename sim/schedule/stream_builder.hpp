@@ -38,7 +38,9 @@ class StreamBuilder {
   std::vector<Handle> free_slots_;
   std::vector<Op> pending_;  ///< per slot: the CollStart whose handle it holds
   std::map<std::string, std::uint32_t> name_ids_;
-  std::map<std::tuple<int, double, double, std::int64_t, std::int64_t, std::int64_t, int>, std::uint32_t> kernel_ids_;
+  /// (kind, flops, bytes, m, n, k, batch, layout | dtype << 4 | family << 8) -> kernel index
+  std::map<std::tuple<int, double, double, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>, std::uint32_t>
+      kernel_ids_;
 };
 
 }  // namespace exasim::schedule

@@ -40,7 +40,7 @@ std::unique_ptr<topo::Topology> cross_check_dragonfly(std::uint32_t groups, std:
 CrossCheckResult run_cross_check(const CrossCheckCase& c) {
   const schedule::ModelSpec model{"cross-check", 2, 1024, 16, 512, 4096};
   const std::int64_t batch = std::int64_t{c.grid.gdata} * c.grid.gz * 2;
-  const auto plan = schedule::build_axonn4d_plan(model, c.grid, {batch, true, 4},
+  const auto plan = schedule::build_axonn4d_plan(model, c.grid, {batch, schedule::Recompute::Full},
                                                  {c.overlap, c.overlap, c.overlap, c.overlap});
   runtime::Job job;
   job.plan = &plan;

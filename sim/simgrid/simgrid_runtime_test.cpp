@@ -190,7 +190,7 @@ TEST_CASE("the SimGrid runtime reports errors as the fast core does", "[unit]") 
 
 TEST_CASE("the observer sees the same ops at the same times on both backends", "[unit]") {
   auto topology = single_switch(4);
-  auto plan = schedule::build_axonn4d_plan(small_model(), {2, 2, 2, 2}, {8, true, 4}, {});
+  auto plan = schedule::build_axonn4d_plan(small_model(), {2, 2, 2, 2}, {8, schedule::Recompute::Full}, {});
   auto job = job_for(plan);
   using Record = std::tuple<runtime::Rank, std::uint32_t, double, double>;
   auto collect = [&](runtime::Runtime& rt) {
@@ -238,7 +238,7 @@ TEST_CASE("adaptive routing runs on SimGrid with its own load view, deterministi
   // Not an agreement test: adaptive choices depend on the order of simultaneous launches, which
   // differs between the two simulators (simgrid_runtime.hpp, LIMITATIONS).
   auto topology = sg::cross_check_dragonfly(4, 4, 4, topo::RoutingPolicy::Adaptive);
-  auto plan = schedule::build_axonn4d_plan(small_model(), {4, 2, 2, 8}, {32, true, 4}, {});
+  auto plan = schedule::build_axonn4d_plan(small_model(), {4, 2, 2, 8}, {32, schedule::Recompute::Full}, {});
   auto job = job_for(plan);
   auto first = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
   auto second = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});

@@ -1,0 +1,48 @@
+#pragma once
+// How a model is trained, independent of the parallel scheme: batch, recomputation, attention kernel,
+// dropout and number formats. Scenario keys under "training" (README's scenario table).
+
+#include "sim/gpu/kernel.hpp"
+
+#include <cstdint>
+
+namespace exasim::schedule {
+
+/// Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+/// Transformer Models"):
+///  - None: every activation is kept from forward to backward;
+///  - Selective: only the attention core (QK^T, softmax, dropout, scores x V) is dropped after forward and
+///    recomputed just before its backward; the rest of the layer's activations are kept;
+///  - Full: each layer keeps only its input and recomputes its whole forward before its backward.
+enum class Recompute : std::uint8_t { None, Selective, Full };
+
+/// How the attention core runs:
+///  - Flash: one fused kernel (FlashAttention-2): no s x s scores in memory, backward recomputes them;
+///  - Standard: as Megatron-LM without flash: batched QK^T, fused scale+mask+softmax, dropout on the
+///    probabilities, batched probabilities x V; the scores, probabilities and dropout mask are kept for
+///    backward (5 a s^2 b bytes per layer in Korthikanti et al.'s count).
+enum class AttentionImpl : std::uint8_t { Flash, Standard };
+
+struct TrainingSpec {
+  std::int64_t global_batch = 1;                 ///< sequences per iteration
+  Recompute recompute = Recompute::Full;         ///< activation recomputation
+  AttentionImpl attention = AttentionImpl::Flash;
+  /// Dropout probability (attention probabilities, after attention and after the MLP, as Megatron-LM's
+  /// attention_dropout / hidden_dropout). 0 removes the dropout kernels and their masks.
+  double dropout = 0.1;
+  gpu::DType dtype = gpu::DType::Bf16;           ///< math and activation type (fp16/bf16: mixed precision)
+  double dp_grad_bytes = 4;                      ///< bytes per gradient element in the data reduction (fp32: 4)
+
+  [[nodiscard]] bool full_recompute() const { return recompute == Recompute::Full; }
+  [[nodiscard]] bool selective_recompute() const { return recompute == Recompute::Selective; }
+  [[nodiscard]] bool has_dropout() const { return dropout > 0; }
+  /// Bytes of one activation / weight element in the math type.
+  [[nodiscard]] double element_bytes() const { return gpu::bytes_of(dtype); }
+  /// Mixed precision keeps fp32 master weights beside the bf16/fp16 ones; fp32 training does not.
+  [[nodiscard]] bool mixed_precision() const { return dtype != gpu::DType::Fp32; }
+};
+
+[[nodiscard]] const char* to_string(Recompute recompute);
+[[nodiscard]] const char* to_string(AttentionImpl attention);
+
+}  // namespace exasim::schedule
