@@ -1,6 +1,7 @@
 #include "sim/report/report.hpp"
 
 #include "sim/schedule/flops.hpp"
+#include "sim/schedule/memory.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -74,6 +75,12 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
       {"memory_breakdown_bytes", {{"weights", memory.weights}, {"gradients", memory.gradients},
                                   {"optimizer", memory.optimizer}, {"activations", memory.activations},
                                   {"workspace", memory.workspace}}},
+      // What the activation and gradient terms assume (schedule/memory.hpp, docs/memory.md).
+      {"memory_basis", {{"dtype", std::string(gpu::to_string(s.training.dtype))},
+                        {"gradient_bytes", schedule::param_bytes(s.training).gradients},
+                        {"recompute", schedule::to_string(s.training.recompute)},
+                        {"attention", schedule::to_string(s.training.attention)},
+                        {"dropout", s.training.dropout}}},
       {"memory_capacity_bytes", s.machine.gpu_choice.device.hbm_capacity_bytes.value},
       {"comm_bytes_per_rank", bytes_json},
       {"collectives_per_rank", count_json},
@@ -144,6 +151,13 @@ void print_summary(std::ostream& out, const nlohmann::ordered_json& j) {
     first = false;
   }
   out << ")\n";
+  if (j.contains("memory_basis")) {
+    const auto& mb = j["memory_basis"];
+    out << "                     " << mb["dtype"].get<std::string>() << " weights, "
+        << fixed(mb["gradient_bytes"].get<double>(), 0) << " B gradients, recompute "
+        << mb["recompute"].get<std::string>() << ", " << mb["attention"].get<std::string>() << " attention, dropout "
+        << fixed(mb["dropout"].get<double>(), 2) << "\n";
+  }
   out << "\n  communication of rank 0 (bytes on the wire, ring algorithms):\n";
   for (const auto& [dim, bytes] : j["comm_bytes_per_rank"].items()) {
     char buf[160];

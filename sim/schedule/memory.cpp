@@ -7,10 +7,9 @@ namespace exasim::schedule {
 
 namespace {
 
-constexpr double kWeightBytes = 2;      // bf16
-constexpr double kGradientBytes = 2;    // bf16
-constexpr double kOptimizerBytes = 12;  // fp32 master + Adam m + v
-constexpr double kLogitBytes = 6;       // fp32 logits + their bf16 gradient, per local vocabulary entry
+constexpr double kMaskBytes = 1;                // dropout masks are bool tensors whatever the math type
+constexpr double kSoftmaxStatBytes = 4;         // flash attention's log-sum-exp per row is fp32
+constexpr double kLossLogitBytes = 4;           // the cross-entropy upcasts the logits to fp32 and keeps them
 constexpr double kRuntimeReserveBytes = 1.5e9;  // estimate: context, BLAS workspace, collective buffers
 constexpr double kFragmentation = 0.10;         // estimate: caching-allocator slack on everything else
 // Gradient elements reduced at once: DeepSpeed's default reduce_bucket_size (5e8); a bucket never spans
@@ -35,24 +34,83 @@ std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std:
 
 }  // namespace
 
+ParamBytes param_bytes(const TrainingSpec& t) {
+  if (!t.mixed_precision()) return {4, 4, 8};  // fp32: the weights are the master copy; Adam m + v
+  return {t.element_bytes(), t.dp_grad_bytes, 12};  // math copy; main-grad buffers; fp32 master + m + v
+}
+
+double LayerActivations::kept(Recompute mode) const {
+  switch (mode) {
+    case Recompute::None: return all();
+    case Recompute::Selective: return outside_core;
+    case Recompute::Full: return input;
+  }
+  return all();
+}
+
+double LayerActivations::working_set(Recompute mode) const {
+  switch (mode) {
+    case Recompute::None: return 0;
+    case Recompute::Selective: return core;
+    case Recompute::Full: return all();
+  }
+  return 0;
+}
+
+LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, double sequences, ActivationSplit split) {
+  const double e = t.element_bytes();
+  const double sb = static_cast<double>(m.seq_len) * sequences;
+  const double s = static_cast<double>(m.seq_len), a = static_cast<double>(m.heads);
+  const double h = static_cast<double>(m.hidden), kvh = static_cast<double>(m.kv_hidden());
+  const double ffn = static_cast<double>(m.ffn());
+  const double masks = t.has_dropout() ? kMaskBytes : 0;
+
+  // Outside the column/row-parallel pair: two norm inputs, QKV and MLP GEMM inputs, the dropout masks
+  // after the attention projection and after the MLP (Korthikanti's 10sbh).
+  const double outer = sb * h * (2 * e + e + e + 2 * masks);
+  // Between them: Q, K, V (QK^T and scores x V inputs), the projection input, the MLP's inner tensors.
+  const double mlp_inner = (m.activation == Activation::Swiglu ? 3 : 2) * e * sb * ffn;
+  const double inner = sb * (e * h + 2 * e * kvh + e * h) + mlp_inner;
+
+  double core = 0;
+  if (t.attention == AttentionImpl::Standard) {
+    const double scores = a * s * sb;  // a s^2 b elements
+    core = scores * (t.has_dropout() ? e + kMaskBytes + e : e) + 2 * e * sb * (h - kvh);
+  } else {
+    core = kSoftmaxStatBytes * a * sb;
+  }
+
+  LayerActivations l;
+  l.input = e * sb * h / split.outer;
+  l.outside_core = outer / split.outer + inner / split.inner;
+  l.core = core / split.inner;
+  return l;
+}
+
 MemoryEstimate estimate_axonn4d_memory(const ModelSpec& m, const Axonn4DConfig& g, const TrainingSpec& t) {
   if (auto bad = axonn4d_infeasibility(m, g, t.global_batch); !bad.why.empty())
     throw std::invalid_argument("axonn4d memory: " + bad.why);
   const double H = static_cast<double>(m.hidden), L = static_cast<double>(m.layers), V = static_cast<double>(m.vocab);
   const double gx = g.gx, gy = g.gy, gz = g.gz;
-  const double params = L * 12 * H * H / (gx * gy * gz) + V * H / (gx * gy);  // embedding not sharded over z
+  // Layer weights over x*y*z; the embedding (and an untied LM head) over x*y only.
+  const double params = L * m.layer_params() / (gx * gy * gz) + m.embedding_params() / (gx * gy);
   const double batch = static_cast<double>(t.global_batch / (std::int64_t{g.gdata} * g.gz));
   const double tokens = batch * static_cast<double>(m.seq_len);
 
+  const ParamBytes pb = param_bytes(t);
   MemoryEstimate e;
-  e.weights = kWeightBytes * params;
-  e.gradients = kGradientBytes * params;
-  e.optimizer = kOptimizerBytes * params;
-  const double full_layer = tokens * H * (10 / gx + 24 / gy);
-  e.activations = t.full_recompute() ? L * 2 * tokens * H / gx + full_layer : L * full_layer;
-  const double gathered = 2 * kWeightBytes * 4 * H * H / (gx * gy);  // current + prefetched MLP block (OAG)
-  const double logits = kLogitBytes * tokens * V / (gx * gy);
-  const double bucket = t.dp_grad_bytes * std::min(kBucketElements, 12 * H * H / (gx * gy * gz));  // one layer
+  e.weights = pb.weights * params;
+  e.gradients = pb.gradients * params;
+  e.optimizer = pb.optimizer * params;
+  const LayerActivations layer = layer_activations(m, t, batch, {gx, gy});
+  e.activations = L * layer.kept(t.recompute) + layer.working_set(t.recompute);
+
+  // OAG: the current and the prefetched linear layer gathered over z; the largest is the MLP's up
+  // projection (SwiGLU: gate and up fused) or the QKV one (never smaller than h x h).
+  const double widest = H * static_cast<double>(std::max({m.qkv_out(), m.mlp_up_out(), m.ffn()}));
+  const double gathered = 2 * pb.weights * widest / (gx * gy);
+  const double logits = (kLossLogitBytes + t.element_bytes()) * tokens * V / (gx * gy);
+  const double bucket = t.dp_grad_bytes * std::min(kBucketElements, m.layer_params() / (gx * gy * gz));
   return finish(e, gathered + logits + bucket);
 }
 
@@ -66,23 +124,27 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   const bool first = stage == 0, last = stage + 1 == c.pp;
   const std::int64_t layers_per_chunk = m.layers / (std::int64_t{c.pp} * c.virtual_stages);
   const double stage_layers = static_cast<double>(layers_per_chunk) * c.virtual_stages;
-  const double layer_params = 12 * H * H / tp;
+  const double layer_params = m.layer_params() / tp;
   const double local_vocab = static_cast<double>((m.vocab + c.tp - 1) / c.tp);
-  const double embedding = local_vocab * H;
-  const double params = stage_layers * layer_params + (first ? embedding : 0) + (last && c.pp > 1 ? embedding : 0);
+  const double table = local_vocab * H;  // one vocabulary-parallel V x h matrix
+  // The first stage holds the input embedding; the last the LM head: its own matrix when untied, a copy of
+  // the embedding when tied and pp > 1, and nothing more when tied on a single stage (the same matrix).
+  const bool head_matrix = last && (!m.tied_embeddings || c.pp > 1);
+  const double params = stage_layers * layer_params + (first ? table : 0) + (head_matrix ? table : 0);
   const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(m.seq_len);
 
+  const ParamBytes pb = param_bytes(t);
   MemoryEstimate e;
-  e.weights = kWeightBytes * params / (c.zero >= 3 ? dp : 1);
-  e.gradients = kGradientBytes * params / (c.zero >= 2 ? dp : 1);
-  e.optimizer = kOptimizerBytes * params / (c.zero >= 1 ? dp : 1);
-  const double full_layer = sp ? tokens * H * 34 / tp : tokens * H * (10 + 24 / tp);
+  e.weights = pb.weights * params / (c.zero >= 3 ? dp : 1);
+  e.gradients = pb.gradients * params / (c.zero >= 2 ? dp : 1);
+  e.optimizer = pb.optimizer * params / (c.zero >= 1 ? dp : 1);
+  const LayerActivations layer = layer_activations(m, t, c.micro_batch, {sp ? tp : 1, tp});
   const double kept_layers = static_cast<double>(in_flight(c, megatron_micro_batches(c, t), stage) * layers_per_chunk);
-  e.activations = t.full_recompute() ? kept_layers * 2 * tokens * H / (sp ? tp : 1) + full_layer : kept_layers * full_layer;
+  e.activations = kept_layers * layer.kept(t.recompute) + layer.working_set(t.recompute);
 
   double transient = t.dp_grad_bytes * std::min(kBucketElements, layer_params);  // one gradient bucket in flight
-  if (c.zero >= 3) transient += 2 * kWeightBytes * layer_params;     // gathered layer + the prefetched one
-  if (last) transient += kLogitBytes * tokens * local_vocab;
+  if (c.zero >= 3) transient += 2 * pb.weights * layer_params;  // gathered layer + the prefetched one
+  if (last) transient += (kLossLogitBytes + t.element_bytes()) * tokens * local_vocab;
   return finish(e, transient);
 }
 

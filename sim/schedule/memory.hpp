@@ -1,52 +1,128 @@
 #pragma once
 // Per-GPU memory of one training iteration: does a configuration fit the device's HBM?
+// docs/memory.md has the same model with the scenario keys that change each term.
 //
 // Bytes per GPU, broken down as:
-//  - weights: bf16 (2 B per local parameter);
-//  - gradients: bf16 (2 B);
-//  - optimizer: mixed-precision Adam, fp32 master weights and two fp32 moments (12 B);
-//    (2 + 2 + 12 = 16 B per parameter, the accounting of the ZeRO paper, Rajbhandari et al. SC20);
-//  - activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
-//    Models"), bytes per layer per micro-batch of s*b tokens and hidden h:
-//        no TP:            s*b*h*34
-//        TP t:             s*b*h*(10 + 24/t)
-//        TP t + sequence:  s*b*h*34/t
-//    without their 5*a*s/h attention-matrix term: flash attention (which the plans cost) keeps no score
-//    matrix. With full recomputation a layer keeps only its input (2*s*b*h, /t with sequence
-//    parallelism), plus one layer's full set while it is recomputed and back-propagated. A pipeline
-//    stage holds the activations of every micro-batch (model chunk) it has run forward but not yet
-//    backward: min(m, p - s) for 1F1B, the interleaved schedule's warm-up + 1 chunk-micro-batches;
-//    AxoNN 4D (one micro-batch, hidden split over x between layers, 3H/4H tensors over y) keeps
-//    s*b*h*(10/gx + 24/gy) per layer, b = global_batch / (gdata * gz);
-//  - workspace (an estimate, not a measured figure): transient buffers that scale with the
-//    configuration (fp32 logits and their gradient on the stage with the LM head, gathered ZeRO-3 /
-//    AxoNN z-sharded weights of the current and the prefetched layer, one gradient bucket - a layer, at
-//    most DeepSpeed's default 5e8 elements - in the data-parallel reduction dtype), a fixed 1.5 GB for
-//    the runtime context, BLAS workspaces and communication buffers, and 10% of everything else for
-//    caching-allocator fragmentation.
-// For Megatron the estimate is of the stage that needs the most (usually the first: most activations
-// in flight and the embedding); ZeRO shards over dp: optimizer (1), + gradients (2), + weights (3).
+//
+// WEIGHTS, GRADIENTS, OPTIMIZER, per local parameter (ModelSpec::layer_params / embedding_params, so
+// SwiGLU's third matrix, GQA's narrower K and V and an untied LM head count), as the frameworks keep them:
+//   mixed precision (training.dtype bf16 or fp16):
+//     weights 2 B (the math copy);
+//     gradients training.dp_grad_bytes: Megatron-LM accumulates into fp32 "main_grad" buffers and
+//       reduces them (4 B, the default); with dp_grad_dtype bf16 the buffers are bf16 (2 B);
+//     optimizer 12 B: fp32 master weights + Adam m + v (the ZeRO paper's K = 12, Rajbhandari et al. SC20);
+//   fp32 (training.dtype fp32): weights 4, gradients 4 (param.grad is fp32 whatever dtype the reduction
+//     uses), optimizer 8 (Adam m + v: the weights are already the master copy).
+// ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3). AxoNN 4D: layer weights
+// over gx*gy*gz, the embedding over gx*gy (not z-sharded). Megatron: the first pipeline stage holds the
+// input embedding, the last the LM head (untied: its own matrix; tied: a copy when pp > 1, the same
+// matrix when pp = 1); the vocabulary is split over tp, rounded up.
+//
+// ACTIVATIONS, derived term by term from Korthikanti et al. 2022 ("Reducing Activation Recomputation
+// in Large Transformer Models", section 4.1 and Table 2). For one micro-batch of b sequences of s tokens,
+// hidden h, a heads, their per-layer count in bytes (16-bit tensors, 1-byte dropout masks) is
+//   attention block 11sbh + 5as^2b:
+//     QKV GEMM input 2sbh; QK^T inputs Q and K 4sbh; softmax output 2as^2b; its dropout mask as^2b;
+//     scores x V inputs: dropout output 2as^2b and V 2sbh; output projection input 2sbh; dropout mask sbh;
+//   MLP 19sbh: up GEMM input 2sbh; GeLU input 8sbh; GeLU output (down GEMM input) 8sbh; dropout mask sbh;
+//   two layer norms 4sbh (their inputs);
+// total sbh(34 + 5as/h). Tensor parallelism t splits everything between the column- and the row-parallel
+// GEMMs (Q, K, V, the s^2 terms, the projection input, the MLP's inner 16sbh: 24sbh + 5as^2b) and
+// replicates the rest (norm inputs, QKV and MLP inputs, the two masks: 10sbh): sbh(10 + 24/t + 5as/(ht));
+// sequence parallelism splits the rest over t too: sbh(34/t + 5as/(ht)).
+// Generalised, with element size e (training.dtype: 2 for bf16/fp16, 4 for fp32; masks stay 1 B),
+// ffn = ModelSpec::ffn(), kvh = ModelSpec::kv_hidden() (= h without GQA), and two divisors: `inner` for
+// the tensors between column- and row-parallel GEMMs (Megatron t; AxoNN gy) and `outer` for the others
+// (Megatron 1, t with sequence parallelism; AxoNN gx, which splits the hidden between layers):
+//   outer: norm inputs 2e sbh, QKV input e sbh, MLP input e sbh, dropout masks 2sbh (dropout > 0 only);
+//   inner: Q e sbh, K and V 2e sb kvh, projection input e sbh,
+//          MLP: GeLU 2e sb ffn (its input and output); SwiGLU 3e sb ffn (gate and up outputs, kept
+//          fused as Megatron's swiglu saves them, and their product, the down GEMM's input);
+//   attention core (inner), the terms the attention kernel itself keeps for its backward:
+//     standard: softmax output e as^2b, and with dropout its mask as^2b and the dropout output e as^2b
+//       (without dropout the scores x V GEMM keeps the softmax output itself: e as^2b in all); with GQA
+//       the batched GEMMs keep K and V expanded to every head (Megatron-LM's DotProductAttention repeats
+//       them), 2e sb(h - kvh) more;
+//     flash: the per-row softmax statistics (log-sum-exp), 4 B x a s b; its output is the projection
+//       input already counted, and its dropout mask is regenerated from the RNG state, never stored.
+// With e = 2, ffn = 4h, kvh = h, dropout on and standard attention these add up to Korthikanti's closed
+// forms exactly (memory_test.cpp checks them).
+// Recomputation (training.recompute) decides what a layer keeps per micro-batch in flight, and what
+// exists once per GPU while a layer is recomputed and back-propagated (the working set):
+//   none:      everything; no working set;
+//   selective: everything but the attention core (Korthikanti's 34sbh, /t with SP); working set: one
+//              layer's core (the recomputed s^2 terms or the flash statistics);
+//   full:      the layer's input e sbh (/outer); working set: one layer's everything.
+// Which micro-batches are in flight: a Megatron stage holds every (chunk-)micro-batch it has run forward
+// but not yet backward: min(m, p - s) for 1F1B, the interleaved schedule's warm-up + 1 chunk-micro-batches
+// (pipeline_schedule.hpp); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
+//
+// WORKSPACE (an estimate, not a measured figure): transient buffers that scale with the configuration -
+// the logits on the stage with the LM head (kept in fp32 by the cross-entropy, 4 B, plus their gradient in
+// the math type, e B, per token per local vocabulary entry), gathered ZeRO-3 / AxoNN z-sharded weights of
+// the current and the prefetched layer (AxoNN: its largest linear layer), one gradient bucket (a layer,
+// at most DeepSpeed's default 5e8 elements) in the data-parallel reduction dtype - a fixed 1.5 GB for the
+// runtime context, BLAS workspaces and communication buffers, and 10% of everything else for
+// caching-allocator fragmentation.
+// For Megatron the estimate is of the stage that needs the most (the first: most activations in flight
+// and the embedding; or the last: LM head and logits).
 //
 // LIMITATIONS:
-//  - biases, layer norms and position embeddings are ignored (as ModelSpec::parameters());
-//  - Megatron-LM keeps fp32 "main" gradients (2 B more per parameter) and DeepSpeed's bf16 optimizer
-//    fp32 gradient partitions; both are folded into the 16 B/parameter accounting, which may
-//    under-estimate those frameworks by up to 2 B per parameter;
+//  - biases, norm weights and position embeddings are ignored (as ModelSpec::parameters());
+//  - Korthikanti's section 4.3 extras are not counted as activations: the embedding's dropout mask on the
+//    first stage, the final norm and the LM head input on the last (the logits are in the workspace);
+//  - DeepSpeed's BF16_Optimizer is not modelled as such: the ZeRO stage says what is sharded and the
+//    gradients are one buffer of dp_grad_bytes. As we read DeepSpeed's source (not checked against the
+//    Frontier study's version), bf16 with ZeRO 0 runs that optimizer, which shards the fp32 master and
+//    Adam state over dp like ZeRO-1: such a run is parallel.zero = 1 here;
+//  - a recomputed layer's transient tensors (GEMM outputs not kept, cuBLAS workspaces) beyond the kept
+//    set are not counted; nor are the optimizer step's temporaries;
 //  - the workspace and fragmentation terms are round estimates, not calibrated against any run;
-//  - dropout masks are counted as in Korthikanti et al. (1 B per element) even if a run disables
-//    dropout; no activation offloading or CPU optimizer.
+//  - no activation offloading, CPU optimizer, activation checkpointing of a subset of layers, or
+//    fp32 residual stream (--fp32-residual-connection).
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
 #include "sim/schedule/model.hpp"
+#include "sim/schedule/training.hpp"
 
 namespace exasim::schedule {
 
-/// Bytes per GPU.
+/// Bytes per GPU. `activations` holds what the layers keep for backward plus the recomputation working
+/// set (one layer's, see above).
 struct MemoryEstimate {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, workspace = 0;
   [[nodiscard]] double total() const { return weights + gradients + optimizer + activations + workspace; }
 };
+
+/// Bytes per parameter of weights, gradients and optimizer state before any ZeRO sharding (header:
+/// mixed precision 2, dp_grad_bytes, 12; fp32 4, 4, 8).
+struct ParamBytes {
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+[[nodiscard]] ParamBytes param_bytes(const TrainingSpec& training);
+
+/// How one layer's activations are divided over the GPUs of a tensor-parallel group.
+struct ActivationSplit {
+  double outer = 1;  ///< divisor of tensors outside the column/row-parallel pair: 1, tp with SP, AxoNN gx
+  double inner = 1;  ///< divisor of tensors between them (Q, K, V, scores, MLP inner): tp, AxoNN gy
+};
+
+/// One layer's activations for one micro-batch, in bytes, as the header derives them.
+struct LayerActivations {
+  double input = 0;         ///< the layer's input, e*s*b*h / outer: what full recomputation keeps
+  double outside_core = 0;  ///< everything kept except the attention core's own terms (selective keeps this)
+  double core = 0;          ///< the attention core's own terms (standard: s^2 terms; flash: softmax statistics)
+  [[nodiscard]] double all() const { return outside_core + core; }
+  /// Kept per layer per micro-batch in flight under `mode`.
+  [[nodiscard]] double kept(Recompute mode) const;
+  /// Held once per GPU while a layer is recomputed and back-propagated under `mode`.
+  [[nodiscard]] double working_set(Recompute mode) const;
+};
+
+/// `sequences` = micro-batch size b (s = model.seq_len).
+[[nodiscard]] LayerActivations layer_activations(const ModelSpec& model, const TrainingSpec& training,
+                                                 double sequences, ActivationSplit split);
 
 [[nodiscard]] MemoryEstimate estimate_axonn4d_memory(const ModelSpec& model, const Axonn4DConfig& grid,
                                                      const TrainingSpec& training);
