@@ -70,7 +70,7 @@ void load_axonn4d(const JsonView& parallel, Scenario& s) {
 // Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
 void load_megatron(const JsonView& parallel, Scenario& s) {
   parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-                       "scatter_gather"});
+                       "scatter_gather", "grad_accumulation_fusion"});
   auto& m = s.megatron;
   m.tp = positive_dim(parallel, "tp");
   m.pp = positive_dim(parallel, "pp");
@@ -80,6 +80,7 @@ void load_megatron(const JsonView& parallel, Scenario& s) {
   m.virtual_stages = positive_dim(parallel, "virtual_stages");
   m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
   m.scatter_gather = parallel.boolean_or("scatter_gather", true);
+  m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
   if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty())
     throw InputError(s.source, bad.field, bad.why);
 }

@@ -1,15 +1,13 @@
 #include "sim/schedule/axonn4d.hpp"
 
 #include "sim/schedule/stream_builder.hpp"
-#include "sim/schedule/transformer_kernels.hpp"
+#include "sim/schedule/layer_kernels.hpp"
 
 #include <stdexcept>
 
 namespace exasim::schedule {
 
 namespace {
-
-constexpr double kBf16 = 2;
 
 /// One fully-connected layer of the transformer block: W is n_out x k_in.
 struct Linear {
@@ -24,18 +22,22 @@ struct Shape {
   double tokens;        ///< b * S on this GPU
   std::int64_t b;
   std::int64_t tokens_i;
-  std::int64_t H, S, V, L, heads;
+  std::int64_t H, S, V, L, heads, kv_heads, head_dim;
+  std::int64_t qkv_out, mlp_up_out, ffn;  ///< output widths of the QKV and first MLP projections; MLP width
   std::uint32_t gx, gy, gz, gdata;
+  double e;                  ///< bytes per activation / weight element (dtype)
+  double layer_params;       ///< weights of one layer (ModelSpec::layer_params)
+  double embedding_params;   ///< vocabulary matrices (one tied, or embedding + LM head)
 };
 
 class Axonn4DBuilder {
  public:
-  Axonn4DBuilder(Plan& plan, const Shape& s, const TrainingSpec& t, const OverlapSpec& o)
-      : out_(plan, plan.streams.front()), s_(s), training_(t), overlap_(o) {
-    linears_ = {{"qkv", 3 * s.H, s.H, false},
+  Axonn4DBuilder(Plan& plan, const Shape& s, const LayerKernels& kernels, const TrainingSpec& t, const OverlapSpec& o)
+      : out_(plan, plan.streams.front()), s_(s), k_(kernels), training_(t), overlap_(o) {
+    linears_ = {{"qkv", s.qkv_out, s.H, false},
                 {"attn_out", s.H, s.H, true},
-                {"mlp_up", 4 * s.H, s.H, false},
-                {"mlp_down", s.H, 4 * s.H, true}};
+                {"mlp_up", s.mlp_up_out, s.H, false},
+                {"mlp_down", s.H, s.ffn, true}};
   }
 
   void build() {
@@ -51,7 +53,7 @@ class Axonn4DBuilder {
   [[nodiscard]] std::uint8_t out_dim(const Linear& l) const { return l.transposed ? kDimX : kDimY; }
   [[nodiscard]] std::int64_t split(std::uint8_t dim) const { return dim == kDimX ? s_.gx : s_.gy; }
   [[nodiscard]] double weight_block_bytes(const Linear& l) const {
-    return kBf16 * static_cast<double>(l.n_out) * static_cast<double>(l.k_in) / (s_.gx * s_.gy);
+    return s_.e * static_cast<double>(l.n_out) * static_cast<double>(l.k_in) / (s_.gx * s_.gy);
   }
   static std::string tag(std::int64_t layer, const char* what) {
     return "L" + std::to_string(layer) + "." + what;
@@ -75,40 +77,47 @@ class Axonn4DBuilder {
       out_.wait(gather_weights(layer, l));
     }
     const std::string name = tag(layer, l.name) + "." + pass;
-    out_.compute(name + ".gemm", gpu::gemm(s_.tokens_i, l.n_out / split(out_dim(l)), l.k_in / split(in_dim(l))));
-    double out_bytes = kBf16 * s_.tokens * static_cast<double>(l.n_out / split(out_dim(l)));
+    out_.compute(name + ".gemm", gemm(s_.tokens_i, l.n_out / split(out_dim(l)), l.k_in / split(in_dim(l))));
+    double out_bytes = s_.e * s_.tokens * static_cast<double>(l.n_out / split(out_dim(l)));
     out_.collective(name + ".all_reduce", CollKind::AllReduce, in_dim(l), out_bytes);
   }
 
-  void memory_kernel(const std::string& name, double bytes) {
-    out_.compute(name, memory_bound(bytes));
+  [[nodiscard]] gpu::Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k,
+                                 gpu::GemmLayout layout = gpu::GemmLayout::NN) const {
+    return gpu::gemm(m, n, k, layout, k_.dtype());
+  }
+  void kernels(const std::string& name, const std::vector<NamedKernel>& ks) {
+    for (const auto& k : ks) out_.compute(name + k.suffix, k.kernel);
   }
 
-  // Bytes moved by the elementwise kernels of one layer's forward (bf16 read + write).
-  [[nodiscard]] double hidden_slice() const { return kBf16 * s_.tokens * static_cast<double>(s_.H / s_.gx); }
-  [[nodiscard]] double mlp_slice() const { return kBf16 * s_.tokens * static_cast<double>(4 * s_.H / s_.gy); }
+  // Elements of the tensors the elementwise kernels of one layer stream: the hidden slice (hidden split
+  // over x between layers) and the MLP's inner slice (ffn split over y).
+  [[nodiscard]] double hidden_elements() const { return s_.tokens * static_cast<double>(s_.H / s_.gx); }
+  [[nodiscard]] double ffn_elements() const { return s_.tokens * static_cast<double>(s_.ffn / s_.gy); }
+  [[nodiscard]] const char* activation_name() const { return s_.mlp_up_out == s_.ffn ? "gelu" : "swiglu"; }
 
-  [[nodiscard]] gpu::Kernel attention(bool backward) const {
-    return flash_attention(s_.b, s_.S, static_cast<double>(s_.H / s_.gy), backward);  // heads split over y
+  [[nodiscard]] AttentionSlice attention() const {  // heads split over y
+    return {s_.b, s_.S, s_.heads / s_.gy, s_.kv_heads / s_.gy, s_.head_dim};
   }
 
   void layer_forward(std::int64_t layer, const char* pass, bool chain_continues) {
     const std::string p = std::string(".") + pass;
-    memory_kernel(tag(layer, "ln1") + p, 2 * hidden_slice());
+    out_.compute(tag(layer, "ln1") + p, k_.norm_forward(hidden_elements()));
     linear_forward(layer, 0, false, pass);
-    out_.compute(tag(layer, "attention") + p, attention(false));
+    kernels(tag(layer, "attention") + p, k_.attention_forward(attention()));
     linear_forward(layer, 1, false, pass);
-    memory_kernel(tag(layer, "residual1") + p, 3 * hidden_slice());
-    memory_kernel(tag(layer, "ln2") + p, 2 * hidden_slice());
+    out_.compute(tag(layer, "residual1") + p, k_.residual_forward(hidden_elements()));
+    out_.compute(tag(layer, "ln2") + p, k_.norm_forward(hidden_elements()));
     linear_forward(layer, 2, false, pass);
-    memory_kernel(tag(layer, "gelu") + p, 2 * mlp_slice());
+    out_.compute(tag(layer, activation_name()) + p, k_.activation_forward(ffn_elements()));
     linear_forward(layer, 3, !chain_continues, pass);
-    memory_kernel(tag(layer, "residual2") + p, 3 * hidden_slice());
+    out_.compute(tag(layer, "residual2") + p, k_.residual_forward(hidden_elements()));
   }
 
   void forward_pass() {
     out_.set_phase(Phase::Forward);
-    memory_kernel("embedding.fwd", hidden_slice());
+    out_.compute("embedding.fwd", LayerKernels::elementwise(s_.e * hidden_elements()));
+    if (k_.dropout()) out_.compute("embedding.dropout.fwd", k_.dropout_forward(hidden_elements()));
     if (overlap_.oag) prefetched_ = gather_weights(0, linears_[0]);
     for (std::int64_t layer = 0; layer < s_.L; ++layer) layer_forward(layer, "fwd", layer + 1 < s_.L);
   }
@@ -117,25 +126,26 @@ class Axonn4DBuilder {
     // Vocab-parallel logits over the X x Y group: [b*S x H] x [H x V/(gx*gy)], then the loss.
     std::int64_t local_vocab = s_.V / (s_.gx * s_.gy);
     out_.set_phase(Phase::Forward);
-    out_.compute("lm_head.fwd.gemm", gpu::gemm(s_.tokens_i, local_vocab, s_.H));
-    memory_kernel("cross_entropy.fwd", 3 * kBf16 * s_.tokens * static_cast<double>(local_vocab));
+    const double logits = s_.tokens * static_cast<double>(local_vocab);
+    out_.compute("lm_head.fwd.gemm", gemm(s_.tokens_i, local_vocab, s_.H));
+    out_.compute("cross_entropy.fwd", LayerKernels::elementwise(3 * s_.e * logits));
     out_.set_phase(Phase::Backward);
-    memory_kernel("cross_entropy.bwd", 2 * kBf16 * s_.tokens * static_cast<double>(local_vocab));
-    out_.compute("lm_head.bwd.dx_gemm", gpu::gemm(s_.tokens_i, s_.H, local_vocab));
-    out_.compute("lm_head.bwd.dw_gemm", gpu::gemm(local_vocab, s_.H, s_.tokens_i, gpu::GemmLayout::NT));
+    out_.compute("cross_entropy.bwd", LayerKernels::elementwise(2 * s_.e * logits));
+    out_.compute("lm_head.bwd.dx_gemm", gemm(s_.tokens_i, s_.H, local_vocab));
+    out_.compute("lm_head.bwd.dw_gemm", gemm(local_vocab, s_.H, s_.tokens_i, gpu::GemmLayout::NT));
   }
 
   void linear_backward(std::int64_t layer, const Linear& l, std::vector<Handle>& reduce_scatters) {
     const std::string name = tag(layer, l.name) + ".bwd";
     const std::int64_t in_local = l.k_in / split(in_dim(l)), out_local = l.n_out / split(out_dim(l));
-    out_.compute(name + ".dx_gemm", gpu::gemm(s_.tokens_i, in_local, out_local));
-    double dx_bytes = kBf16 * s_.tokens * static_cast<double>(in_local);
+    out_.compute(name + ".dx_gemm", gemm(s_.tokens_i, in_local, out_local));
+    double dx_bytes = s_.e * s_.tokens * static_cast<double>(in_local);
     Handle ar = out_.start(name + ".all_reduce", CollKind::AllReduce, out_dim(l), dx_bytes);
     if (!overlap_.oar) out_.wait(ar);
     // dW = dY^T X: AxoNN's tuned_matmul picks the best layout for the forward and dX GEMMs (NN here) but
     // leaves the dW GEMM untuned (axonn.md 4), so it runs as torch hands a transposed-A product to BLAS:
     // NT (kernel.hpp).
-    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, in_local, s_.tokens_i, gpu::GemmLayout::NT));
+    out_.compute(name + ".dw_gemm", gemm(out_local, in_local, s_.tokens_i, gpu::GemmLayout::NT));
     if (overlap_.oar) out_.wait(ar);
     Handle rs = out_.start(name + ".z_reduce_scatter", CollKind::ReduceScatter, kDimZ, weight_block_bytes(l));
     if (overlap_.ors) {
@@ -145,26 +155,38 @@ class Axonn4DBuilder {
     }
   }
 
+  /// Backward of a residual branch's output: dropout's mask (with dropout), then the two gradients summed.
+  void residual_backward(std::int64_t layer, const char* what) {
+    const std::string name = tag(layer, what) + ".bwd";
+    if (k_.dropout()) out_.compute(name + ".dropout", k_.dropout_backward(hidden_elements()));
+    out_.compute(name, k_.residual_backward(hidden_elements()));
+  }
+
   void layer_backward(std::int64_t layer, std::vector<Handle>& reduce_scatters) {
     const std::string p = ".bwd";
-    memory_kernel(tag(layer, "residual2") + p, 3 * hidden_slice());
+    residual_backward(layer, "residual2");
     linear_backward(layer, linears_[3], reduce_scatters);
-    memory_kernel(tag(layer, "gelu") + p, 3 * mlp_slice());
+    out_.compute(tag(layer, activation_name()) + p, k_.activation_backward(ffn_elements()));
     linear_backward(layer, linears_[2], reduce_scatters);
-    memory_kernel(tag(layer, "ln2") + p, 3 * hidden_slice());
-    memory_kernel(tag(layer, "residual1") + p, 3 * hidden_slice());
+    out_.compute(tag(layer, "ln2") + p, k_.norm_backward(hidden_elements()));
+    residual_backward(layer, "residual1");
     linear_backward(layer, linears_[1], reduce_scatters);
-    out_.compute(tag(layer, "attention") + p, attention(true));
+    if (training_.selective_recompute()) {
+      // Selective recomputation: the attention core's activations were dropped after forward.
+      out_.set_phase(Phase::Recompute);
+      kernels(tag(layer, "attention.recompute"), k_.attention_forward(attention()));
+      out_.set_phase(Phase::Backward);
+    }
+    kernels(tag(layer, "attention") + p, k_.attention_backward(attention()));
     linear_backward(layer, linears_[0], reduce_scatters);
-    memory_kernel(tag(layer, "ln1") + p, 3 * hidden_slice());
+    out_.compute(tag(layer, "ln1") + p, k_.norm_backward(hidden_elements()));
   }
 
   [[nodiscard]] double layer_grad_shard_bytes() const {
-    double layer_params = 12 * static_cast<double>(s_.H) * static_cast<double>(s_.H);
-    return training_.dp_grad_bytes * layer_params / (s_.gx * s_.gy * s_.gz);
+    return training_.dp_grad_bytes * s_.layer_params / (s_.gx * s_.gy * s_.gz);
   }
   [[nodiscard]] double embedding_grad_bytes(double bytes_per_elem) const {
-    return bytes_per_elem * static_cast<double>(s_.V) * static_cast<double>(s_.H) / (s_.gx * s_.gy);
+    return bytes_per_elem * s_.embedding_params / (s_.gx * s_.gy);
   }
 
   void backward_pass() {
@@ -193,7 +215,7 @@ class Axonn4DBuilder {
     if (overlap_.dp && pending_layer >= 0) dp_handles.push_back(data_all_reduce(pending_layer, pending_rs));
     for (Handle h : rs_in_flight_) out_.wait(h);  // ORS: drained at the end of backward
     rs_in_flight_.clear();
-    out_.collective("embedding.z_all_reduce", CollKind::AllReduce, kDimZ, embedding_grad_bytes(kBf16));
+    out_.collective("embedding.z_all_reduce", CollKind::AllReduce, kDimZ, embedding_grad_bytes(s_.e));
     if (overlap_.dp) {
       dp_handles.push_back(out_.start("embedding.data_all_reduce", CollKind::AllReduce, kDimData,
                                       embedding_grad_bytes(training_.dp_grad_bytes)));
@@ -211,16 +233,14 @@ class Axonn4DBuilder {
 
   void optimizer() {
     out_.set_phase(Phase::Optimizer);
-    // Mixed-precision Adam per local parameter: read fp32 grad, master, m, v (16 B), write master, m, v
-    // (12 B) and the bf16 weight (2 B).
-    double layer_params = 12 * static_cast<double>(s_.H) * static_cast<double>(s_.H) / (s_.gx * s_.gy * s_.gz);
-    double local_params = static_cast<double>(s_.L) * layer_params +
-                          static_cast<double>(s_.V) * static_cast<double>(s_.H) / (s_.gx * s_.gy);
-    memory_kernel("optimizer.adam", kAdamBytesPerParam * local_params);
+    const double local_params = static_cast<double>(s_.L) * s_.layer_params / (s_.gx * s_.gy * s_.gz) +
+                                s_.embedding_params / (s_.gx * s_.gy);
+    out_.compute("optimizer.adam", k_.optimizer_step(local_params, training_.dp_grad_bytes));
   }
 
   StreamBuilder out_;
   Shape s_;
+  const LayerKernels& k_;
   TrainingSpec training_;
   OverlapSpec overlap_;
   std::vector<Linear> linears_;
@@ -239,6 +259,12 @@ Infeasibility axonn4d_infeasibility(const ModelSpec& m, const Axonn4DConfig& g, 
   if (!divides(g.gy, m.heads))
     return {"parallel.gy", "model heads " + str(m.heads) + " are not divisible by gy = " + str(g.gy) +
                                " (attention heads are split over y)"};
+  if (!divides(g.gy, m.kv()))
+    return {"parallel.gy", "model kv_heads " + str(m.kv()) + " are not divisible by gy = " + str(g.gy) +
+                               " (key/value head groups are split over y)"};
+  if (!divides(g.gy, m.ffn()))
+    return {"parallel.gy", "model ffn_hidden " + str(m.ffn()) + " is not divisible by gy = " + str(g.gy) +
+                               " (the MLP's inner width is split over y)"};
   if (!divides(g.gx, m.hidden))
     return {"parallel.gx", "model hidden " + str(m.hidden) + " is not divisible by gx = " + str(g.gx)};
   if (!divides(g.gy, m.hidden))
@@ -269,11 +295,20 @@ Plan build_axonn4d_plan(const ModelSpec& model, const Axonn4DConfig& g, const Tr
   s.V = model.vocab;
   s.L = model.layers;
   s.heads = model.heads;
+  s.kv_heads = model.kv();
+  s.head_dim = model.head_dim();
+  s.qkv_out = model.qkv_out();
+  s.mlp_up_out = model.mlp_up_out();
+  s.ffn = model.ffn();
+  s.e = training.element_bytes();
+  s.layer_params = model.layer_params();
+  s.embedding_params = model.embedding_params();
   s.gx = g.gx;
   s.gy = g.gy;
   s.gz = g.gz;
   s.gdata = g.gdata;
-  Axonn4DBuilder(plan, s, training, overlap).build();
+  const LayerKernels kernels(model, training);
+  Axonn4DBuilder(plan, s, kernels, training, overlap).build();
   return plan;
 }
 

@@ -5,10 +5,13 @@
 // Rank layout: x fastest, then y, z, data. Per GPU batch b = global_batch / (gdata * gz), one micro-batch.
 // Per linear layer (W is N_out x K_in): Z all-gather of the weight block, forward GEMM, forward all-reduce
 // over X (over Y for transposed layers), backward dX GEMM, backward all-reduce over Y (X), dW GEMM, Z
-// reduce-scatter of the weight gradient. Transformer mapping: QKV (H->3H), attention-out (H->H,
-// transposed), MLP up (H->4H), MLP down (4H->H, transposed). Full recomputation repeats each layer's
-// forward (with its all-gathers and forward all-reduces) before its backward. After backward, the
-// gradient shards are all-reduced over data (fp32 by default). Then the optimizer step.
+// reduce-scatter of the weight gradient. Transformer mapping: QKV (H -> H + 2 kv_hidden), attention-out
+// (H->H, transposed), MLP up (H -> ffn, or 2 ffn for SwiGLU's gate and up), MLP down (ffn -> H,
+// transposed); between them the attention core on the y-shard of heads and the norm, residual/dropout and
+// activation kernels of layer_kernels.hpp. Full recomputation repeats each layer's forward (with its
+// all-gathers and forward all-reduces) before its backward; selective recomputation repeats only the
+// attention core before the attention backward. After backward, the gradient shards are all-reduced over
+// data (fp32 by default). Then the optimizer step.
 //
 // Overlaps (each switchable): OAR runs the backward all-reduce under the dW GEMM; ORS leaves the Z
 // reduce-scatters in flight until the end of backward; OAG prefetches the next linear layer's weights
@@ -19,7 +22,9 @@
 //  - biases and layer-norm parameters are left out (their collectives are tiny);
 //  - the vocab-parallel embedding / LM head (one tied V x H matrix over the X x Y group) is computed
 //    but its small activation collectives (hidden all-gather, cross-entropy reductions) are not
-//    modelled; its gradient is all-reduced over Z (bf16) and joins the data all-reduce;
+//    modelled; its gradient is all-reduced over Z (in the math type) and joins the data all-reduce;
+//  - the attention core of a y-shard of heads runs on each of the gx ranks that hold it (the QKV output
+//    is all-reduced over x), so it is computed gx times; the plan charges every rank for it;
 //  - one micro-batch per iteration (no gradient accumulation); no pipeline (G_inter = 1), as in the
 //    Gordon Bell runs; no weight caching across recomputation.
 

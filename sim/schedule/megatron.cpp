@@ -2,7 +2,7 @@
 
 #include "sim/schedule/pipeline_schedule.hpp"
 #include "sim/schedule/stream_builder.hpp"
-#include "sim/schedule/transformer_kernels.hpp"
+#include "sim/schedule/layer_kernels.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,7 +11,6 @@ namespace exasim::schedule {
 
 namespace {
 
-constexpr double kBf16 = 2;
 constexpr std::int16_t kPrev = -1, kNext = +1;
 
 // Operand layouts of a linear layer whose weight W is stored [out x in], in GemmLayout's naming
@@ -35,24 +34,38 @@ struct Shape {
   std::int64_t micro_batch;
   std::int64_t local_vocab;    ///< vocabulary rows on one TP rank (rounded up)
   std::int64_t layers_per_chunk;
+  std::int64_t qkv_out, mlp_up_out, ffn;  ///< output widths of the QKV and first MLP projections; MLP width
+  std::int64_t heads, kv_heads, head_dim;
   std::uint32_t tp, pp, dp, v, zero, m;
   bool sp;
+  bool scatter_gather;  ///< pipeline tensors split over TP on the wire (only without SP)
+  bool tied;            ///< LM head shares the word embedding
+  bool accumulation_fused;  ///< gradient accumulation inside the dW GEMM (no kernel of its own)
+  double e;             ///< bytes per activation / weight element (dtype)
+  double model_layer_params;
 
   [[nodiscard]] double tokens() const { return static_cast<double>(T); }
-  /// Bytes of one [tokens x hidden] bf16 tensor on this GPU (sequence-sharded with SP).
-  [[nodiscard]] double hidden_bytes() const { return kBf16 * tokens() * static_cast<double>(H) / (sp ? tp : 1); }
-  /// Full [tokens x hidden] bf16 buffer: the TP collectives' S.
-  [[nodiscard]] double full_hidden_bytes() const { return kBf16 * tokens() * static_cast<double>(H); }
-  [[nodiscard]] double mlp_bytes() const { return kBf16 * tokens() * static_cast<double>(4 * H / tp); }
-  [[nodiscard]] double layer_params() const { return 12.0 * static_cast<double>(H) * static_cast<double>(H) / tp; }
+  /// Elements of one [tokens x hidden] tensor on this GPU (sequence-sharded with SP).
+  [[nodiscard]] double hidden_elements() const { return tokens() * static_cast<double>(H) / (sp ? tp : 1); }
+  /// Bytes of that tensor.
+  [[nodiscard]] double hidden_bytes() const { return e * hidden_elements(); }
+  /// Full [tokens x hidden] buffer: the TP collectives' S.
+  [[nodiscard]] double full_hidden_bytes() const { return e * tokens() * static_cast<double>(H); }
+  /// Elements of the MLP's inner tensor on this GPU (ffn split over TP).
+  [[nodiscard]] double ffn_elements() const { return tokens() * static_cast<double>(ffn / tp); }
+  [[nodiscard]] double layer_params() const { return model_layer_params / tp; }
   [[nodiscard]] double embedding_params() const { return static_cast<double>(local_vocab) * static_cast<double>(H); }
+  [[nodiscard]] AttentionSlice attention() const {
+    return {micro_batch, S, heads / tp, kv_heads / tp, head_dim};
+  }
 };
 
 /// One stage's op stream.
 class StageBuilder {
  public:
-  StageBuilder(Plan& plan, std::uint32_t stage, const Shape& s, const TrainingSpec& t, bool overlap_dp)
-      : out_(plan, plan.streams[stage]), s_(s), training_(t), overlap_dp_(overlap_dp), stage_(stage) {}
+  StageBuilder(Plan& plan, std::uint32_t stage, const Shape& s, const LayerKernels& kernels, const TrainingSpec& t,
+               bool overlap_dp)
+      : out_(plan, plan.streams[stage]), s_(s), k_(kernels), training_(t), overlap_dp_(overlap_dp), stage_(stage) {}
 
   void build() {
     for (const auto& step : pipeline_schedule(s_.pp, s_.v, s_.m, stage_)) {
@@ -75,14 +88,15 @@ class StageBuilder {
   [[nodiscard]] bool last_model_chunk(std::uint32_t chunk) const {
     return model_chunk(chunk) == std::int64_t{s_.pp} * s_.v - 1;
   }
-  /// The tied word embedding is stored on the first stage, and again on the last when pp > 1.
-  [[nodiscard]] bool holds_embedding(std::uint32_t chunk) const {
-    return first_model_chunk(chunk) || (last_model_chunk(chunk) && s_.pp > 1);
+  /// A tied word embedding is stored on the first stage, and again on the last when pp > 1; an untied
+  /// model keeps its embedding on the first stage and its LM head on the last.
+  [[nodiscard]] int vocab_matrices(std::uint32_t chunk) const {
+    if (!s_.tied) return int{first_model_chunk(chunk)} + int{last_model_chunk(chunk)};
+    return first_model_chunk(chunk) || (last_model_chunk(chunk) && s_.pp > 1) ? 1 : 0;
   }
   [[nodiscard]] double stage_params() const {
     double p = static_cast<double>(s_.v * s_.layers_per_chunk) * s_.layer_params();
-    for (std::uint32_t c = 0; c < s_.v; ++c)
-      if (holds_embedding(c)) p += s_.embedding_params();
+    for (std::uint32_t c = 0; c < s_.v; ++c) p += vocab_matrices(c) * s_.embedding_params();
     return p;
   }
   static std::string tag(std::int64_t layer, const char* what) {
@@ -119,7 +133,7 @@ class StageBuilder {
     if (i >= gather_groups_.size()) return StreamBuilder::kNoHandle;
     const auto& g = gather_groups_[i];
     return out_.start(g.name + "." + gather_pass_ + ".zero3_all_gather", CollKind::AllGather, kMegDimDp,
-                      kBf16 * g.params);
+                      s_.e * g.params);
   }
   /// Before using the next parameter group: wait for its gather, start the following one.
   void gather_use() {
@@ -129,7 +143,10 @@ class StageBuilder {
   }
 
   // --- forward -----------------------------------------------------------------------------------
-  void memory_kernel(const std::string& name, double bytes) { out_.compute(name, memory_bound(bytes)); }
+  void kernels(const std::string& name, const std::vector<NamedKernel>& ks) {
+    for (const auto& k : ks) out_.compute(name + k.suffix, k.kernel);
+  }
+  [[nodiscard]] const char* activation_name() const { return s_.mlp_up_out == s_.ffn ? "gelu" : "swiglu"; }
   void tp_collective(const std::string& name, CollKind kind) {
     out_.collective(name, kind, kMegDimTp, s_.full_hidden_bytes());
   }
@@ -143,43 +160,47 @@ class StageBuilder {
     if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
   }
 
+  [[nodiscard]] gpu::Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const {
+    return gpu::gemm(m, n, k, layout, k_.dtype());
+  }
+
   void layer_forward(std::int64_t layer, const char* pass) {
     const std::string p = std::string(".") + pass;
     const std::int64_t H = s_.H, tp = s_.tp;
     gather_use();
-    memory_kernel(tag(layer, "ln1") + p, 2 * s_.hidden_bytes());
+    out_.compute(tag(layer, "ln1") + p, k_.norm_forward(s_.hidden_elements()));
     tp_gather(tag(layer, "qkv") + p);
-    out_.compute(tag(layer, "qkv") + p + ".gemm", gpu::gemm(s_.T, 3 * H / tp, H, kForwardLayout));
-    out_.compute(tag(layer, "attention") + p,
-                 flash_attention(s_.micro_batch, s_.S, static_cast<double>(H / tp), false));
-    out_.compute(tag(layer, "attn_out") + p + ".gemm", gpu::gemm(s_.T, H, H / tp, kForwardLayout));
+    out_.compute(tag(layer, "qkv") + p + ".gemm", gemm(s_.T, s_.qkv_out / tp, H, kForwardLayout));
+    kernels(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
+    out_.compute(tag(layer, "attn_out") + p + ".gemm", gemm(s_.T, H, H / tp, kForwardLayout));
     tp_reduce(tag(layer, "attn_out") + p);
-    memory_kernel(tag(layer, "residual1") + p, 3 * s_.hidden_bytes());
-    memory_kernel(tag(layer, "ln2") + p, 2 * s_.hidden_bytes());
+    out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
+    out_.compute(tag(layer, "ln2") + p, k_.norm_forward(s_.hidden_elements()));
     tp_gather(tag(layer, "mlp_up") + p);
-    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gpu::gemm(s_.T, 4 * H / tp, H, kForwardLayout));
-    memory_kernel(tag(layer, "gelu") + p, 2 * s_.mlp_bytes());
-    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gpu::gemm(s_.T, H, 4 * H / tp, kForwardLayout));
+    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gemm(s_.T, s_.mlp_up_out / tp, H, kForwardLayout));
+    out_.compute(tag(layer, activation_name()) + p, k_.activation_forward(s_.ffn_elements()));
+    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gemm(s_.T, H, s_.ffn / tp, kForwardLayout));
     tp_reduce(tag(layer, "mlp_down") + p);
-    memory_kernel(tag(layer, "residual2") + p, 3 * s_.hidden_bytes());
+    out_.compute(tag(layer, "residual2") + p, k_.residual_forward(s_.hidden_elements()));
   }
 
   void embedding_forward() {
     gather_use();
-    memory_kernel("embedding.fwd", s_.hidden_bytes());
+    out_.compute("embedding.fwd", LayerKernels::elementwise(s_.hidden_bytes()));
     tp_reduce("embedding.fwd");  // vocab-parallel lookup: partial rows summed over TP
+    if (k_.dropout()) out_.compute("embedding.dropout.fwd", k_.dropout_forward(s_.hidden_elements()));
   }
 
   void head_forward() {
     gather_use();
-    memory_kernel("final_ln.fwd", 2 * s_.hidden_bytes());
+    out_.compute("final_ln.fwd", k_.norm_forward(s_.hidden_elements()));
     tp_gather("lm_head.fwd");
-    out_.compute("lm_head.fwd.gemm", gpu::gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
+    out_.compute("lm_head.fwd.gemm", gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
     // Vocab-parallel cross-entropy: max, predicted logit and sum of exponentials, fp32 per token.
     for (const char* what : {"max", "target", "sum"})
       out_.collective(std::string("cross_entropy.") + what + ".all_reduce", CollKind::AllReduce, kMegDimTp,
                       4 * s_.tokens());
-    memory_kernel("cross_entropy.fwd", 3 * kBf16 * s_.tokens() * static_cast<double>(s_.local_vocab));
+    out_.compute("cross_entropy.fwd", LayerKernels::elementwise(3 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
   }
 
   void forward_chunk(std::uint32_t chunk) {
@@ -196,8 +217,8 @@ class StageBuilder {
   /// with SP), no reduction of dX.
   void row_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
     if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
-    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
-    out_.compute(name + ".dw_gemm", gpu::gemm(n_out, k_in / s_.tp, s_.T, kWgradLayout));
+    out_.compute(name + ".dx_gemm", gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
+    out_.compute(name + ".dw_gemm", gemm(n_out, k_in / s_.tp, s_.T, kWgradLayout));
   }
 
   /// Column-parallel layer (output features split over TP): dX is partial and reduced over TP while the
@@ -207,36 +228,48 @@ class StageBuilder {
     Handle input = StreamBuilder::kNoHandle;
     if (s_.sp)
       input = out_.start(name + ".sp_input_all_gather", CollKind::AllGather, kMegDimTp, s_.full_hidden_bytes());
-    out_.compute(name + ".dx_gemm", gpu::gemm(s_.T, k_in, out_local, kDgradLayout));
+    out_.compute(name + ".dx_gemm", gemm(s_.T, k_in, out_local, kDgradLayout));
     out_.wait(input);
     const double bytes = s_.full_hidden_bytes();
     Handle reduce = s_.sp ? out_.start(name + ".sp_reduce_scatter", CollKind::ReduceScatter, kMegDimTp, bytes)
                           : out_.start(name + ".all_reduce", CollKind::AllReduce, kMegDimTp, bytes);
-    out_.compute(name + ".dw_gemm", gpu::gemm(out_local, k_in, s_.T, kWgradLayout));
+    out_.compute(name + ".dw_gemm", gemm(out_local, k_in, s_.T, kWgradLayout));
     out_.wait(reduce);
+  }
+
+  /// Backward of a residual branch's output: dropout's mask (with dropout), then the two gradients summed.
+  void residual_backward(std::int64_t layer, const char* what) {
+    const std::string name = tag(layer, what) + ".bwd";
+    if (k_.dropout()) out_.compute(name + ".dropout", k_.dropout_backward(s_.hidden_elements()));
+    out_.compute(name, k_.residual_backward(s_.hidden_elements()));
   }
 
   void layer_backward(std::int64_t layer) {
     const std::string p = ".bwd";
     const std::int64_t H = s_.H;
-    memory_kernel(tag(layer, "residual2") + p, 3 * s_.hidden_bytes());
-    row_backward(tag(layer, "mlp_down") + p, H, 4 * H);
-    memory_kernel(tag(layer, "gelu") + p, 3 * s_.mlp_bytes());
-    column_backward(tag(layer, "mlp_up") + p, 4 * H, H);
-    memory_kernel(tag(layer, "ln2") + p, 3 * s_.hidden_bytes());
-    memory_kernel(tag(layer, "residual1") + p, 3 * s_.hidden_bytes());
+    residual_backward(layer, "residual2");
+    row_backward(tag(layer, "mlp_down") + p, H, s_.ffn);
+    out_.compute(tag(layer, activation_name()) + p, k_.activation_backward(s_.ffn_elements()));
+    column_backward(tag(layer, "mlp_up") + p, s_.mlp_up_out, H);
+    out_.compute(tag(layer, "ln2") + p, k_.norm_backward(s_.hidden_elements()));
+    residual_backward(layer, "residual1");
     row_backward(tag(layer, "attn_out") + p, H, H);
-    out_.compute(tag(layer, "attention") + p,
-                 flash_attention(s_.micro_batch, s_.S, static_cast<double>(H / s_.tp), true));
-    column_backward(tag(layer, "qkv") + p, 3 * H, H);
-    memory_kernel(tag(layer, "ln1") + p, 3 * s_.hidden_bytes());
+    if (training_.selective_recompute()) {
+      // Selective recomputation: the attention core's activations were dropped after forward.
+      out_.set_phase(Phase::Recompute);
+      kernels(tag(layer, "attention.recompute"), k_.attention_forward(s_.attention()));
+      out_.set_phase(Phase::Backward);
+    }
+    kernels(tag(layer, "attention") + p, k_.attention_backward(s_.attention()));
+    column_backward(tag(layer, "qkv") + p, s_.qkv_out, H);
+    out_.compute(tag(layer, "ln1") + p, k_.norm_backward(s_.hidden_elements()));
   }
 
   void head_backward() {
     gather_use();
-    memory_kernel("cross_entropy.bwd", 2 * kBf16 * s_.tokens() * static_cast<double>(s_.local_vocab));
+    out_.compute("cross_entropy.bwd", LayerKernels::elementwise(2 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
     column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H);
-    memory_kernel("final_ln.bwd", 3 * s_.hidden_bytes());
+    out_.compute("final_ln.bwd", k_.norm_backward(s_.hidden_elements()));
   }
 
   void backward_chunk(std::uint32_t chunk, std::uint32_t micro_batch) {
@@ -255,13 +288,17 @@ class StageBuilder {
         gather_use();
       }
       layer_backward(layer);
+      if (!s_.accumulation_fused)
+        out_.compute(tag(layer, "grads.accumulate"), k_.grad_accumulation_add(s_.layer_params(), training_.dp_grad_bytes));
       reduce_bucket(tag(layer, "grads"), s_.layer_params(), last_micro_batch);
     }
     if (first_model_chunk(chunk)) {
       gather_use();
-      memory_kernel("embedding.bwd", s_.hidden_bytes());
+      if (k_.dropout()) out_.compute("embedding.dropout.bwd", k_.dropout_backward(s_.hidden_elements()));
+      out_.compute("embedding.bwd", LayerKernels::elementwise(s_.hidden_bytes()));
     }
-    if (holds_embedding(chunk)) reduce_bucket("embedding.grads", s_.embedding_params(), last_micro_batch);
+    if (const int matrices = vocab_matrices(chunk); matrices > 0)
+      reduce_bucket("embedding.grads", matrices * s_.embedding_params(), last_micro_batch);
     for (Handle h : chunk_reductions_) out_.wait(h);  // ZeRO 2/3 overlapped: drained with the chunk
     chunk_reductions_.clear();
   }
@@ -287,7 +324,10 @@ class StageBuilder {
       Phase phase;
     };
     std::vector<Posted> posted;
-    const double bytes = s_.hidden_bytes();  // [micro_batch, seq (/tp with SP), hidden] bf16
+    // [micro_batch, seq, hidden] in the math type: sequence-sharded with SP; with scatter-gather each TP
+    // rank sends its 1/tp slice and the receiver all-gathers the whole tensor over TP.
+    const bool split = scatter_gather();
+    const double bytes = s_.hidden_bytes() / (split ? s_.tp : 1);
     auto post = [&](bool wanted, const char* name, CollKind kind, std::int16_t peer, Phase phase) {
       if (!wanted) return;
       out_.set_phase(phase);
@@ -301,6 +341,15 @@ class StageBuilder {
       out_.set_phase(p.phase);
       out_.wait(p.handle);
     }
+    if (!split) return;
+    if (step.recv_prev) gather_received("pp.recv_activation", Phase::Forward);
+    if (step.recv_next) gather_received("pp.recv_grad", Phase::Backward);
+  }
+
+  [[nodiscard]] bool scatter_gather() const { return s_.scatter_gather && !s_.sp && s_.tp > 1; }
+  void gather_received(const std::string& name, Phase phase) {
+    out_.set_phase(phase);
+    tp_collective(name + ".tp_all_gather", CollKind::AllGather);
   }
 
   Handle p2p(const std::string& name, CollKind kind, std::int16_t peer, double bytes) {
@@ -311,14 +360,14 @@ class StageBuilder {
   /// First and last stage hold the same word embedding: sum their gradients (a 2-member all-reduce,
   /// written as a Send and a Recv each way).
   void tied_embedding_exchange() {
-    if (s_.pp < 2 || (stage_ != 0 && stage_ + 1 != s_.pp)) return;
+    if (!s_.tied || s_.pp < 2 || (stage_ != 0 && stage_ + 1 != s_.pp)) return;
     const std::int16_t peer = stage_ == 0 ? kPrev : kNext;  // stage 0 <-> stage pp-1, both ways
     const double bytes = training_.dp_grad_bytes * s_.embedding_params();
     Handle send = p2p("embedding.tied_grad_send", CollKind::Send, peer, bytes);
     Handle recv = p2p("embedding.tied_grad_recv", CollKind::Recv, peer, bytes);
     out_.wait(send);
     out_.wait(recv);
-    memory_kernel("embedding.tied_grad_add", 3 * training_.dp_grad_bytes * s_.embedding_params());
+    out_.compute("embedding.tied_grad_add", LayerKernels::elementwise(3 * training_.dp_grad_bytes * s_.embedding_params()));
   }
 
   void reduce_gradients_after_flush() {
@@ -334,13 +383,14 @@ class StageBuilder {
   void optimizer() {
     out_.set_phase(Phase::Optimizer);
     const double local = stage_params() / (s_.zero >= 1 ? s_.dp : 1);
-    memory_kernel("optimizer.adam", kAdamBytesPerParam * local);
+    out_.compute("optimizer.adam", k_.optimizer_step(local, training_.dp_grad_bytes));
     if (s_.zero == 1 || s_.zero == 2)
-      out_.collective("params.dp_all_gather", CollKind::AllGather, kMegDimDp, kBf16 * stage_params());
+      out_.collective("params.dp_all_gather", CollKind::AllGather, kMegDimDp, s_.e * stage_params());
   }
 
   StreamBuilder out_;
   const Shape& s_;
+  const LayerKernels& k_;
   TrainingSpec training_;
   bool overlap_dp_;
   std::uint32_t stage_;
@@ -372,6 +422,12 @@ Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c
   if (m.heads % c.tp != 0)
     return {"parallel.tp", "model heads " + str(m.heads) + " are not divisible by tp = " + str(c.tp) +
                                " (attention heads are split over tensor parallel ranks)"};
+  if (m.kv() % c.tp != 0)
+    return {"parallel.tp", "model kv_heads " + str(m.kv()) + " are not divisible by tp = " + str(c.tp) +
+                               " (key/value head groups are split over tensor parallel ranks)"};
+  if (m.ffn() % c.tp != 0)
+    return {"parallel.tp", "model ffn_hidden " + str(m.ffn()) + " is not divisible by tp = " + str(c.tp) +
+                               " (the MLP's inner width is split over tensor parallel ranks)"};
   if (c.sequence_parallel && m.seq_len % c.tp != 0)
     return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) + " over tp = " + str(c.tp) +
                                ", which does not divide it"};
@@ -415,13 +471,25 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   s.zero = cfg.zero;
   s.m = static_cast<std::uint32_t>(megatron_micro_batches(cfg, training));
   s.sp = cfg.sequence_parallel && cfg.tp > 1;
+  s.scatter_gather = cfg.scatter_gather;
+  s.tied = model.tied_embeddings;
+  s.accumulation_fused = cfg.grad_accumulation_fusion;
+  s.e = training.element_bytes();
+  s.qkv_out = model.qkv_out();
+  s.mlp_up_out = model.mlp_up_out();
+  s.ffn = model.ffn();
+  s.heads = model.heads;
+  s.kv_heads = model.kv();
+  s.head_dim = model.head_dim();
+  s.model_layer_params = model.layer_params();
+  const LayerKernels kernels(model, training);
 
   Plan plan;
   plan.scheme = "megatron";
   plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
   plan.role_dim = kMegDimPp;
   plan.streams.resize(cfg.pp);  // never resized again: builders hold references into it
-  for (std::uint32_t stage = 0; stage < cfg.pp; ++stage) StageBuilder(plan, stage, s, training, overlap.dp).build();
+  for (std::uint32_t stage = 0; stage < cfg.pp; ++stage) StageBuilder(plan, stage, s, kernels, training, overlap.dp).build();
   return plan;
 }
 

@@ -11,14 +11,18 @@
 //
 // One iteration on a stage:
 //  - m = global_batch / (dp * micro_batch) micro-batches (gradient accumulation), run by the 1F1B or
-//    the interleaved schedule (pipeline_schedule.hpp) with Send/Recv of micro_batch x seq x hidden bf16
-//    activations and gradients between stages (divided by tp with sequence parallelism, whose p2p
-//    tensors are sequence-sharded);
+//    the interleaved schedule (pipeline_schedule.hpp) with Send/Recv of micro_batch x seq x hidden
+//    activations and gradients between stages in the math type (divided by tp with sequence
+//    parallelism, whose p2p tensors are sequence-sharded, and with Megatron's scatter-gather,
+//    parallel.scatter_gather, default on: each TP rank sends 1/tp of the tensor and the receiving stage
+//    all-gathers it over TP before using it, Narayanan et al. SC21 section 4.1);
 //  - the L layers are split evenly over pp * virtual_stages model chunks; stage s holds chunks
 //    s, s + pp, ...; the (vocab-parallel) embedding is on the first model chunk, final norm, LM head and
 //    loss on the last;
-//  - each layer: column-parallel QKV, flash attention on heads/tp heads, row-parallel attention output,
-//    column-parallel MLP up, row-parallel MLP down. Forward: one TP all-reduce after each row-parallel
+//  - each layer: column-parallel QKV (query heads/tp, key/value heads/tp), the attention core on those
+//    heads (flash or standard, layer_kernels.hpp), row-parallel attention output, column-parallel MLP up
+//    (GeLU, or SwiGLU's gate and up), row-parallel MLP down, and the norms, bias-dropout-adds and
+//    activation kernels between them. Forward: one TP all-reduce after each row-parallel
 //    layer; backward: one after each column-parallel layer's dX GEMM, overlapped with its dW GEMM
 //    (Megatron's async grad all-reduce). With sequence parallelism: all-gather before each column-parallel
 //    layer and reduce-scatter after each row-parallel one; backward reverses them and all-gathers the
@@ -28,7 +32,8 @@
 //    letter = A): forward X.W^T NT, dX = dY.W NN, dW = dY^T.X TN (megatron.cpp has the derivation and
 //    the BLAS-letter caveat);
 //  - full recomputation (training.recompute) repeats each layer's forward (with its TP collectives)
-//    just before its backward;
+//    just before its backward; selective recomputation repeats only the attention core, just before
+//    the attention backward;
 //  - with pp > 1 the word embedding is tied between the first and the last stage: their gradients are
 //    exchanged (Send/Recv both ways, as a 2-member all-reduce) after the pipeline flush, before the DP
 //    reduction (DeepSpeed's ReduceTiedGrads, then ReduceGrads);
@@ -51,13 +56,12 @@
 //    so is the sequence-parallel all-reduce of layer-norm gradients;
 //  - the vocabulary is split over TP rounded up (Megatron pads it to a multiple of 128 * tp);
 //  - DeepSpeed's pipeline engine refuses ZeRO 2/3 with pp > 1; this plan builds them anyway (what-if);
-//  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no scatter-gather of p2p tensors over TP,
-//    no distributed optimizer of Megatron-core (ZeRO-1 stands for it), no context or expert parallelism;
+//  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no distributed optimizer of Megatron-core (ZeRO-1 stands for it), no context or expert parallelism;
 //  - the cross-entropy's three small TP all-reduces (max, predicted logit, sum) are modelled; the loss
 //    all-reduce over DP and grad-norm reductions are not;
-//  - no per-micro-batch gradient accumulation kernel (autograd's grad += dW, or DeepSpeed's fp32
-//    accumulation) and no bias/dropout kernels: Megatron-LM fuses the accumulation into the dW GEMM
-//    (gradient_accumulation_fusion); whether the ROCm build of Megatron-DeepSpeed did is unknown.
+//  - gradient accumulation is fused into the dW GEMM by default (parallel.grad_accumulation_fusion);
+//    whether the ROCm build of Megatron-DeepSpeed used by the Frontier study did is unknown; the fused
+//    dW GEMM's fp32 read-modify-write of its output is not added to its bytes.
 
 #include "sim/schedule/axonn4d.hpp"  // TrainingSpec, OverlapSpec, Infeasibility
 #include "sim/schedule/model.hpp"
@@ -74,6 +78,10 @@ struct MegatronConfig {
   /// (Megatron-LM's scatter-gather optimisation, on by default there; Narayanan et al. SC21 4.1). Only
   /// matters with tp > 1 and without sequence parallelism (whose tensors are already split).
   bool scatter_gather = true;
+  /// Gradients of a weight are accumulated over micro-batches inside its dW GEMM (Megatron-LM's
+  /// gradient_accumulation_fusion, its default). false: autograd's main_grad += dW, one streaming kernel
+  /// per layer per micro-batch (as in frameworks without the fused wgrad kernel).
+  bool grad_accumulation_fusion = true;
   [[nodiscard]] std::uint32_t gpus() const { return tp * pp * dp; }
 };
 

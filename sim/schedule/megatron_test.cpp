@@ -32,9 +32,14 @@ ClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const Traini
   if (last) f.tp += micro * ((sp ? ag(tp) * A : 0) + 3 * ar(tp) * 4 * T + ar(tp) * A);  // LM head + loss
   // PP: activations out of every chunk but the model's last, gradients out of every chunk but the first;
   // the tied embedding gradient between first and last stage.
+  // With scatter-gather (default, without SP) each TP rank sends 1/tp of the tensor and the receiver
+  // all-gathers it over TP: one TP all-gather per tensor received.
   if (c.pp > 1) {
-    const double p2p = A / (sp ? tp : 1);
-    f.pp = micro * p2p * ((v - (last ? 1 : 0)) + (v - (first ? 1 : 0)));
+    const bool split = c.scatter_gather && !sp && c.tp > 1;
+    const double p2p = A / (sp || split ? tp : 1);
+    const double sent = (v - (last ? 1 : 0)) + (v - (first ? 1 : 0));
+    f.pp = micro * p2p * sent;
+    if (split) f.tp += micro * ag(tp) * A * sent;  // received tensors: as many as sent, mirrored
     if (first || last) f.pp += t.dp_grad_bytes * E;
   }
   // DP.
@@ -92,6 +97,7 @@ TEST_CASE("Megatron wire bytes per dimension equal the closed forms", "[unit]") 
     check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, Recompute::Full});
     check_closed_form({4, 2, 1, zero, 1, 2, true}, {.global_batch = 8, .recompute = Recompute::Full, .dp_grad_bytes = 2});
     check_closed_form({2, 1, 4, zero, 1, 1, false}, {16, Recompute::Full});
+    check_closed_form({.tp = 2, .pp = 4, .dp = 2, .zero = zero, .scatter_gather = false}, {16, Recompute::Full});
     // Overlapping the data-parallel reduction changes when it happens, not how much it sends.
     check_closed_form({2, 2, 2, zero, 1, 1, false}, {16, Recompute::Full}, true);
     check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, Recompute::Full}, true);

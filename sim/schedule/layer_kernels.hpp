@@ -1,0 +1,105 @@
+#pragma once
+// The kernels of one transformer layer as the frameworks run them (Megatron-LM's fused kernels,
+// FlashAttention-2 or Megatron's standard attention), shared by every parallel scheme so that AxoNN 4D
+// and Megatron cost the same work the same way. A scheme decides how tensors are split over its GPUs and
+// passes the local sizes; the GEMMs of the linear layers come from gpu::gemm in the scheme itself.
+//
+// Bytes per kernel, per element of the tensor it streams (e = bytes of the math type: 2 for bf16/fp16,
+// 4 for fp32; dropout masks are 1 byte, as torch stores them):
+//   norm (LayerNorm / RMSNorm)        forward read x, write y: 2e        backward read x, dy, write dx: 3e
+//   residual add                      forward 3e (x, branch, out)         backward 3e (the two gradients summed)
+//   bias-dropout-add (dropout > 0)    forward 3e + 1 (the mask written)   backward adds dropout's 2e + 1
+//   bias + GeLU (on the ffn tensor)   forward 2e                          backward 3e (dy, x, dx)
+//   SwiGLU silu(gate) * up            forward 3e per ffn element (gate, up in; out)   backward 5e (dy, gate,
+//                                                                                      up in; dgate, dup out)
+//   attention, flash                  one kernel each way: causal flops 2 b s^2 h_l forward (QK^T and PV,
+//                                     halved by the mask), 2.5x that backward (FlashAttention-2 recomputes
+//                                     the scores: 5 matmuls instead of 2); bytes Q, K, V, O (K, V at the
+//                                     key/value width), twice that backward
+//   attention, standard               forward: scores = Q K^T (batched GEMM per head, full s x s: Megatron
+//                                     computes the masked half too), fused scale+mask+softmax (read and
+//                                     write the s x s scores: 2e), dropout on the probabilities (2e + 1),
+//                                     context = P V (batched GEMM); backward: dV = P^T dO, dP = dO V^T,
+//                                     dropout backward (2e + 1), softmax backward (P, dP in, dS out: 3e),
+//                                     dQ = dS K, dK = dS^T Q
+//   optimizer (Adam, per parameter)   mixed precision: read the gradient (g bytes), fp32 master, m, v;
+//                                     write master, m, v and the half-precision weight: g + 26; fp32
+//                                     training: read g, w, m, v, write w, m, v: g + 24
+//
+// LIMITATIONS:
+//  - one kernel per row above: the launches of unfused PyTorch (separate bias add, separate scale and
+//    mask) are not modelled, nor are the fused QKV split/transpose copies, rotary embeddings, or GQA's
+//    expansion of K and V to every query head in standard attention;
+//  - standard attention's batched GEMMs are costed as NN strided batches on every device (no layout
+//    penalty is known for them);
+//  - the gradient accumulation of a weight over micro-batches is assumed fused into the dW GEMM
+//    (Megatron-LM's gradient_accumulation_fusion, its default); when it is not, a scheme adds
+//    grad_accumulation_add();
+//  - biases and norm weights get no gradient kernels of their own (their work is a few bytes per channel).
+
+#include "sim/gpu/kernel.hpp"
+#include "sim/schedule/model.hpp"
+#include "sim/schedule/training.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace exasim::schedule {
+
+/// A kernel and the suffix it adds to its op's name ("" for a single-kernel op).
+struct NamedKernel {
+  std::string suffix;
+  gpu::Kernel kernel;
+};
+
+/// The attention core on one GPU: `batch` sequences of `seq` tokens, `heads` query heads and
+/// `kv_heads` key/value heads of `head_dim` each (the scheme's local share).
+struct AttentionSlice {
+  std::int64_t batch = 1;
+  std::int64_t seq = 1;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t head_dim = 1;
+};
+
+class LayerKernels {
+ public:
+  LayerKernels(const ModelSpec& model, const TrainingSpec& training);
+
+  [[nodiscard]] double element_bytes() const { return e_; }
+  [[nodiscard]] gpu::DType dtype() const { return training_.dtype; }
+  [[nodiscard]] bool dropout() const { return training_.has_dropout(); }
+
+  // Elementwise work over `elements` values of a [tokens x width] tensor.
+  [[nodiscard]] gpu::Kernel norm_forward(double elements) const;
+  [[nodiscard]] gpu::Kernel norm_backward(double elements) const;
+  /// Residual add after attention or the MLP: bias-dropout-add with dropout, a plain add without.
+  [[nodiscard]] gpu::Kernel residual_forward(double elements) const;
+  [[nodiscard]] gpu::Kernel residual_backward(double elements) const;
+  /// Dropout's backward (mask times gradient); only meaningful with dropout.
+  [[nodiscard]] gpu::Kernel dropout_backward(double elements) const;
+  /// Dropout alone (on the embedding output).
+  [[nodiscard]] gpu::Kernel dropout_forward(double elements) const;
+  /// Bias + GeLU or SwiGLU over `ffn_elements` = tokens x local ffn width.
+  [[nodiscard]] gpu::Kernel activation_forward(double ffn_elements) const;
+  [[nodiscard]] gpu::Kernel activation_backward(double ffn_elements) const;
+  /// A plain streaming kernel of `bytes` (embedding lookup, cross-entropy, tied-gradient add).
+  [[nodiscard]] static gpu::Kernel elementwise(double bytes);
+
+  /// Attention core forward / backward, one or several kernels.
+  [[nodiscard]] std::vector<NamedKernel> attention_forward(const AttentionSlice& a) const;
+  [[nodiscard]] std::vector<NamedKernel> attention_backward(const AttentionSlice& a) const;
+
+  /// One Adam step over `params` local parameters whose gradients are `grad_bytes` per element.
+  [[nodiscard]] gpu::Kernel optimizer_step(double params, double grad_bytes) const;
+  /// main_grad += dW for `params` parameters when accumulation is not fused into the dW GEMM.
+  [[nodiscard]] gpu::Kernel grad_accumulation_add(double params, double grad_bytes) const;
+
+ private:
+  TrainingSpec training_;
+  Activation activation_;
+  double e_;
+};
+
+}  // namespace exasim::schedule
