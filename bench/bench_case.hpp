@@ -5,6 +5,7 @@
 // Header-only: each bench is one translation unit.
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/report/report.hpp"
 #include "sim/scenario/prepared_job.hpp"
@@ -48,6 +49,17 @@ inline std::optional<BenchArgs> parse_bench_args(int argc, char** argv, const ch
     }
   }
   return args;
+}
+
+/// Reads `<dir>/published.json` (key order kept, for the printed lines); prints why and returns nothing
+/// when it cannot.
+inline std::optional<nlohmann::ordered_json> load_published(const std::string& dir, const char* program) {
+  try {
+    return nlohmann::ordered_json::parse(read_json_file(dir + "/published.json").dump());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return std::nullopt;
+  }
 }
 
 struct CaseResult {

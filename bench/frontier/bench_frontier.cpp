@@ -13,11 +13,9 @@
 // `exasim simulate --set`), for sensitivity runs; --only keeps the cases whose file name contains NAME.
 
 #include "bench/bench_case.hpp"
-#include "sim/core/json_view.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
@@ -40,13 +38,9 @@ int main(int argc, char** argv) {
   const bool skip_large = args->skip_large;
   const auto& overrides = args->overrides;
   const std::string dir = EXASIM_FRONTIER_DIR;
-  json published;
-  try {
-    published = json::parse(read_json_file(dir + "/published.json").dump());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_frontier: %s\n", e.what());
-    return 2;
-  }
+  const auto loaded = bench::load_published(dir, "bench_frontier");
+  if (!loaded) return 2;
+  const json& published = *loaded;
   const double peak = published["peak_bf16_flops_per_gcd"].get<double>();
   std::map<std::string, Result> cache;  // a scenario in both lists runs once
   auto wanted = [&](const std::string& file) { return args->wanted(file); };

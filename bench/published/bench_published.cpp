@@ -15,13 +15,11 @@
 // run (sensitivities); --only keeps the runs whose name contains NAME.
 
 #include "bench/bench_case.hpp"
-#include "sim/core/json_view.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
@@ -69,13 +67,9 @@ int main(int argc, char** argv) {
   const auto args = bench::parse_bench_args(argc, argv, "bench_published");
   if (!args) return 2;
   const std::string dir = EXASIM_PUBLISHED_DIR;
-  json published;
-  try {
-    published = json::parse(read_json_file(dir + "/published.json").dump());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_published: %s\n", e.what());
-    return 2;
-  }
+  const auto loaded = bench::load_published(dir, "bench_published");
+  if (!loaded) return 2;
+  const json& published = *loaded;
   json settings = json::array();
   for (const auto& o : args->overrides) settings.push_back(o);
   auto emit = [](const json& line) { std::cout << line.dump() << std::endl; };
