@@ -77,6 +77,29 @@ TEST_CASE("simulate --json reports the documented keys", "[integration]") {
   CHECK(j["iteration_time_s"].get<double>() > 0);
   CHECK(j["percent_of_peak"].get<double>() > 0);
   CHECK(j["percent_of_peak"].get<double>() < 100);
+  // Compute by kernel class: the classes of a flash-attention, dropout-0.1 plan, adding up to at least
+  // the mean compute (a rank's compute time is its kernels' times).
+  const auto& classes = j["compute_by_kernel_s"];
+  double sum = 0;
+  for (const char* c : {"gemm", "flash_attention", "norm", "dropout", "activation", "elementwise", "optimizer"}) {
+    INFO(c);
+    REQUIRE(classes.contains(c));
+    CHECK(classes[c].get<double>() > 0);
+    sum += classes[c].get<double>();
+  }
+  CHECK_FALSE(classes.contains("softmax"));
+  CHECK_FALSE(classes.contains("batched_gemm"));
+  CHECK(sum == Approx(j["breakdown_s"]["compute"].get<double>()).epsilon(1e-9));
+  CHECK(j["training"]["attention"] == "flash");
+  CHECK(j["training"]["recompute"] == "full");
+  // Standard attention brings its batched GEMMs and softmax, and says so.
+  auto standard = exasim_run({"simulate", path, "--json", "--set", "training.attention=standard"});
+  REQUIRE(standard.code == 0);
+  auto s = nlohmann::json::parse(standard.out);
+  CHECK(s["compute_by_kernel_s"]["batched_gemm"].get<double>() > 0);
+  CHECK(s["compute_by_kernel_s"]["softmax"].get<double>() > 0);
+  CHECK_FALSE(s["compute_by_kernel_s"].contains("flash_attention"));
+  CHECK(s["training"]["attention"] == "standard");
 }
 
 TEST_CASE("same scenario and seed give byte-identical output", "[integration]") {
@@ -123,6 +146,19 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
                      "overlap.oarr: unknown field");
   expect_input_error("recompute.json", scenario_with("/training/recompute", "partial"),
                      "training.recompute: 'partial' is not one of: full, selective, none");
+  expect_input_error("attention.json", scenario_with("/training/attention", "sparse"),
+                     "training.attention: 'sparse' is not one of: flash, standard");
+  expect_input_error("dropout.json", scenario_with("/training/dropout", 1.5), "training.dropout: must be");
+  expect_input_error("dtype.json", scenario_with("/training/dtype", "fp8"),
+                     "training.dtype: 'fp8' is not one of: bf16, fp16, fp32");
+  expect_input_error("activation.json", scenario_with("/model/activation", "relu"),
+                     "model.activation: 'relu' is not one of: gelu, swiglu");
+  expect_input_error("kv_heads.json", scenario_with("/model/kv_heads", 3), "model.kv_heads: must divide heads (16");
+  expect_input_error("kv_gy.json", scenario_with("/model/kv_heads", 1),
+                     "parallel.gy: model kv_heads 1 are not divisible by gy = 2");
+  expect_input_error("ffn_gy.json", scenario_with("/model/ffn_hidden", 4095),
+                     "parallel.gy: model ffn_hidden 4095 is not divisible by gy = 2");
+  expect_input_error("tied.json", scenario_with("/model/tied_embeddings", "no"), "model.tied_embeddings");
 }
 
 TEST_CASE("heads not divisible by gy is rejected with the fields involved", "[unit]") {

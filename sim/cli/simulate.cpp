@@ -6,6 +6,7 @@
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/simgrid/simgrid_runtime.hpp"
 #include "sim/scenario/prepared_job.hpp"
+#include "sim/report/compute_breakdown.hpp"
 #include "sim/report/report.hpp"
 
 #include <filesystem>
@@ -78,6 +79,7 @@ nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptio
   if (options.out_dir) observer = collector.observer();
   auto result = runtime->run(job, observe, observer);
   auto summary = report::summary_json(s, plan, result);
+  summary["compute_by_kernel_s"] = report::compute_by_kernel(plan, job.kernel_time_s);
   // Wall time goes to the log, not the summary: outputs must be byte-identical run to run.
   log << "exasim: simulated " << s.gpus << " GPUs in " << result.wall_s << " s of wall time\n";
 

@@ -56,6 +56,10 @@ nlohmann::ordered_json summary_json(const scenario::Scenario& s, const schedule:
       {"placement", scenario::to_string(s.placement.policy)},
       {"parallel", parallel},
       {"global_batch", s.training.global_batch},
+      {"training", {{"recompute", schedule::to_string(s.training.recompute)},
+                    {"attention", schedule::to_string(s.training.attention)},
+                    {"dropout", s.training.dropout},
+                    {"dtype", gpu::to_string(s.training.dtype)}}},
       {"iteration_time_s", t},
       {"model_flops", model_flops},
       {"hardware_flops", hw_flops},
@@ -105,7 +109,10 @@ void print_summary(std::ostream& out, const nlohmann::ordered_json& j) {
       << j["machine"].get<std::string>() << "), " << p["scheme"].get<std::string>();
   for (const auto& [key, value] : p.items())
     if (key != "scheme") out << " " << key << "=" << (value.is_boolean() ? (value.get<bool>() ? "on" : "off") : value.dump());
+  const auto& tr = j["training"];
   out << ", global batch " << j["global_batch"].get<std::int64_t>() << "\n"
+      << "  " << tr["dtype"].get<std::string>() << ", " << tr["attention"].get<std::string>() << " attention, dropout "
+      << tr["dropout"].get<double>() << ", recompute " << tr["recompute"].get<std::string>() << "\n"
       << "  network " << j["network"].get<std::string>() << ", routing " << j["routing"].get<std::string>()
       << ", placement " << j["placement"].get<std::string>() << "\n\n"
       << "  iteration time   " << fixed(t, 4) << " s\n"
@@ -125,6 +132,10 @@ void print_summary(std::ostream& out, const nlohmann::ordered_json& j) {
   line("compute", b["compute"].get<double>());
   for (const auto& [dim, seconds] : b["exposed_comm"].items()) line("exposed comm " + dim, seconds.get<double>());
   line("idle (waiting to end)", b["idle"].get<double>());
+  if (j.contains("compute_by_kernel_s")) {
+    out << "\n  compute by kernel class (mean over stages, recomputation included):\n";
+    for (const auto& [kind, seconds] : j["compute_by_kernel_s"].items()) line(kind, seconds.get<double>());
+  }
   out << "\n  memory per GPU     " << fixed(j["memory_per_gpu_bytes"].get<double>() / 1e9, 1) << " GB of "
       << fixed(j["memory_capacity_bytes"].get<double>() / 1e9, 1) << " GB (";
   bool first = true;

@@ -1,0 +1,26 @@
+#pragma once
+// Where a rank's compute time goes, by kernel class: the check a user makes first when a prediction is
+// off (is it the GEMMs, the attention core, or the memory-bound kernels between them?).
+//
+// Classes: "gemm" (linear layers, LM head), "batched_gemm" (standard attention's QK^T and scores x V),
+// "flash_attention", and one per memory-bound family (norm, softmax, dropout, activation, elementwise,
+// optimizer). Recomputed kernels count in their class.
+//
+// LIMITATIONS: the mean over the plan's op streams (pipeline stages for Megatron, the one stream of
+// AxoNN), each weighted alike; it is the compute the plan asks for, not the time a rank spent computing
+// on the critical path (which is the summary's "compute").
+
+#include "sim/schedule/plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace exasim::report {
+
+/// Seconds per kernel class (classes with no kernel left out), in a fixed order; `kernel_time_s` is
+/// indexed like plan.kernels (runtime::Job::kernel_time_s).
+[[nodiscard]] nlohmann::ordered_json compute_by_kernel(const schedule::Plan& plan,
+                                                       const std::vector<double>& kernel_time_s);
+
+}  // namespace exasim::report
