@@ -200,6 +200,56 @@ TEST_CASE("roofline answers for every device and rejects bad input with exit 2",
   CHECK(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "1,2,3", "--layout", "tt"}).code == 2);
 }
 
+TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels", "[unit]") {
+  auto json_of = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"roofline", "--gpu", "a100-40gb", "--json"});
+    auto r = exasim_run(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto bf16 = json_of({"--gemm", "8192,8192,8192"});
+  auto fp32 = json_of({"--gemm", "8192,8192,8192", "--dtype", "fp32"});
+  CHECK(fp32["dtype"] == "fp32");
+  CHECK(fp32["peak_tflops"].get<double>() == Approx(19.5));
+  // A100's fp32 GEMM peak is 16x below bf16; both runs reach the same share of their own peak.
+  CHECK(fp32["time_s"].get<double>() / bf16["time_s"].get<double>() == Approx(16).epsilon(0.01));
+  CHECK(fp32["percent_of_peak"].get<double>() == Approx(bf16["percent_of_peak"].get<double>()).epsilon(0.01));
+  auto fp16 = json_of({"--gemm", "8192,8192,8192", "--dtype", "fp16"});
+  CHECK(fp16["time_s"].get<double>() == Approx(bf16["time_s"].get<double>()));
+  auto batched = json_of({"--gemm", "512,512,128", "--batch", "32"});
+  CHECK(batched["batch"] == 32);
+  CHECK(batched["tiles"] == 32 * 4 * 4);
+  CHECK(batched["waves"] == 5);  // ceil(512 / 108 SMs)
+
+  auto softmax = json_of({"--memory", "softmax,1e9"});
+  CHECK(softmax["family"] == "softmax");
+  CHECK(softmax["time_s"].get<double>() == Approx(1e9 / (1.555e12 * softmax["efficiency"].get<double>()) + 5e-6));
+  auto elementwise = json_of({"--memory", "elementwise,1e9"});
+  CHECK(softmax["time_s"].get<double>() > elementwise["time_s"].get<double>());
+  auto text = exasim_run({"roofline", "--gpu", "h200", "--memory", "norm,2e9"});
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("h200 norm kernel of 2e+09 bytes") && Catch::Contains("of HBM peak"));
+  auto batched_text = exasim_run({"roofline", "--gpu", "h200", "--gemm", "512,512,128", "--batch", "8", "--dtype", "fp16"});
+  CHECK_THAT(batched_text.out, Catch::Contains("h200 GEMM 8 x 512x512x128 (nn, fp16)"));
+
+  auto expect = [](std::vector<std::string> args, const std::string& message) {
+    args.insert(args.begin(), {"roofline", "--gpu", "a100-40gb"});
+    auto r = exasim_run(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(message) != std::string::npos);
+  };
+  expect({"--memory", "sofmax,1e9"}, "--memory: sofmax,1e9: unknown kernel family 'sofmax' (expected elementwise, norm");
+  expect({"--memory", "softmax,-1"}, "expected FAMILY,BYTES with BYTES a positive number (got '-1')");
+  expect({"--memory", "softmax"}, "expected FAMILY,BYTES");
+  expect({"--gemm", "1,2,3", "--dtype", "fp8"}, "--dtype");
+  expect({"--gemm", "1,2,3", "--batch", "0"}, "--batch: 0: expected a positive number of GEMMs");
+  expect({"--gemm", "1,2,3", "--memory", "norm,1e9"}, "excludes");
+  expect({"--memory", "norm,1e9", "--dtype", "fp32"}, "excludes");
+  expect({}, "give a GEMM (--gemm M,N,K) or a memory-bound kernel (--memory FAMILY,BYTES)");
+}
+
 TEST_CASE("bad machine fields from --set name the preset file and field", "[unit]") {
   auto path = write_temp("machine_set.json", kGood);
   auto expect = [&](std::vector<std::string> args, const std::string& message) {
@@ -215,6 +265,9 @@ TEST_CASE("bad machine fields from --set name the preset file and field", "[unit
   expect({"--set", "machine=frontier", "--set", "machine.network.global_links_per_group_pair=40"},
          "network.global_links_per_group_pair");
   expect({"--set", "machine=frontier", "--set", "machine.gpu=mi300x"}, "gpu: unknown device 'mi300x'");
+  expect({"--set", R"(machine.gpu={"device": "a100-40gb", "softmax_efficiency": 1.5})"}, "machine.gpu.softmax_efficiency");
+  expect({"--set", R"(machine.gpu={"device": "a100-40gb"})", "--set", "machine.gpu.norm_efficiency=0"},
+         "machine.gpu.norm_efficiency");
   expect({"--set", "placement=everywhere"}, "placement");
   expect({"--set", "gpus=128", "--set", "parallel.gdata=16", "--set", "training.global_batch=32", "--set", "machine.network.max_nodes=8"},
          "the job needs 32 nodes, the machine has 8");

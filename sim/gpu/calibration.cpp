@@ -2,6 +2,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/gpu/devices.hpp"
+#include "sim/gpu/shape_aware_gpu.hpp"
 
 // libfccp copies file names with strncpy into fixed buffers; GCC flags that as possible truncation when
 // it inlines the header into our code. The truncation is intended (error messages only), so silence it here.
@@ -14,6 +15,7 @@
 #include <charconv>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -21,12 +23,18 @@ namespace exasim::gpu {
 
 namespace {
 
-constexpr const char* kHeader = "device,kernel,m,n,k,time_s";
+constexpr const char* kHeader = "device,kernel,m,n,k,time_s (optional: efficiency, batch, dtype)";
+constexpr const char* kKernels = "gemm, attention, elementwise, norm, softmax, dropout, activation or optimizer";
 
 std::string at(unsigned line, const std::string& column) {
   std::string where = "line " + std::to_string(line);
   if (!column.empty()) where += ", column " + column;
   return where;
+}
+
+// A column of the caller's field ("line 3" -> "line 3, column m"), or the bare column when there is none.
+std::string in_column(const std::string& field, const char* column) {
+  return field.empty() ? std::string(column) : field + ", column " + column;
 }
 
 // Distance between GEMM shapes in log space: scale-free, so 64 vs 128 is as far as 4096 vs 8192.
@@ -50,14 +58,75 @@ const CalibrationPoint& closest_with_flops(const std::vector<CalibrationPoint>& 
 }
 
 // libfccp's float parser accumulates powers of ten and can be off in the last bits; measured times
-// should round-trip exactly, so time_s is parsed with from_chars.
-double parse_seconds(const std::string& text, const std::string& path, unsigned line) {
+// should round-trip exactly, so numbers are parsed with from_chars.
+double parse_number(const std::string& text, const std::string& path, unsigned line, const char* column) {
   double value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end)
-    throw InputError(path, at(line, "time_s"), "not a number: '" + text + "'");
+    throw InputError(path, at(line, column), "not a number: '" + text + "'");
   return value;
+}
+
+std::int64_t parse_integer(const std::string& text, const std::string& path, unsigned line, const char* column) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    throw InputError(path, at(line, column), "must be a positive integer (got '" + text + "')");
+  return value;
+}
+
+// The DeviceSpec figure an efficiency row replaces: attention's, or a memory family's; nullopt when the
+// kernel name is neither.
+std::optional<Figure DeviceSpec::*> efficiency_target(std::string_view kernel) {
+  if (kernel == "attention") return &DeviceSpec::attention_efficiency;
+  if (auto family = parse_memory_family(kernel)) return DeviceSpec::efficiency_figure(*family);
+  return std::nullopt;
+}
+
+// One CSV row, every cell as text (a column absent from the header reads as empty).
+struct Row {
+  std::string device, kernel, m, n, k, time_s, efficiency, batch, dtype;
+};
+
+CalibrationPoint gemm_point(const Row& r, const std::string& path, unsigned line) {
+  if (!r.efficiency.empty())
+    throw InputError(path, at(line, "efficiency"),
+                     "a gemm row gives a measured time_s, not an efficiency (efficiency rows are for attention and "
+                     "the memory families)");
+  CalibrationPoint p;
+  p.device = r.device;
+  p.m = parse_integer(r.m, path, line, "m");
+  p.n = parse_integer(r.n, path, line, "n");
+  p.k = parse_integer(r.k, path, line, "k");
+  p.time_s = parse_number(r.time_s, path, line, "time_s");
+  if (!r.batch.empty()) p.batch = parse_integer(r.batch, path, line, "batch");
+  if (!r.dtype.empty()) {
+    auto dtype = parse_dtype(r.dtype);
+    if (!dtype)
+      throw InputError(path, at(line, "dtype"), "unknown dtype '" + r.dtype + "' (expected bf16, fp16 or fp32)");
+    p.dtype = *dtype;
+  }
+  return p;
+}
+
+CalibrationEfficiency efficiency_row(const Row& r, const std::string& path, unsigned line) {
+  if (r.efficiency.empty())
+    throw InputError(path, at(line, "efficiency"),
+                     "kernel '" + r.kernel + "' takes an efficiency (its sustained fraction of " +
+                         (r.kernel == "attention" ? "the tensor peak" : "HBM bandwidth") +
+                         ", in (0, 1]); measured times are taken for gemm rows only");
+  // A row is either a GEMM time or a family efficiency: GEMM cells on an efficiency row are a mistake.
+  const std::pair<const char*, const std::string*> gemm_cells[] = {{"m", &r.m},           {"n", &r.n},
+                                                                   {"k", &r.k},           {"time_s", &r.time_s},
+                                                                   {"batch", &r.batch},   {"dtype", &r.dtype}};
+  for (const auto& [column, cell] : gemm_cells)
+    if (!cell->empty())
+      throw InputError(path, at(line, column),
+                       "must be empty on an efficiency row (a row gives either a gemm time or a " + r.kernel +
+                           " efficiency, not both)");
+  return {r.device, r.kernel, parse_number(r.efficiency, path, line, "efficiency")};
 }
 
 }  // namespace
@@ -73,36 +142,62 @@ std::string_view to_string(CalibratedGpu::Origin origin) {
 }
 
 void CalibrationTable::add(const CalibrationPoint& p, const std::string& source, const std::string& field) {
-  auto where = [&](const char* column) { return field.empty() ? std::string(column) : field + ", column " + column; };
+  auto where = [&](const char* column) { return in_column(field, column); };
   (void)require_device(p.device, source, where("device"));
-  if (p.kind != KernelKind::Gemm)
-    throw InputError(source, where("kernel"),
-                     "only 'gemm' rows can be calibrated (attention and memory kernels carry no m, n, k to match)");
   if (p.m <= 0) throw InputError(source, where("m"), "must be a positive integer");
   if (p.n <= 0) throw InputError(source, where("n"), "must be a positive integer");
   if (p.k <= 0) throw InputError(source, where("k"), "must be a positive integer");
   if (!(p.time_s > 0) || !std::isfinite(p.time_s))
     throw InputError(source, where("time_s"), "must be a positive number of seconds");
+  if (p.batch <= 0) throw InputError(source, where("batch"), "must be a positive integer");
 
-  auto& pts = points_[{p.device, p.kind}];
+  auto& pts = points_[{p.device, p.batch, p.dtype}];
   auto key = [](const CalibrationPoint& q) { return std::make_tuple(q.flops(), q.m, q.n, q.k); };
   auto pos = std::lower_bound(pts.begin(), pts.end(), p,
                               [&](const CalibrationPoint& a, const CalibrationPoint& b) { return key(a) < key(b); });
   if (pos != pts.end() && pos->m == p.m && pos->n == p.n && pos->k == p.k)
     throw InputError(source, field.empty() ? std::string("m,n,k") : field,
-                     "duplicate row for " + p.device + " gemm " + std::to_string(p.m) + "x" + std::to_string(p.n) +
-                         "x" + std::to_string(p.k));
+                     "duplicate row for " + p.device + " gemm " +
+                         (p.batch == 1 ? "" : std::to_string(p.batch) + " x ") + std::to_string(p.m) + "x" +
+                         std::to_string(p.n) + "x" + std::to_string(p.k) + " " + std::string(to_string(p.dtype)));
   pts.insert(pos, p);
 }
 
-const std::vector<CalibrationPoint>& CalibrationTable::points(std::string_view device, KernelKind kind) const {
+void CalibrationTable::add(const CalibrationEfficiency& row, const std::string& source, const std::string& field) {
+  auto where = [&](const char* column) { return in_column(field, column); };
+  (void)require_device(row.device, source, where("device"));
+  if (!efficiency_target(row.kernel))
+    throw InputError(source, where("kernel"), "unknown kernel '" + row.kernel + "' (expected " + kKernels + ")");
+  if (!(row.efficiency > 0 && row.efficiency <= 1))
+    throw InputError(source, where("efficiency"), "must be a fraction in (0, 1]");
+  Figure figure{row.efficiency, "calibration " + source + (field.empty() ? "" : " " + field)};
+  auto [it, inserted] = efficiencies_.try_emplace({row.device, row.kernel}, figure);
+  if (!inserted)
+    throw InputError(source, field.empty() ? std::string("kernel") : field,
+                     "duplicate efficiency row for " + row.device + " " + row.kernel + " (first: " +
+                         it->second.source + ")");
+}
+
+const std::vector<CalibrationPoint>& CalibrationTable::points(std::string_view device, std::int64_t batch,
+                                                              DType dtype) const {
   static const std::vector<CalibrationPoint> none;
-  auto it = points_.find({std::string(device), kind});
+  auto it = points_.find({std::string(device), batch, dtype});
   return it == points_.end() ? none : it->second;
 }
 
+DeviceSpec CalibrationTable::apply_efficiencies(DeviceSpec device) const {
+  for (const auto& [key, figure] : efficiencies_)
+    if (key.first == device.name) device.*(*efficiency_target(key.second)) = figure;
+  return device;
+}
+
+bool CalibrationTable::has_efficiencies(std::string_view device) const {
+  return std::any_of(efficiencies_.begin(), efficiencies_.end(),
+                     [&](const auto& entry) { return entry.first.first == device; });
+}
+
 std::size_t CalibrationTable::size() const {
-  std::size_t n = 0;
+  std::size_t n = efficiencies_.size();
   for (const auto& [key, pts] : points_) n += pts.size();
   return n;
 }
@@ -110,28 +205,27 @@ std::size_t CalibrationTable::size() const {
 CalibrationTable CalibrationTable::load_csv(const std::string& path) {
   CalibrationTable table;
   try {
-    io::CSVReader<6, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>, io::throw_on_overflow,
+    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>, io::throw_on_overflow,
                   io::single_and_empty_line_comment<'#'>>
         in(path);
-    in.read_header(io::ignore_no_column, "device", "kernel", "m", "n", "k", "time_s");
-    CalibrationPoint p;
-    std::string kernel;
-    std::string time_text;
-    long long m = 0, n = 0, k = 0;
-    while (in.read_row(p.device, kernel, m, n, k, time_text)) {
+    in.read_header(io::ignore_missing_column, "device", "kernel", "m", "n", "k", "time_s", "efficiency", "batch",
+                   "dtype");
+    // The optional columns may be missing; the original six may not (files written before the optional
+    // ones existed keep their meaning).
+    for (const char* required : {"device", "kernel", "m", "n", "k", "time_s"})
+      if (!in.has_column(required))
+        throw InputError(path, "header", std::string("missing column \"") + required + "\" (header must be: " +
+                                             kHeader + ")");
+    Row r;
+    while (in.read_row(r.device, r.kernel, r.m, r.n, r.k, r.time_s, r.efficiency, r.batch, r.dtype)) {
       const unsigned line = in.get_file_line();
-      p.time_s = parse_seconds(time_text, path, line);
-      if (kernel == "gemm") {
-        p.kind = KernelKind::Gemm;
-      } else if (kernel == "attention" || kernel == "memory") {
-        p.kind = kernel == "attention" ? KernelKind::FlashAttention : KernelKind::MemoryBound;
+      if (r.kernel == "gemm") {
+        table.add(gemm_point(r, path, line), path, at(line, ""));
+      } else if (efficiency_target(r.kernel)) {
+        table.add(efficiency_row(r, path, line), path, at(line, ""));
       } else {
-        throw InputError(path, at(line, "kernel"), "unknown kernel '" + kernel + "' (expected gemm)");
+        throw InputError(path, at(line, "kernel"), "unknown kernel '" + r.kernel + "' (expected " + kKernels + ")");
       }
-      p.m = m;
-      p.n = n;
-      p.k = k;
-      table.add(p, path, at(line, ""));
     }
   } catch (const io::error::base& e) {
     // Recover the line and column libfccp knows about so the user can find the bad cell.
@@ -147,28 +241,40 @@ CalibrationTable CalibrationTable::load_csv(const std::string& path) {
   return table;
 }
 
+CalibratedGpu::CalibratedGpu(const DeviceSpec& device, CalibrationTable table)
+    : base_(std::make_shared<const ShapeAwareGpu>(table.apply_efficiencies(device))),
+      table_(std::move(table)),
+      device_(device.name) {
+  (void)require_device(device_, "calibration", "device");
+}
+
 CalibratedGpu::CalibratedGpu(std::shared_ptr<const GpuModel> base, CalibrationTable table, std::string device)
     : base_(std::move(base)), table_(std::move(table)), device_(std::move(device)) {
   if (!base_) throw std::invalid_argument("CalibratedGpu: null wrapped model");
   if (device_.empty()) device_ = base_->spec().name;
   (void)require_device(device_, "calibration", "device");
+  if (table_.has_efficiencies(device_))
+    throw std::invalid_argument("CalibratedGpu: efficiency rows for " + device_ +
+                                " need the DeviceSpec constructor (an opaque model cannot take them)");
 }
 
 CalibratedGpu::Lookup CalibratedGpu::lookup(const Kernel& kernel) const {
   const bool has_shape = kernel.m > 0 && kernel.n > 0 && kernel.k > 0;
-  const auto& pts = table_.points(device_, kernel.kind);
-  if (kernel.kind != KernelKind::Gemm || !has_shape || pts.empty()) return {base_->time_s(kernel), Origin::Model};
+  if (kernel.kind != KernelKind::Gemm || !has_shape) return {base_->time_s(kernel), Origin::Model};
+  const auto& pts = table_.points(device_, kernel.batch, kernel.dtype);
+  if (pts.empty()) return {base_->time_s(kernel), Origin::Model};
 
   for (const auto& p : pts)
     if (p.m == kernel.m && p.n == kernel.n && p.k == kernel.k) return {p.time_s, Origin::Measured};
 
   // Use the shape's own flops (not kernel.flops) so the rule matches the table's flops exactly.
-  const double f = CalibrationPoint{device_, kernel.kind, kernel.m, kernel.n, kernel.k, 0}.flops();
+  const double f = CalibrationPoint{device_, kernel.m, kernel.n, kernel.k, 0, kernel.batch, kernel.dtype}.flops();
   const double f_min = pts.front().flops();
   const double f_max = pts.back().flops();
   if (f < f_min || f > f_max) {
     const auto& edge = closest_with_flops(pts, f < f_min ? f_min : f_max, kernel);
-    const double model_at_edge = base_->time_s(gemm(edge.m, edge.n, edge.k));
+    const double model_at_edge =
+        base_->time_s(batched_gemm(edge.batch, edge.m, edge.n, edge.k, GemmLayout::NN, edge.dtype));
     const double scale = model_at_edge > 0 ? edge.time_s / model_at_edge : 1.0;
     return {base_->time_s(kernel) * scale, Origin::ScaledModel};
   }

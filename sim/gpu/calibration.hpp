@@ -1,20 +1,33 @@
 #pragma once
-// Calibration: measured kernel times override a GPU model.
+// Calibration: measured kernel times and efficiencies override a GPU model.
 //
 // Why: the analytic models are only as good as their efficiencies; when someone has timed the GEMMs a
 // plan actually uses (e.g. with AxoNN's tuned_matmul or rocblas-bench), those times should win, and the
-// model should only fill the gaps between them.
+// model should only fill the gaps between them. Likewise a measured bandwidth efficiency of a kernel
+// family (a LayerNorm or softmax benchmark) should replace the estimate in devices.cpp.
 //
-// CSV format (one header line, columns in any order, '#' comment lines and blank lines allowed):
+// CSV format (one header line, columns in any order, '#' comment lines and blank lines allowed). The
+// columns device, kernel, m, n, k and time_s are required; efficiency, batch and dtype are optional:
 //
-//   device,kernel,m,n,k,time_s
-//   mi250x-gcd,gemm,8192,8192,8192,9.1e-3
+//   device,kernel,m,n,k,time_s,batch,dtype,efficiency
+//   mi250x-gcd,gemm,8192,8192,8192,9.1e-3,,,
+//   h100-sxm,gemm,2048,2048,128,2.1e-4,64,bf16,
+//   h100-sxm,softmax,,,,,,,0.62
+//   h100-sxm,attention,,,,,,,0.45
 //
-// device: a name from devices.hpp (device_names()); kernel: "gemm" (see LIMITATIONS); m, n, k: positive
-// integers; time_s: positive seconds for one kernel, launch included. A (device, kernel, m, n, k) may appear
-// only once.
+// device: a name from devices.hpp (device_names()). Two kinds of rows:
+//  - GEMM rows (kernel "gemm"): m, n, k positive integers; time_s positive seconds for one kernel, launch
+//    included; batch a positive integer (empty: 1) and dtype bf16, fp16 or fp32 (empty: bf16); efficiency
+//    empty. A (device, batch, dtype, m, n, k) may appear only once.
+//  - efficiency rows (kernel "attention" or a memory family: elementwise, norm, softmax, dropout,
+//    activation, optimizer; kernel.hpp): efficiency in (0, 1], the sustained fraction of HBM bandwidth
+//    of that family's kernels (for attention: of the dtype's tensor peak); m, n, k, time_s, batch and dtype
+//    empty. It replaces the device's figure of that name (devices.hpp: memory_efficiency for elementwise,
+//    norm_efficiency, ..., attention_efficiency) with source "calibration FILE line N". A (device, kernel)
+//    may appear only once. (Elementwise's figure also prices GEMM and attention bytes, as in the model.)
 //
-// Lookup rule of CalibratedGpu for a GEMM of flops F = 2mnk on its device:
+// Lookup rule of CalibratedGpu for a GEMM of flops F = batch x 2mnk on its device, among the rows of the
+// kernel's own batch and dtype (matched exactly):
 //  1. exact (m, n, k) match: the measured time;
 //  2. otherwise, if measured points lie on both sides of F: take the point with the largest flops <= F and
 //     the one with the smallest flops >= F (ties in flops: the shape closest to (m, n, k), by the sum of
@@ -24,18 +37,20 @@
 //  3. otherwise (F outside the measured range): the wrapped model's time scaled by measured/model at the
 //     nearest measured point (the smallest or the largest), so the prediction stays continuous at the edge
 //     of the data and keeps the model's shape dependence beyond it;
-//  4. no points for this device and kernel kind, or a kernel that is not a GEMM or carries no shape: the
-//     wrapped model's time, unchanged.
+//  4. no points for this device, batch and dtype, or a kernel that is not a GEMM or carries no shape: the
+//     wrapped model's time, unchanged (with the efficiency rows applied, when built from a DeviceSpec).
 //
 // LIMITATIONS:
-//  - only GEMM rows: attention and memory-bound kernel descriptors carry no m, n, k to match against, so
-//    they are always costed by the wrapped model;
+//  - attention and memory-bound kernels are calibrated by one efficiency per family, not by measured times
+//    (their descriptors carry no shape to match); the efficiency applies to every size of the family;
 //  - no operand layout column: rows are assumed to be the layout the wrapped model costs (NN);
+//  - batch and dtype are matched exactly: a batch-32 row says nothing about a batch-64 GEMM, whose time
+//    then comes from the model;
 //  - interpolation looks at flops only: two bracketing points of very different shape (one skinny, one
 //    square) interpolate as if shape did not matter; measure the shapes the plan uses;
-//  - no averaging of repeated measurements or outlier rejection: give one representative time per shape;
-//  - no dtype column: every row is bf16.
+//  - no averaging of repeated measurements or outlier rejection: give one representative time per shape.
 
+#include "sim/gpu/devices.hpp"
 #include "sim/gpu/gpu_model.hpp"
 #include "sim/gpu/kernel.hpp"
 
@@ -44,21 +59,32 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace exasim::gpu {
 
+/// One measured GEMM (a GEMM row).
 struct CalibrationPoint {
   std::string device;
-  KernelKind kind = KernelKind::Gemm;
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
   double time_s = 0;
+  std::int64_t batch = 1;
+  DType dtype = DType::Bf16;
   [[nodiscard]] double flops() const {
-    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    return static_cast<double>(batch) * 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+           static_cast<double>(k);
   }
+};
+
+/// One efficiency row: `kernel` is "attention" or a memory family name (kernel.hpp).
+struct CalibrationEfficiency {
+  std::string device;
+  std::string kernel;
+  double efficiency = 0;
 };
 
 class CalibrationTable {
@@ -70,13 +96,22 @@ class CalibrationTable {
   /// Adds one point after validation; errors are InputError(source, field, ...), so a caller building a
   /// table from another format can point at its own file and line.
   void add(const CalibrationPoint& point, const std::string& source, const std::string& field);
+  /// Adds one efficiency after validation, errors as add(); the figure's source is "calibration SOURCE
+  /// FIELD" (e.g. "calibration h100.csv line 4").
+  void add(const CalibrationEfficiency& row, const std::string& source, const std::string& field);
 
-  /// Points of one device and kernel kind, sorted by flops (then m, n, k); empty if none.
-  [[nodiscard]] const std::vector<CalibrationPoint>& points(std::string_view device, KernelKind kind) const;
+  /// GEMM points of one device, batch and dtype, sorted by flops (then m, n, k); empty if none.
+  [[nodiscard]] const std::vector<CalibrationPoint>& points(std::string_view device, std::int64_t batch = 1,
+                                                            DType dtype = DType::Bf16) const;
+  /// `device` with the figures of its efficiency rows replaced (the other devices' rows ignored).
+  [[nodiscard]] DeviceSpec apply_efficiencies(DeviceSpec device) const;
+  [[nodiscard]] bool has_efficiencies(std::string_view device) const;
+  /// GEMM points plus efficiency rows.
   [[nodiscard]] std::size_t size() const;
 
  private:
-  std::map<std::pair<std::string, KernelKind>, std::vector<CalibrationPoint>> points_;
+  std::map<std::tuple<std::string, std::int64_t, DType>, std::vector<CalibrationPoint>> points_;
+  std::map<std::pair<std::string, std::string>, Figure> efficiencies_;  ///< (device, kernel) -> figure
 };
 
 class CalibratedGpu final : public GpuModel {
@@ -92,8 +127,13 @@ class CalibratedGpu final : public GpuModel {
     Origin origin = Origin::Model;
   };
 
-  /// `device` selects the table's rows; empty means the wrapped model's spec().name. An unknown device
-  /// name throws InputError (source "calibration", field "device"), since it would silently match nothing.
+  /// The shape-aware model of `device` with the table's efficiency rows for it applied, and its GEMM rows
+  /// on top: what make_gpu_model builds for a machine file's calibration CSV.
+  CalibratedGpu(const DeviceSpec& device, CalibrationTable table);
+  /// `base` with the table's GEMM rows on top. `device` selects the table's rows; empty means the wrapped
+  /// model's spec().name. An unknown device name throws InputError (source "calibration", field "device"),
+  /// since it would silently match nothing. Efficiency rows for the device are std::invalid_argument (a
+  /// caller bug): an opaque model cannot take them, and dropping them silently would be wrong.
   CalibratedGpu(std::shared_ptr<const GpuModel> base, CalibrationTable table, std::string device = {});
 
   [[nodiscard]] double time_s(const Kernel& kernel) const override { return lookup(kernel).time_s; }

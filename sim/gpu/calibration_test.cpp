@@ -138,15 +138,111 @@ TEST_CASE("malformed calibration CSVs name the file, line and field", "[unit]") 
     CHECK(load_error("empty_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,\n").field() == "line 2, column time_s");
   }
   SECTION("kernel that cannot be calibrated") {
-    CHECK(load_error("attn", "device,kernel,m,n,k,time_s\nh200,attention,1,1,1,1e-3\n").field() ==
-          "line 2, column kernel");
-    CHECK(load_error("conv", "device,kernel,m,n,k,time_s\nh200,conv,1,1,1,1e-3\n").field() == "line 2, column kernel");
+    auto conv = load_error("conv", "device,kernel,m,n,k,time_s\nh200,conv,1,1,1,1e-3\n");
+    CHECK(conv.field() == "line 2, column kernel");
+    CHECK_THAT(conv.what(), Catch::Contains("unknown kernel 'conv'") && Catch::Contains("softmax"));
+    // Attention is calibrated by its efficiency, not by a measured time.
+    auto attn = load_error("attn", "device,kernel,m,n,k,time_s\nh200,attention,1,1,1,1e-3\n");
+    CHECK(attn.field() == "line 2, column efficiency");
+    CHECK_THAT(attn.what(), Catch::Contains("kernel 'attention' takes an efficiency"));
   }
   SECTION("duplicate shape") {
     auto e = load_error("dup", "device,kernel,m,n,k,time_s\nh200,gemm,2,3,4,1e-3\nh200,gemm,2,3,4,2e-3\n");
     CHECK(e.field() == "line 3");
   }
+  SECTION("missing required column") {
+    auto e = load_error("no_time", "device,kernel,m,n,k,efficiency\nh200,norm,,,,0.5\n");
+    CHECK(e.field() == "header");
+    CHECK_THAT(e.what(), Catch::Contains("missing column \"time_s\""));
+  }
   SECTION("missing file") {
     CHECK_THROWS_AS(CalibrationTable::load_csv("/nonexistent/exasim/calibration.csv"), InputError);
   }
+}
+
+namespace {
+constexpr const char* kEfficiencies =
+    "device,kernel,m,n,k,time_s,batch,dtype,efficiency\n"
+    "h100-sxm,softmax,,,,,,,0.5\n"
+    "h100-sxm,attention,,,,,,,0.25\n"
+    "a100-40gb,norm,,,,,,,0.3\n"
+    "h100-sxm,gemm,2048,2048,128,2e-4,64,,\n"
+    "h100-sxm,gemm,2048,2048,128,3e-4,64,fp32,\n";
+}  // namespace
+
+TEST_CASE("calibration efficiency rows replace the device's family and attention figures", "[unit]") {
+  TempCsv csv("efficiencies", kEfficiencies);
+  auto table = CalibrationTable::load_csv(csv.path());
+  CHECK(table.size() == 5);
+  const DeviceSpec h100 = *find_device("h100-sxm");
+  auto calibrated = table.apply_efficiencies(h100);
+  CHECK(calibrated.softmax_efficiency.value == 0.5);
+  CHECK(calibrated.softmax_efficiency.source == "calibration " + csv.path() + " line 2");
+  CHECK(calibrated.attention_efficiency.value == 0.25);
+  CHECK(calibrated.norm_efficiency.value == h100.norm_efficiency.value);  // a100's row is not h100's
+
+  CalibratedGpu gpu(h100, table);
+  const double launch = h100.kernel_launch_s.value;
+  auto softmax = gpu.lookup(memory_kernel(MemoryFamily::Softmax, 1e9));
+  CHECK(softmax.origin == CalibratedGpu::Origin::Model);
+  CHECK(softmax.time_s == Approx(1e9 / (3.35e12 * 0.5) + launch));
+  Kernel attn{KernelKind::FlashAttention, 1e13, 1e8};
+  CHECK(gpu.time_s(attn) == Approx(1e13 / (989e12 * 0.25) + launch));
+  // Families without a row keep the device's estimate.
+  auto norm = memory_kernel(MemoryFamily::Norm, 1e9);
+  CHECK(gpu.time_s(norm) == Approx(ShapeAwareGpu(h100).time_s(norm)));
+}
+
+TEST_CASE("calibrated GEMM rows match a kernel's batch and dtype exactly", "[unit]") {
+  TempCsv csv("batched", kEfficiencies);
+  const DeviceSpec h100 = *find_device("h100-sxm");
+  CalibratedGpu gpu(h100, CalibrationTable::load_csv(csv.path()));
+  auto bf16 = gpu.lookup(batched_gemm(64, 2048, 2048, 128));
+  CHECK(bf16.origin == CalibratedGpu::Origin::Measured);
+  CHECK(bf16.time_s == 2e-4);
+  CHECK(gpu.time_s(batched_gemm(64, 2048, 2048, 128, GemmLayout::NN, DType::Fp32)) == 3e-4);
+  // Another batch, another dtype, or a single product: no rows of its own, so the model.
+  ShapeAwareGpu model(h100);
+  for (const auto& k : {batched_gemm(32, 2048, 2048, 128), batched_gemm(64, 2048, 2048, 128, GemmLayout::NN, DType::Fp16),
+                        gemm(2048, 2048, 128)}) {
+    auto r = gpu.lookup(k);
+    CHECK(r.origin == CalibratedGpu::Origin::Model);
+    CHECK(r.time_s == model.time_s(k));
+  }
+}
+
+TEST_CASE("a wrapped opaque model refuses efficiency rows it cannot apply", "[unit]") {
+  TempCsv csv("opaque", kEfficiencies);
+  auto table = CalibrationTable::load_csv(csv.path());
+  CHECK_THROWS_AS(CalibratedGpu(shape_aware("h100-sxm"), table), std::invalid_argument);
+  CHECK_NOTHROW(CalibratedGpu(shape_aware("h200"), table));  // no rows for h200
+}
+
+TEST_CASE("bad efficiency and batched rows name the file, line and column", "[unit]") {
+  const std::string header = "device,kernel,m,n,k,time_s,batch,dtype,efficiency\n";
+  auto check = [&](const std::string& name, const std::string& rows, const std::string& field,
+                   const std::string& message) {
+    auto e = load_error(name, header + rows);
+    CHECK(e.field() == field);
+    CHECK_THAT(e.what(), Catch::Contains(message));
+  };
+  check("family", "h200,sofmax,,,,,,,0.5\n", "line 2, column kernel", "unknown kernel 'sofmax' (expected gemm, attention");
+  check("above_one", "h200,norm,,,,,,,1.5\n", "line 2, column efficiency", "must be a fraction in (0, 1]");
+  check("zero", "h200,norm,,,,,,,0\n", "line 2, column efficiency", "must be a fraction in (0, 1]");
+  check("text", "h200,norm,,,,,,,fast\n", "line 2, column efficiency", "not a number: 'fast'");
+  check("missing", "h200,dropout,,,,,,,\n", "line 2, column efficiency",
+        "kernel 'dropout' takes an efficiency (its sustained fraction of HBM bandwidth");
+  check("both", "h200,optimizer,,,,1e-3,,,0.5\n", "line 2, column time_s", "must be empty on an efficiency row");
+  check("shape", "h200,activation,1,,,,,,0.5\n", "line 2, column m", "must be empty on an efficiency row");
+  check("gemm_eff", "h200,gemm,1,1,1,1e-3,,,0.5\n", "line 2, column efficiency", "a gemm row gives a measured time_s");
+  check("dup", "h200,norm,,,,,,,0.5\n# again\nh200,norm,,,,,,,0.6\n", "line 4",
+        "duplicate efficiency row for h200 norm (first: calibration");
+  check("dtype", "h200,gemm,1,1,1,1e-3,,fp8,\n", "line 2, column dtype", "unknown dtype 'fp8' (expected bf16, fp16 or fp32)");
+  check("batch", "h200,gemm,1,1,1,1e-3,0,,\n", "line 2, column batch", "must be a positive integer");
+  check("batch_text", "h200,gemm,1,1,1,1e-3,x,,\n", "line 2, column batch", "must be a positive integer (got 'x')");
+  check("dup_batched", "h200,gemm,1,1,1,1e-3,4,fp16,\nh200,gemm,1,1,1,2e-3,4,fp16,\n", "line 3",
+        "duplicate row for h200 gemm 4 x 1x1x1 fp16");
+  // Same shape, other batch or dtype: not a duplicate.
+  TempCsv ok("distinct", header + "h200,gemm,1,1,1,1e-3,,,\nh200,gemm,1,1,1,1e-3,2,,\nh200,gemm,1,1,1,1e-3,,fp16,\n");
+  CHECK(CalibrationTable::load_csv(ok.path()).size() == 3);
 }

@@ -21,13 +21,20 @@ struct Overridable {
 // Upper bounds only catch unit slips (TFLOP/s typed as flop/s is caught by the lower bound of 0).
 constexpr Overridable kOverridableFigures[] = {
     {"peak_bf16_flops", &DeviceSpec::peak_bf16_flops, 1e17},
+    {"peak_fp16_flops", &DeviceSpec::peak_fp16_flops, 1e17},
     {"peak_fp32_flops", &DeviceSpec::peak_fp32_flops, 1e17},
+    {"peak_fp32_gemm_flops", &DeviceSpec::peak_fp32_gemm_flops, 1e17},
     {"hbm_bandwidth_Bps", &DeviceSpec::hbm_bandwidth_Bps, 1e15},
     {"hbm_capacity_bytes", &DeviceSpec::hbm_capacity_bytes, 1e14},
     {"compute_units", &DeviceSpec::compute_units, 1e5},
     {"gemm_achievable_fraction", &DeviceSpec::gemm_achievable_fraction, 1},
     {"attention_efficiency", &DeviceSpec::attention_efficiency, 1},
     {"memory_efficiency", &DeviceSpec::memory_efficiency, 1},
+    {"norm_efficiency", &DeviceSpec::norm_efficiency, 1},
+    {"softmax_efficiency", &DeviceSpec::softmax_efficiency, 1},
+    {"dropout_efficiency", &DeviceSpec::dropout_efficiency, 1},
+    {"activation_efficiency", &DeviceSpec::activation_efficiency, 1},
+    {"optimizer_efficiency", &DeviceSpec::optimizer_efficiency, 1},
     {"kernel_launch_s", &DeviceSpec::kernel_launch_s, 1},
     {"layout_nt_factor", &DeviceSpec::layout_nt_factor, 100},
     {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 100},
@@ -54,9 +61,11 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
     return choice;
   }
   auto v = parent.object(key);
-  v.check_keys({"device", "calibration", "sources", "peak_bf16_flops", "peak_fp32_flops", "hbm_bandwidth_Bps",
-                "hbm_capacity_bytes", "compute_units", "gemm_achievable_fraction", "attention_efficiency",
-                "memory_efficiency", "kernel_launch_s", "layout_nt_factor", "layout_tn_factor"});
+  v.check_keys({"device", "calibration", "sources", "peak_bf16_flops", "peak_fp16_flops", "peak_fp32_flops",
+                "peak_fp32_gemm_flops", "hbm_bandwidth_Bps", "hbm_capacity_bytes", "compute_units",
+                "gemm_achievable_fraction", "attention_efficiency", "memory_efficiency", "norm_efficiency",
+                "softmax_efficiency", "dropout_efficiency", "activation_efficiency", "optimizer_efficiency",
+                "kernel_launch_s", "layout_nt_factor", "layout_tn_factor"});
   choice.device = require_device(v.string("device"), v.source(), v.field("device"));
   for (const auto& o : kOverridableFigures) {
     if (!v.has(o.key)) continue;
@@ -71,8 +80,7 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
 
 std::unique_ptr<GpuModel> make_gpu_model(const GpuChoice& choice) {
   if (!choice.calibration) return std::make_unique<ShapeAwareGpu>(choice.device);
-  return std::make_unique<CalibratedGpu>(std::make_shared<const ShapeAwareGpu>(choice.device), *choice.calibration,
-                                         choice.device.name);
+  return std::make_unique<CalibratedGpu>(choice.device, *choice.calibration);
 }
 
 }  // namespace exasim::gpu

@@ -4,6 +4,7 @@
 //
 //   "gpu": "mi250x-gcd"
 //   "gpu": {"device": "h100-sxm", "hbm_capacity_bytes": 80e9, "calibration": "configs/calibration/h100.csv"}
+//   "gpu": {"device": "a100-80gb", "softmax_efficiency": 0.6}
 //
 // An override replaces the device's figure and records the machine file as its source, so reports can
 // tell a vendor number from a user's what-if. A relative calibration path is looked up from the current
@@ -35,8 +36,8 @@ struct GpuChoice {
 /// Reads `parent.gpu` (a device name or an object as above); InputError naming the field on any problem.
 [[nodiscard]] GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key = "gpu");
 
-/// The model simulate and emulate cost kernels with: the shape-aware model of the device, wrapped by the
-/// calibration table when one is given.
+/// The model simulate and emulate cost kernels with: the shape-aware model of the device, with the
+/// calibration table's efficiency rows applied and its GEMM rows on top when one is given.
 [[nodiscard]] std::unique_ptr<GpuModel> make_gpu_model(const GpuChoice& choice);
 
 }  // namespace exasim::gpu

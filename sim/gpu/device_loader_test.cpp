@@ -61,3 +61,43 @@ TEST_CASE("a calibration table in the gpu entry overrides the model for measured
   auto model = make_gpu_model(load(text.c_str()));
   CHECK(model->time_s(gemm(4096, 4096, 4096)) == Approx(0.5));
 }
+
+TEST_CASE("a machine file overrides a memory family's efficiency and the dtype peaks", "[unit]") {
+  auto choice = load(R"({"gpu": {"device": "a100-80gb", "softmax_efficiency": 0.6, "peak_fp32_gemm_flops": 39e12}})");
+  CHECK(choice.device.softmax_efficiency.value == 0.6);
+  CHECK(choice.device.softmax_efficiency.source == "override in machine.json (gpu.softmax_efficiency)");
+  auto model = make_gpu_model(choice);
+  const auto launch = choice.device.kernel_launch_s.value;
+  CHECK(model->time_s(memory_kernel(MemoryFamily::Softmax, 1e9)) == Approx(1e9 / (2.039e12 * 0.6) + launch));
+  // Only the softmax family changed.
+  auto plain = make_gpu_model(load(R"({"gpu": "a100-80gb"})"));
+  CHECK(model->time_s(memory_kernel(MemoryFamily::Norm, 1e9)) == plain->time_s(memory_kernel(MemoryFamily::Norm, 1e9)));
+  // Twice the fp32 GEMM peak, half the fp32 GEMM compute time.
+  const auto fp32 = gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp32);
+  CHECK(model->time_s(fp32) - launch == Approx((plain->time_s(fp32) - launch) / 2));
+  // Every new figure is accepted (the key check and the override table agree) and lands in the device.
+  for (const char* key : {"peak_fp16_flops", "peak_fp32_gemm_flops", "norm_efficiency", "softmax_efficiency",
+                          "dropout_efficiency", "activation_efficiency", "optimizer_efficiency"}) {
+    INFO(key);
+    const std::string text = std::string(R"({"gpu": {"device": "h200", ")") + key + R"(": 0.25}})";
+    auto c = load(text.c_str());
+    int overridden = 0;
+    for (const Figure* f : {&c.device.peak_fp16_flops, &c.device.peak_fp32_gemm_flops, &c.device.norm_efficiency,
+                            &c.device.softmax_efficiency, &c.device.dropout_efficiency,
+                            &c.device.activation_efficiency, &c.device.optimizer_efficiency})
+      overridden += f->value == 0.25 && f->source.find(key) != std::string::npos;
+    CHECK(overridden == 1);
+  }
+  CHECK_THAT(error_of(R"({"gpu": {"device": "a100-40gb", "norm_efficiency": 0}})"),
+             Catch::Contains("gpu.norm_efficiency"));
+  CHECK_THAT(error_of(R"({"gpu": {"device": "a100-40gb", "softmax_efficiency": 1.2}})"),
+             Catch::Contains("gpu.softmax_efficiency"));
+}
+
+TEST_CASE("a calibration table's efficiency rows reach the machine's model", "[unit]") {
+  auto csv = std::filesystem::temp_directory_path() / "exasim_device_loader_efficiency_test.csv";
+  std::ofstream(csv) << "device,kernel,m,n,k,time_s,efficiency\nh100-sxm,norm,,,,,0.5\n";
+  const std::string text = R"({"gpu": {"device": "h100-sxm", "calibration": ")" + csv.string() + R"("}})";
+  auto model = make_gpu_model(load(text.c_str()));
+  CHECK(model->time_s(memory_kernel(MemoryFamily::Norm, 1e9)) == Approx(1e9 / (3.35e12 * 0.5) + 5e-6));
+}

@@ -4,6 +4,7 @@
 #include "sim/gpu/gpu_model.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace exasim::gpu {
 
@@ -15,12 +16,56 @@ constexpr const char* kEst = "estimate, unconfirmed: ";
 
 std::string est(const std::string& why) { return kEst + why; }
 
-// Values no reference note backs but which every device needs; kept in one place so they are easy to
-// find and replace once measured.
-Figure memory_efficiency_estimate() {
-  return {0.8, est("streaming kernels typically sustain ~80% of HBM peak (same figure as topologies/presets/"
-                   "simple-a100.json)")};
+enum class Vendor { Nvidia, Amd };
+
+// Sustained fraction of HBM bandwidth per memory-bound kernel family and vendor. None is measured: the
+// whole table is estimates, kept in one place so a measured table can replace it (per device, a machine
+// file override or a calibration CSV efficiency row already can). The NVIDIA and AMD columns differ only
+// where the kernels differ; `amd_why` says why, and is empty where the figure is the same.
+struct FamilyEstimate {
+  MemoryFamily family;
+  double nvidia;
+  double amd;
+  const char* why;
+  const char* amd_why;
+};
+constexpr FamilyEstimate kFamilyEstimates[] = {
+    {MemoryFamily::Elementwise, 0.80, 0.80,
+     "plain streaming kernels typically sustain ~80% of HBM peak (same figure as topologies/presets/"
+     "simple-a100.json)",
+     ""},
+    {MemoryFamily::Norm, 0.70, 0.65,
+     "fused LayerNorm/RMSNorm holds a row in registers and does block-wide reductions (mean, variance; "
+     "dgamma/dbeta across rows in backward) before it writes: below plain streaming",
+     "; lower on MI250X: the fused kernels are written for 32-wide CUDA warps and run HIP-ported on 64-wide "
+     "wavefronts"},
+    {MemoryFamily::Softmax, 0.70, 0.60,
+     "fused scale-mask-softmax does a max and a sum reduction per row and also reads the mask: below plain "
+     "streaming",
+     "; lower on MI250X: Megatron's fused softmax is written for CUDA warps and runs HIP-ported"},
+    {MemoryFamily::Dropout, 0.75, 0.70,
+     "draws a random number per element (Philox) and writes a 1-byte mask beside its output: a bit below "
+     "plain streaming",
+     "; a bit lower on MI250X: the fused dropout kernels are HIP ports of CUDA code"},
+    {MemoryFamily::Activation, 0.80, 0.80,
+     "bias+GeLU and silu(gate)*up are pointwise maps that stream like elementwise kernels (their arithmetic "
+     "is bounded separately by the fp32 vector peak)",
+     ""},
+    {MemoryFamily::Optimizer, 0.65, 0.60,
+     "multi-tensor Adam streams four fp32 tensors (param, grad, m, v) in chunked launches over many tensors "
+     "of uneven size; tails and launch gaps keep it below plain streaming",
+     "; lower on MI250X: apex's multi-tensor apply is a HIP port of the CUDA kernel"},
+};
+static_assert(std::size(kFamilyEstimates) == static_cast<std::size_t>(kMemoryFamilies), "one estimate per memory family");
+
+void set_family_estimates(DeviceSpec& d, Vendor vendor) {
+  for (const auto& e : kFamilyEstimates) {
+    const bool amd = vendor == Vendor::Amd;
+    d.*DeviceSpec::efficiency_figure(e.family) = {amd ? e.amd : e.nvidia,
+                                                  est(std::string(e.why) + (amd ? e.amd_why : ""))};
+  }
 }
+
 Figure launch_estimate() {
   return {5e-6, est("a few microseconds of launch and tail per kernel, as in topologies/presets/simple-a100.json")};
 }
@@ -39,7 +84,7 @@ Figure nvidia_layout_factor() {
 
 // The estimates every NVIDIA part shares (no measurement distinguishes them yet).
 void set_nvidia_estimates(DeviceSpec& d) {
-  d.memory_efficiency = memory_efficiency_estimate();
+  set_family_estimates(d, Vendor::Nvidia);
   d.kernel_launch_s = launch_estimate();
   d.layout_nt_factor = nvidia_layout_factor();
   d.layout_tn_factor = nvidia_layout_factor();
@@ -53,7 +98,12 @@ DeviceSpec nvidia_h100_common(std::string name, std::string description) {
   d.name = std::move(name);
   d.description = std::move(description);
   d.peak_bf16_flops = {989e12, "[H2][H5] H100 SXM dense bf16 (machines_and_frontier_paper.md B.5)"};
+  d.peak_fp16_flops = {989e12, "[H2][H5] H100 SXM dense fp16 tensor peak, equal to bf16 (machines_and_frontier_paper.md "
+                               "B.5)"};
   d.peak_fp32_flops = {67e12, est("H100 SXM datasheet vector fp32 (~67 TF), not in the reference notes")};
+  d.peak_fp32_gemm_flops = {67e12, est("H100 SXM datasheet vector fp32 (67 TF; the GH200 and H200 datasheets list "
+                                       "the same), not in the reference notes: without TF32 (PyTorch's matmul "
+                                       "default since 1.12) cuBLAS runs fp32 GEMMs on the CUDA cores")};
   d.compute_units = {132, est("H100 SXM5 has 132 SMs (NVIDIA whitepaper, not in the notes); consistent with "
                               "989 TF = 132 SM x 4096 flop/clk x 1.83 GHz")};
   d.clock_hz = {1.83e9, est("clock implied by 989 TF at 132 SMs x 4096 flop/clk; the actual boost clock and "
@@ -69,7 +119,12 @@ DeviceSpec a100_common(std::string name, std::string description) {
   d.name = std::move(name);
   d.description = std::move(description);
   d.peak_bf16_flops = {312e12, "[H1][H5] A100 SXM4 dense bf16 (machines_and_frontier_paper.md B.2, B.5)"};
+  d.peak_fp16_flops = {312e12, "[H1][H5] A100 SXM4 dense fp16 tensor peak, equal to bf16 (machines_and_frontier_paper.md "
+                               "B.2, B.5)"};
   d.peak_fp32_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in the reference notes")};
+  d.peak_fp32_gemm_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in the reference notes: without "
+                                         "TF32 (PyTorch's matmul default since 1.12) cuBLAS runs fp32 GEMMs on the "
+                                         "CUDA cores")};
   d.compute_units = {108, est("A100 has 108 SMs (NVIDIA whitepaper, not in the notes); consistent with 312 TF = "
                               "108 SM x 2048 flop/clk x 1.41 GHz")};
   d.clock_hz = {1.41e9, est("A100 boost clock 1.41 GHz (NVIDIA whitepaper, not in the notes)")};
@@ -92,8 +147,13 @@ std::vector<DeviceSpec> build_table() {
     d.description = "AMD Instinct MI250X, one GCD (half a module), 64 GB HBM2e";
     d.peak_bf16_flops = {191.5e12, "[H6][H7] 383 TF per MI250X / 2 GCDs = 1024 flop/clk/CU x 110 CU x 1.7 GHz "
                                    "(machines_and_frontier_paper.md B.1)"};
+    d.peak_fp16_flops = {191.5e12, "[H6][H7] 383 TF FP16/BF16 matrix per MI250X / 2 GCDs: fp16 and bf16 both "
+                                   "1024 flop/clk/CU (machines_and_frontier_paper.md B.1)"};
     d.peak_fp32_flops = {23.95e12, est("AMD lists vector fp32 equal to vector fp64, and [F1] gives 23.9 TF fp64 "
                                        "vector per GCD; packed-fp32 (2x) not modelled")};
+    d.peak_fp32_gemm_flops = {47.85e12, est("MI250X datasheet FP32 matrix 95.7 TF per module / 2 GCDs, not in the "
+                                            "reference notes (it equals the 47.9 TF FP64 matrix per GCD of [F1]); "
+                                            "assumes rocBLAS runs fp32 GEMMs on the matrix cores")};
     d.hbm_bandwidth_Bps = {1.6384e12, "[F1][H7] 1.6 TB/s per GCD (1.6384 exact)"};
     d.hbm_capacity_bytes = {64e9, "[F1] 64 GB HBM2e per GCD"};
     d.compute_units = {110, "[H7] 110 CUs per GCD"};
@@ -103,7 +163,7 @@ std::vector<DeviceSpec> build_table() {
                                   "microbenchmark, secondary source"};
     d.attention_efficiency = {0.35, est("ROCm FlashAttention-2 ports run well below the CUDA kernels; the GEMM "
                                         "ratio 125/191.5 times A100's attention/GEMM ratio gives ~0.35")};
-    d.memory_efficiency = memory_efficiency_estimate();
+    set_family_estimates(d, Vendor::Amd);
     d.kernel_launch_s = launch_estimate();
     d.layout_nt_factor = {1.0, est("no NT measurement in the notes; assumed as fast as NN")};
     d.layout_tn_factor = {2.0, est("axonn.md 4: S2 reports TN->NN ~8x faster for GEMMs of a 320B model "
@@ -147,6 +207,7 @@ std::vector<DeviceSpec> build_table() {
   {
     DeviceSpec d = nvidia_h100_common("h200", "NVIDIA H200 SXM 141 GB HBM3e");
     d.peak_bf16_flops = {989e12, "[H3][H5] same tensor-core peak as H100 SXM"};
+    d.peak_fp16_flops = {989e12, "[H3][H5] same tensor-core peak as H100 SXM (fp16 equal to bf16)"};
     d.hbm_bandwidth_Bps = {4.8e12, "[H3][H5] 4,800 GB/s"};
     d.hbm_capacity_bytes = {141e9, "[H3][H5] 141 GB HBM3e"};
     d.gemm_achievable_fraction = {813.0 / 989.0,
@@ -158,6 +219,27 @@ std::vector<DeviceSpec> build_table() {
 }
 
 }  // namespace
+
+double DeviceSpec::peak_flops(DType dtype) const {
+  switch (dtype) {
+    case DType::Bf16: return peak_bf16_flops.value;
+    case DType::Fp16: return peak_fp16_flops.value;
+    case DType::Fp32: return peak_fp32_gemm_flops.value;
+  }
+  return peak_bf16_flops.value;
+}
+
+Figure DeviceSpec::*DeviceSpec::efficiency_figure(MemoryFamily family) {
+  switch (family) {
+    case MemoryFamily::Elementwise: return &DeviceSpec::memory_efficiency;
+    case MemoryFamily::Norm: return &DeviceSpec::norm_efficiency;
+    case MemoryFamily::Softmax: return &DeviceSpec::softmax_efficiency;
+    case MemoryFamily::Dropout: return &DeviceSpec::dropout_efficiency;
+    case MemoryFamily::Activation: return &DeviceSpec::activation_efficiency;
+    case MemoryFamily::Optimizer: return &DeviceSpec::optimizer_efficiency;
+  }
+  return &DeviceSpec::memory_efficiency;
+}
 
 const std::vector<DeviceSpec>& devices() {
   static const std::vector<DeviceSpec> table = build_table();

@@ -16,8 +16,18 @@
 //  - H100 SXM and H200 have no GEMM measurement in the notes: they reuse GH200's H100 figure, which
 //    assumes the same silicon and clocks reach the same fraction (H200's faster HBM does not help
 //    compute-bound GEMMs);
-//  - fp32 peaks are the vector (non-tensor-core) rates; TF32 / packed-fp32 matrix rates are not modelled;
-//  - the efficiencies of flash attention and streaming kernels are estimates, not measurements.
+//  - peak_fp32_flops is the vector (non-tensor-core) rate that bounds streaming kernels' arithmetic;
+//    peak_fp32_gemm_flops is the rate an fp32 GEMM runs at as PyTorch runs it by default (no TF32 for
+//    matmul since PyTorch 1.12): vector FP32 on NVIDIA, FP32 matrix cores on MI250X; TF32 and packed-fp32
+//    vector rates are not modelled;
+//  - the fp16 peaks are in the reference notes; the fp32 GEMM peaks are vendor datasheet figures that are
+//    not (so marked estimate); no fp16 or fp32 GEMM was measured, so the achievable fraction (measured on
+//    bf16) is assumed to carry over (shape_aware_gpu.hpp);
+//  - the efficiencies of flash attention and of every memory-bound kernel family are estimates, not
+//    measurements: one number per family and vendor (devices.cpp, kFamilyEstimates), easy to replace with
+//    a machine file override or a calibration CSV efficiency row (calibration.hpp).
+
+#include "sim/gpu/kernel.hpp"
 
 #include <optional>
 #include <string>
@@ -40,15 +50,25 @@ struct DeviceSpec {
   std::string name;         ///< key used by find_device, e.g. "mi250x-gcd"
   std::string description;  ///< human-readable part name
   Figure peak_bf16_flops;   ///< dense bf16 tensor/matrix-core peak
+  Figure peak_fp16_flops;   ///< dense fp16 tensor/matrix-core peak
   Figure peak_fp32_flops;   ///< vector fp32 peak (bounds streaming kernels that do arithmetic)
+  Figure peak_fp32_gemm_flops;  ///< peak of an fp32 GEMM as PyTorch runs it by default (no TF32)
   Figure hbm_bandwidth_Bps;
   Figure hbm_capacity_bytes;
   Figure compute_units;  ///< SMs (NVIDIA) or CUs (AMD): the units a GEMM's output tiles are spread over
   Figure clock_hz;
-  /// Sustained fraction of peak_bf16 on large square GEMMs (measured TF / vendor peak).
+  /// Sustained fraction of peak_bf16 on large square GEMMs (measured TF / vendor peak); applied to the
+  /// peak of the GEMM's dtype.
   Figure gemm_achievable_fraction;
-  Figure attention_efficiency;  ///< sustained fraction of peak_bf16 for flash attention
-  Figure memory_efficiency;     ///< sustained fraction of HBM bandwidth for streaming kernels
+  Figure attention_efficiency;  ///< sustained fraction of the dtype's peak for flash attention
+  // Sustained fraction of HBM bandwidth, one per memory-bound kernel family (kernel.hpp MemoryFamily).
+  // memory_efficiency is the Elementwise family's, and also prices the bytes of GEMMs and attention.
+  Figure memory_efficiency;
+  Figure norm_efficiency;
+  Figure softmax_efficiency;
+  Figure dropout_efficiency;
+  Figure activation_efficiency;
+  Figure optimizer_efficiency;
   Figure kernel_launch_s;       ///< fixed cost per kernel
   /// GEMM time multipliers of the NT and TN operand layouts relative to NN (see shape_aware_gpu.hpp).
   Figure layout_nt_factor;
@@ -60,10 +80,16 @@ struct DeviceSpec {
   Figure gemm_k_overhead;
 
   [[nodiscard]] int compute_unit_count() const { return static_cast<int>(compute_units.value); }
-  /// Sustained large-GEMM rate: peak x achievable fraction.
-  [[nodiscard]] double achievable_gemm_flops() const {
-    return peak_bf16_flops.value * gemm_achievable_fraction.value;
+  /// Tensor/matrix peak a GEMM or attention kernel of `dtype` runs against.
+  [[nodiscard]] double peak_flops(DType dtype) const;
+  /// Sustained large-GEMM rate: the dtype's peak x achievable fraction.
+  [[nodiscard]] double achievable_gemm_flops(DType dtype = DType::Bf16) const {
+    return peak_flops(dtype) * gemm_achievable_fraction.value;
   }
+  /// Sustained fraction of HBM bandwidth of a memory-bound kernel of `family`.
+  [[nodiscard]] const Figure& efficiency(MemoryFamily family) const { return this->*efficiency_figure(family); }
+  /// The member holding `family`'s efficiency (for code that overrides it: loaders, calibration).
+  [[nodiscard]] static Figure DeviceSpec::*efficiency_figure(MemoryFamily family);
 };
 
 /// Every built-in device, in a fixed order.

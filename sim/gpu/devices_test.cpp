@@ -12,10 +12,12 @@ using namespace exasim::gpu;
 
 namespace {
 std::vector<const Figure*> figures(const DeviceSpec& d) {
-  return {&d.peak_bf16_flops,   &d.peak_fp32_flops,      &d.hbm_bandwidth_Bps,        &d.hbm_capacity_bytes,
-          &d.compute_units,     &d.clock_hz,             &d.gemm_achievable_fraction, &d.attention_efficiency,
-          &d.memory_efficiency, &d.kernel_launch_s,      &d.layout_nt_factor,         &d.layout_tn_factor,
-          &d.gemm_tile_m,       &d.gemm_tile_n,          &d.gemm_k_overhead};
+  return {&d.peak_bf16_flops,       &d.peak_fp16_flops,     &d.peak_fp32_flops,          &d.peak_fp32_gemm_flops,
+          &d.hbm_bandwidth_Bps,     &d.hbm_capacity_bytes,  &d.compute_units,            &d.clock_hz,
+          &d.gemm_achievable_fraction, &d.attention_efficiency, &d.memory_efficiency,  &d.norm_efficiency,
+          &d.softmax_efficiency,    &d.dropout_efficiency,  &d.activation_efficiency,    &d.optimizer_efficiency,
+          &d.kernel_launch_s,       &d.layout_nt_factor,    &d.layout_tn_factor,         &d.gemm_tile_m,
+          &d.gemm_tile_n,           &d.gemm_k_overhead};
 }
 }  // namespace
 
@@ -104,4 +106,50 @@ TEST_CASE("to_gpu_spec carries the roofline numbers", "[unit]") {
   CHECK(s.gemm_efficiency == Approx(280.0 / 312.0));
   CHECK(s.hbm_bandwidth_Bps == 1.555e12);
   CHECK(s.hbm_capacity_bytes == 40e9);
+}
+
+TEST_CASE("fp16 peaks equal bf16 ones; fp32 GEMMs run at the datasheet rate without TF32", "[unit]") {
+  for (const auto& d : devices()) {
+    INFO(d.name);
+    CHECK(d.peak_fp16_flops.value == d.peak_bf16_flops.value);
+    CHECK(d.peak_fp16_flops.source.find("estimate") == std::string::npos);  // backed by the reference notes
+    CHECK(d.peak_fp32_gemm_flops.source.find("datasheet") != std::string::npos);
+    CHECK(d.peak_fp32_gemm_flops.source.find("estimate, unconfirmed") != std::string::npos);  // not in the notes
+    CHECK(d.peak_flops(DType::Bf16) == d.peak_bf16_flops.value);
+    CHECK(d.peak_flops(DType::Fp16) == d.peak_fp16_flops.value);
+    CHECK(d.peak_flops(DType::Fp32) == d.peak_fp32_gemm_flops.value);
+    CHECK(d.achievable_gemm_flops(DType::Fp32) ==
+          Approx(d.peak_fp32_gemm_flops.value * d.gemm_achievable_fraction.value));
+  }
+  CHECK(find_device("a100-80gb")->peak_fp32_gemm_flops.value == 19.5e12);
+  CHECK(find_device("h100-sxm")->peak_fp32_gemm_flops.value == 67e12);
+  CHECK(find_device("gh200")->peak_fp32_gemm_flops.value == 67e12);
+  // MI250X has FP32 matrix cores: twice its vector fp32 rate (95.7 TF per module / 2 GCDs).
+  CHECK(find_device("mi250x-gcd")->peak_fp32_gemm_flops.value == Approx(95.7e12 / 2));
+  CHECK(find_device("mi250x-gcd")->peak_fp32_gemm_flops.value ==
+        Approx(2 * find_device("mi250x-gcd")->peak_fp32_flops.value).epsilon(0.01));
+}
+
+TEST_CASE("every memory family has an estimated efficiency per device, reductions below plain streaming", "[unit]") {
+  for (const auto& d : devices()) {
+    INFO(d.name);
+    for (int f = 0; f < kMemoryFamilies; ++f) {
+      const auto family = static_cast<MemoryFamily>(f);
+      INFO(to_string(family));
+      CHECK(d.efficiency(family).value > 0);
+      CHECK(d.efficiency(family).value <= 1);
+      CHECK(d.efficiency(family).source.rfind("estimate, unconfirmed", 0) == 0);
+    }
+    const double streaming = d.efficiency(MemoryFamily::Elementwise).value;
+    CHECK(&d.efficiency(MemoryFamily::Elementwise) == &d.memory_efficiency);
+    for (auto family : {MemoryFamily::Norm, MemoryFamily::Softmax, MemoryFamily::Dropout, MemoryFamily::Optimizer})
+      CHECK(d.efficiency(family).value < streaming);
+    CHECK(d.efficiency(MemoryFamily::Activation).value == streaming);
+  }
+  // The ported fused kernels are the MI250X's weak spot, and its sources say so.
+  const auto mi = *find_device("mi250x-gcd");
+  const auto a100 = *find_device("a100-40gb");
+  CHECK(mi.softmax_efficiency.value < a100.softmax_efficiency.value);
+  CHECK(mi.softmax_efficiency.source.find("MI250X") != std::string::npos);
+  CHECK(a100.softmax_efficiency.source.find("MI250X") == std::string::npos);
 }

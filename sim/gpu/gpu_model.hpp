@@ -6,7 +6,10 @@
 //
 // LIMITATIONS:
 //  - one efficiency per kernel kind: no tile or wave quantization, no penalty for skinny GEMMs, no
-//    operand-layout (NN/NT/TN) effects; these come with the shape-aware model.
+//    operand-layout (NN/NT/TN) effects; these come with the shape-aware model;
+//  - it ignores a kernel's dtype and memory family: every GEMM and attention kernel runs against the bf16
+//    peak, every memory-bound kernel at the one memory efficiency (the shape-aware model has a peak per
+//    dtype and an efficiency per family); a batched GEMM is costed by its total flops and bytes.
 //  - no clock throttling, no power caps, no overlap of compute with the GPU's own communication kernels
 //    (NCCL/RCCL kernels steal SMs/CUs on real hardware; here communication is free for the GPU).
 
@@ -28,7 +31,7 @@ struct GpuSpec {
   double gemm_efficiency = 1;       ///< sustained fraction of peak on large GEMMs (microbenchmark)
   double attention_efficiency = 1;  ///< sustained fraction of peak of flash attention
   double hbm_bandwidth_Bps = 0;
-  double memory_efficiency = 1;     ///< sustained fraction of HBM bandwidth of streaming kernels
+  double memory_efficiency = 1;     ///< sustained fraction of HBM bandwidth of streaming (elementwise) kernels
   double hbm_capacity_bytes = 0;
   double kernel_launch_s = 0;       ///< fixed cost per kernel
 };

@@ -10,7 +10,7 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-void require_positive(double value, const std::string& device, const char* what) {
+void require_positive(double value, const std::string& device, const std::string& what) {
   if (!(value > 0)) throw std::invalid_argument("ShapeAwareGpu: device " + device + " has non-positive " + what);
 }
 
@@ -20,12 +20,17 @@ ShapeAwareGpu::ShapeAwareGpu(DeviceSpec device) : device_(std::move(device)), sp
   // Checked once here so that time_s never divides by zero or returns a negative time.
   const auto& d = device_;
   require_positive(d.peak_bf16_flops.value, d.name, "peak_bf16_flops");
+  require_positive(d.peak_fp16_flops.value, d.name, "peak_fp16_flops");
   require_positive(d.peak_fp32_flops.value, d.name, "peak_fp32_flops");
+  require_positive(d.peak_fp32_gemm_flops.value, d.name, "peak_fp32_gemm_flops");
   require_positive(d.hbm_bandwidth_Bps.value, d.name, "hbm_bandwidth_Bps");
   require_positive(d.compute_units.value, d.name, "compute_units");
   require_positive(d.gemm_achievable_fraction.value, d.name, "gemm_achievable_fraction");
   require_positive(d.attention_efficiency.value, d.name, "attention_efficiency");
-  require_positive(d.memory_efficiency.value, d.name, "memory_efficiency");
+  for (int f = 0; f < kMemoryFamilies; ++f) {
+    const auto family = static_cast<MemoryFamily>(f);
+    require_positive(d.efficiency(family).value, d.name, std::string(to_string(family)) + " efficiency");
+  }
   require_positive(d.layout_nt_factor.value, d.name, "layout_nt_factor");
   require_positive(d.layout_tn_factor.value, d.name, "layout_tn_factor");
   require_positive(d.gemm_tile_m.value, d.name, "gemm_tile_m");
@@ -43,27 +48,28 @@ double ShapeAwareGpu::layout_factor(GemmLayout layout) const {
   return 1.0;
 }
 
-double ShapeAwareGpu::memory_s(double bytes) const {
-  return bytes / (device_.hbm_bandwidth_Bps.value * device_.memory_efficiency.value);
+double ShapeAwareGpu::memory_s(double bytes, MemoryFamily family) const {
+  return bytes / (device_.hbm_bandwidth_Bps.value * device_.efficiency(family).value);
 }
 
-GemmEstimate ShapeAwareGpu::estimate_gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout) const {
-  if (m <= 0 || n <= 0 || k <= 0)
-    throw std::invalid_argument("ShapeAwareGpu::estimate_gemm: m, n, k must be positive");
+GemmEstimate ShapeAwareGpu::estimate_gemm(const Kernel& g) const {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0)
+    throw std::invalid_argument("ShapeAwareGpu::estimate_gemm: m, n, k and batch must be positive");
   const auto tile_m = static_cast<std::int64_t>(device_.gemm_tile_m.value);
   const auto tile_n = static_cast<std::int64_t>(device_.gemm_tile_n.value);
   const std::int64_t cus = device_.compute_unit_count();
 
   GemmEstimate e;
-  e.tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
+  e.tiles = g.batch * ceil_div(g.m, tile_m) * ceil_div(g.n, tile_n);
   e.waves = ceil_div(e.tiles, cus);
   // The measured rate is a whole-device figure on shapes where every CU is busy, so one CU's share is the
   // rate of a full wave; a wave then takes one tile's worth of work at that share.
-  const double per_cu_flops = device_.achievable_gemm_flops() / static_cast<double>(cus);
+  const double per_cu_flops = device_.achievable_gemm_flops(g.dtype) / static_cast<double>(cus);
   const double tile_flops = 2.0 * static_cast<double>(tile_m) * static_cast<double>(tile_n) *
-                            (static_cast<double>(k) + device_.gemm_k_overhead.value);
-  e.compute_s = static_cast<double>(e.waves) * tile_flops / per_cu_flops * layout_factor(layout);
-  e.memory_s = memory_s(gpu::gemm(m, n, k).bytes);
+                            (static_cast<double>(g.k) + device_.gemm_k_overhead.value);
+  e.compute_s = static_cast<double>(e.waves) * tile_flops / per_cu_flops * layout_factor(g.layout);
+  // The descriptor's bytes, not the ideal ones, in case the plan accounts extra traffic.
+  e.memory_s = memory_s(g.bytes);
   e.time_s = std::max(e.compute_s, e.memory_s) + device_.kernel_launch_s.value;
   return e;
 }
@@ -72,21 +78,17 @@ double ShapeAwareGpu::time_s(const Kernel& kernel) const {
   const double launch = device_.kernel_launch_s.value;
   switch (kernel.kind) {
     case KernelKind::Gemm: {
-      if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
-        // Use the descriptor's bytes, not the ideal ones, in case the plan accounts extra traffic.
-        auto e = estimate_gemm(kernel.m, kernel.n, kernel.k, kernel.layout);
-        return std::max(e.compute_s, memory_s(kernel.bytes)) + launch;
-      }
+      if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) return estimate_gemm(kernel).time_s;
       // Without a shape there is nothing to quantize: cost it at the measured large-GEMM rate.
-      return std::max(kernel.flops / device_.achievable_gemm_flops(), memory_s(kernel.bytes)) + launch;
+      return std::max(kernel.flops / device_.achievable_gemm_flops(kernel.dtype), memory_s(kernel.bytes)) + launch;
     }
     case KernelKind::FlashAttention: {
-      double compute = kernel.flops / (device_.peak_bf16_flops.value * device_.attention_efficiency.value);
+      double compute = kernel.flops / (device_.peak_flops(kernel.dtype) * device_.attention_efficiency.value);
       return std::max(compute, memory_s(kernel.bytes)) + launch;
     }
     case KernelKind::MemoryBound: {
       double compute = kernel.flops / device_.peak_fp32_flops.value;
-      return std::max(compute, memory_s(kernel.bytes)) + launch;
+      return std::max(compute, memory_s(kernel.bytes, kernel.family)) + launch;
     }
   }
   return launch;

@@ -11,17 +11,20 @@
 //  - short k: each tile has a fixed prologue/epilogue cost (k_overhead k-iterations) that a small k
 //    cannot amortise.
 // The per-CU rate is the device's measured large-GEMM rate (devices.hpp) spread over its CUs, so a large
-// square GEMM lands on the measured figure less its small quantization losses.
+// square GEMM lands on the measured figure less its small quantization losses. A batched GEMM (torch.bmm)
+// spreads the tiles of all its products over the CUs together, so it is quantized as one grid.
 //
-//   tiles     = ceil(m / tile_m) * ceil(n / tile_n)
+//   tiles     = batch * ceil(m / tile_m) * ceil(n / tile_n)
 //   waves     = ceil(tiles / CUs)
-//   compute_s = waves * 2 * tile_m * tile_n * (k + k_overhead) / (peak * achievable / CUs) * layout_factor
-//   memory_s  = bytes / (HBM bw * memory efficiency)
+//   compute_s = waves * 2 * tile_m * tile_n * (k + k_overhead) / (peak[dtype] * achievable / CUs) * layout_factor
+//   memory_s  = bytes / (HBM bw * memory efficiency)      (bytes from the descriptor)
 //   time      = max(compute_s, memory_s) + launch
 //
-// Flash attention: max(flops / (peak * attention eff.), bytes / (bw * mem eff.)) + launch, as RooflineGpu.
-// Memory-bound kernels: max(flops / fp32 vector peak, bytes / (bw * mem eff.)) + launch; the fp32 term only
-// matters for arithmetic-heavy elementwise kernels, which run on vector units, not tensor cores.
+// peak[dtype] is the device's bf16, fp16 or fp32-GEMM peak (devices.hpp).
+// Flash attention: max(flops / (peak[dtype] * attention eff.), bytes / (bw * mem eff.)) + launch.
+// Memory-bound kernels: max(flops / fp32 vector peak, bytes / (bw * family eff.)) + launch, with the
+// efficiency of the kernel's family (elementwise, norm, softmax, dropout, activation, optimizer); the fp32
+// term only matters for arithmetic-heavy kernels, which run on vector units, not tensor cores.
 //
 // LIMITATIONS:
 //  - one fixed tile per device; real libraries pick among many tiles, split k (split-k / stream-k) and
@@ -33,8 +36,12 @@
 //    figure (MI250X TN, axonn.md 4) is shape-specific;
 //  - a GEMM kernel without m, n, k (hand-built descriptors) falls back to flops / achievable rate;
 //  - no clock throttling, power caps, concurrent kernels, or SMs/CUs taken by communication kernels;
-//  - attention and streaming efficiencies are per-device constants (estimates): no dependence on head
-//    dimension, sequence length, or access pattern.
+//  - the achievable GEMM fraction is measured on bf16 and assumed to carry over to fp16 and fp32 GEMMs
+//    (no fp16 or fp32 GEMM measurement in the notes); the tile and k overhead are the bf16 ones too;
+//  - a batched GEMM's products are costed as one grid of tiles; the library's choice of a smaller tile
+//    for small m, n (attention scores of short sequences) is not modelled;
+//  - attention and memory-family efficiencies are per-device constants (estimates): no dependence on head
+//    dimension, sequence length, row length or access pattern.
 
 #include "sim/gpu/devices.hpp"
 #include "sim/gpu/gpu_model.hpp"
@@ -43,7 +50,6 @@
 #include <string_view>
 
 namespace exasim::gpu {
-
 
 /// How a GEMM's time came about; lets reports and tests explain a prediction.
 struct GemmEstimate {
@@ -64,10 +70,14 @@ class ShapeAwareGpu final : public GpuModel {
   [[nodiscard]] const GpuSpec& spec() const override { return spec_; }
   [[nodiscard]] const DeviceSpec& device() const { return device_; }
 
-  /// A bf16 GEMM of m x k by k x n with the given operand layout. m, n, k must be positive (std::invalid_argument otherwise: a
-  /// caller bug, not user input).
+  /// A GEMM kernel (batch, m, n, k, layout, dtype and bytes from the descriptor). Its m, n, k and batch
+  /// must be positive (std::invalid_argument otherwise: a caller bug, not user input).
+  [[nodiscard]] GemmEstimate estimate_gemm(const Kernel& gemm) const;
+  /// A single bf16 GEMM of m x k by k x n with the given operand layout.
   [[nodiscard]] GemmEstimate estimate_gemm(std::int64_t m, std::int64_t n, std::int64_t k,
-                                           GemmLayout layout = GemmLayout::NN) const;
+                                           GemmLayout layout = GemmLayout::NN) const {
+    return estimate_gemm(gpu::gemm(m, n, k, layout));
+  }
   [[nodiscard]] double gemm_time_s(std::int64_t m, std::int64_t n, std::int64_t k,
                                    GemmLayout layout = GemmLayout::NN) const {
     return estimate_gemm(m, n, k, layout).time_s;
@@ -75,7 +85,7 @@ class ShapeAwareGpu final : public GpuModel {
 
  private:
   [[nodiscard]] double layout_factor(GemmLayout layout) const;
-  [[nodiscard]] double memory_s(double bytes) const;
+  [[nodiscard]] double memory_s(double bytes, MemoryFamily family = MemoryFamily::Elementwise) const;
 
   DeviceSpec device_;
   GpuSpec spec_;

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 using namespace exasim::gpu;
@@ -105,4 +106,83 @@ TEST_CASE("invalid shapes and devices are rejected", "[unit]") {
   DeviceSpec broken = *find_device("a100-40gb");
   broken.compute_units.value = 0;
   CHECK_THROWS_AS(ShapeAwareGpu(broken), std::invalid_argument);
+}
+
+TEST_CASE("fp16 GEMMs run at the fp16 peak and fp32 GEMMs at the fp32 GEMM rate", "[unit]") {
+  for (const auto& d : devices()) {
+    INFO(d.name);
+    ShapeAwareGpu gpu(d);
+    const auto bf16 = gpu.estimate_gemm(gemm(8192, 8192, 8192));
+    const auto fp16 = gpu.estimate_gemm(gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp16));
+    const auto fp32 = gpu.estimate_gemm(gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp32));
+    // Same tiles and waves, so the compute times are in the inverse ratio of the peaks.
+    CHECK(fp16.compute_s / bf16.compute_s == Approx(d.peak_bf16_flops.value / d.peak_fp16_flops.value));
+    CHECK(fp32.compute_s / bf16.compute_s == Approx(d.peak_bf16_flops.value / d.peak_fp32_gemm_flops.value));
+    // A large fp32 GEMM stays compute bound, so its whole time follows the fp32 GEMM rate.
+    CHECK_FALSE(fp32.memory_bound());
+    CHECK(fp32.time_s / bf16.time_s == Approx(d.peak_bf16_flops.value / d.peak_fp32_gemm_flops.value).epsilon(0.01));
+    CHECK(gpu.time_s(gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp32)) == Approx(fp32.time_s));
+  }
+  // A100 runs fp32 GEMMs on its CUDA cores: 19.5 TF against 312 TF bf16, 16x slower.
+  auto a100 = model("a100-40gb");
+  CHECK(a100.gemm_time_s(8192, 8192, 8192) * 16 ==
+        Approx(a100.estimate_gemm(gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp32)).time_s).epsilon(0.01));
+  // The fp16 peak is the one used, not the bf16 one: halve it and fp16 GEMMs take twice as long.
+  DeviceSpec slow_fp16 = *find_device("h100-sxm");
+  slow_fp16.peak_fp16_flops.value /= 2;
+  ShapeAwareGpu h(slow_fp16);
+  CHECK(h.estimate_gemm(gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp16)).compute_s ==
+        Approx(2 * h.estimate_gemm(gemm(8192, 8192, 8192)).compute_s));
+  // Shapeless GEMMs and flash attention use the dtype's peak too.
+  Kernel shapeless{KernelKind::Gemm, 1e12, 1e6};
+  shapeless.dtype = DType::Fp32;
+  CHECK(a100.time_s(shapeless) == Approx(1e12 / (19.5e12 * 280.0 / 312.0) + 5e-6));
+  Kernel attn{KernelKind::FlashAttention, 1e13, 1e8};
+  attn.dtype = DType::Fp16;
+  CHECK(h.time_s(attn) == Approx(1e13 / (989e12 / 2 * 0.40) + 5e-6));
+}
+
+TEST_CASE("a batched GEMM runs its products' tiles together in waves over the compute units", "[unit]") {
+  const DeviceSpec d = *find_device("a100-40gb");  // 108 SMs, 128x128 tiles
+  ShapeAwareGpu gpu(d);
+  // 32 products of 512 x 4096 by 4096 x 512: 32 x 4 x 4 = 512 tiles, ceil(512 / 108) = 5 waves.
+  const auto k = batched_gemm(32, 512, 512, 4096);
+  const auto e = gpu.estimate_gemm(k);
+  CHECK(e.tiles == 512);
+  CHECK(e.waves == 5);
+  const double per_sm = 280e12 / 108;
+  CHECK(e.compute_s == Approx(5 * 2.0 * 128 * 128 * (4096 + 128) / per_sm));
+  CHECK(e.memory_s == Approx(32 * 2.0 * (512.0 * 4096 * 2 + 512.0 * 512) / (1.555e12 * 0.8)));
+  CHECK(gpu.time_s(k) == Approx(std::max(e.compute_s, e.memory_s) + 5e-6));
+  // Batching fills waves that one small product leaves empty: 100 products of one tile each take one
+  // wave, as long as a single one-tile GEMM.
+  CHECK(gpu.estimate_gemm(batched_gemm(100, 128, 128, 4096)).compute_s ==
+        Approx(gpu.estimate_gemm(gemm(128, 128, 4096)).compute_s));
+  CHECK(gpu.estimate_gemm(batched_gemm(109, 128, 128, 4096)).waves == 2);
+  CHECK_THROWS_AS(gpu.estimate_gemm(batched_gemm(0, 128, 128, 128)), std::invalid_argument);
+}
+
+TEST_CASE("each memory-bound family streams at its own efficiency", "[unit]") {
+  const double bytes = 3e8;
+  for (const auto& d : devices()) {
+    INFO(d.name);
+    ShapeAwareGpu gpu(d);
+    for (int f = 0; f < kMemoryFamilies; ++f) {
+      const auto family = static_cast<MemoryFamily>(f);
+      INFO(to_string(family));
+      CHECK(gpu.time_s(memory_kernel(family, bytes)) ==
+            Approx(bytes / (d.hbm_bandwidth_Bps.value * d.efficiency(family).value) + d.kernel_launch_s.value));
+    }
+  }
+  // Give every family a different efficiency: each kernel must pick its own.
+  DeviceSpec d = *find_device("h200");
+  for (int f = 0; f < kMemoryFamilies; ++f) (d.*DeviceSpec::efficiency_figure(static_cast<MemoryFamily>(f))).value = 0.1 * (f + 1);
+  ShapeAwareGpu gpu(d);
+  for (int f = 0; f < kMemoryFamilies; ++f) {
+    INFO(to_string(static_cast<MemoryFamily>(f)));
+    CHECK(gpu.time_s(memory_kernel(static_cast<MemoryFamily>(f), bytes)) ==
+          Approx(bytes / (4.8e12 * 0.1 * (f + 1)) + 5e-6));
+  }
+  // The elementwise figure is memory_efficiency, which also prices GEMM bytes.
+  CHECK(&(d.*DeviceSpec::efficiency_figure(MemoryFamily::Elementwise)) == &d.memory_efficiency);
 }
