@@ -12,94 +12,41 @@
 // --skip-large leaves out the cases above 1,024 GCDs. --set overrides a scenario field in every case (as
 // `exasim simulate --set`), for sensitivity runs; --only keeps the cases whose file name contains NAME.
 
-#include "sim/core/error.hpp"
-#include "sim/core/json_view.hpp"
-#include "sim/flow/fast_runtime.hpp"
-#include "sim/report/report.hpp"
-#include "sim/scenario/prepared_job.hpp"
-#include "sim/scenario/scenario.hpp"
+#include "bench/bench_case.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
 using namespace exasim;
+using bench::breakdown_percent;
 using json = nlohmann::ordered_json;
 
 namespace {
 
 constexpr std::uint32_t kLargeGcds = 1024;  // --skip-large leaves out cases above this
-
-struct Result {
-  json summary;
-  double wall_s = 0;
-  std::string error;  ///< why the case did not run (memory, input)
-};
-
-Result run_case(const std::string& path, const std::vector<std::string>& overrides) {
-  Result r;
-  try {
-    auto s = scenario::load_scenario(path, overrides);
-    scenario::check_memory_fits(s);
-    auto prepared = scenario::prepare_job(s);
-    flow::FastRuntime runtime(*prepared->topology, flow::FastOptions{});
-    const auto t0 = std::chrono::steady_clock::now();
-    auto result = runtime.run(prepared->job, [](runtime::Rank) { return false; }, {});
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.summary = report::summary_json(s, prepared->plan, result);
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
-  return r;
-}
-
-json breakdown_percent(const json& summary) {
-  const double t = summary["iteration_time_s"].get<double>();
-  const auto& b = summary["breakdown_s"];
-  json out = {{"compute", 100 * b["compute"].get<double>() / t}};
-  for (const auto& [dim, s] : b["exposed_comm"].items()) out["exposed_" + dim] = 100 * s.get<double>() / t;
-  out["idle"] = 100 * b["idle"].get<double>() / t;
-  return out;
-}
+using Result = bench::CaseResult;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool skip_large = false;
-  std::string only;
-  std::vector<std::string> overrides;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--skip-large") {
-      skip_large = true;
-    } else if (a == "--only" && i + 1 < argc) {
-      only = argv[++i];
-    } else if (a == "--set" && i + 1 < argc) {
-      overrides.emplace_back(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: bench_frontier [--skip-large] [--only NAME] [--set path=value ...]\n");
-      return 2;
-    }
-  }
+  const auto args = bench::parse_bench_args(argc, argv, "bench_frontier");
+  if (!args) return 2;
+  const bool skip_large = args->skip_large;
+  const auto& overrides = args->overrides;
   const std::string dir = EXASIM_FRONTIER_DIR;
-  json published;
-  try {
-    published = json::parse(read_json_file(dir + "/published.json").dump());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_frontier: %s\n", e.what());
-    return 2;
-  }
+  const auto loaded = bench::load_published(dir, "bench_frontier");
+  if (!loaded) return 2;
+  const json& published = *loaded;
   const double peak = published["peak_bf16_flops_per_gcd"].get<double>();
   std::map<std::string, Result> cache;  // a scenario in both lists runs once
-  auto wanted = [&](const std::string& file) { return only.empty() || file.find(only) != std::string::npos; };
+  auto wanted = [&](const std::string& file) { return args->wanted(file); };
   auto get = [&](const std::string& file) -> const Result& {
     auto it = cache.find(file);
-    if (it == cache.end()) it = cache.emplace(file, run_case(dir + "/" + file, overrides)).first;
+    if (it == cache.end()) it = cache.emplace(file, bench::run_case(dir + "/" + file, overrides)).first;
     return it->second;
   };
   auto skipped_for_size = [&](const std::string& file) {

@@ -1,0 +1,171 @@
+// bench_published [--skip-large] [--only NAME] [--set path=value ...]: simulates every published, measured
+// training run of validate/published/published.json with the fast flow core, as `exasim simulate` does,
+// and prints one JSON line per run and a summary line:
+//  - per run: the published figures (iteration time, TFLOP/s per GPU, MFU, % of peak: whichever the source
+//    gives), exasim's prediction of each, their relative error ((predicted - published) / published), the
+//    suite's primary figure and its error, where the time went (as bench_frontier), and memory: a run that
+//    does not fit per exasim's memory model is simulated anyway and reported with fits_memory false and the
+//    reason;
+//  - where the source gives TFLOP/s but no time, the iteration time those TFLOP/s imply under exasim's own
+//    flop count (published_iteration_time_implied_s), for reading the breakdown against;
+//  - summary: per suite, the runs simulated and the mean absolute (and signed) relative error of the primary
+//    figure; the runs listed as not expressible.
+// Nothing is fitted: the figures are the sources' own. --skip-large leaves out runs above 4,096 GPUs (the
+// Llama 3 runs at 8,192 and 16,384 GPUs take tens of seconds each); --set overrides a scenario field in every
+// run (sensitivities); --only keeps the runs whose name contains NAME.
+
+#include "bench/bench_case.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace exasim;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr std::uint32_t kLargeGpus = 4096;  // --skip-large leaves out runs above this
+
+/// Published figure -> the summary_json field that predicts it. Figures not listed (hfu_percent) are
+/// printed but not compared: their definition is not exasim's.
+const std::map<std::string, std::string>& predicted_field() {
+  static const std::map<std::string, std::string> m = {{"iteration_time_s", "iteration_time_s"},
+                                                       {"hardware_tflops_per_gpu", "tflops_per_gpu"},
+                                                       {"hardware_percent_of_peak", "percent_of_peak"},
+                                                       {"model_tflops_per_gpu", "model_tflops_per_gpu"},
+                                                       {"mfu_percent", "mfu_percent"}};
+  return m;
+}
+
+struct SuiteTally {
+  std::size_t runs = 0, simulated = 0;
+  double sum_abs = 0, sum_signed = 0;
+  json not_fitting = json::array(), failed = json::array(), skipped = json::array();
+};
+
+json memory_json(const bench::CaseResult& r) {
+  const auto& s = r.summary;
+  json breakdown = json::object();
+  for (const auto& [k, v] : s["memory_breakdown_bytes"].items()) breakdown[k] = v.get<double>() / 1e9;
+  json out = {{"fits_memory", r.memory_error.empty()},
+              {"per_gpu_gb", s["memory_per_gpu_bytes"].get<double>() / 1e9},
+              {"capacity_gb", s["memory_capacity_bytes"].get<double>() / 1e9},
+              {"breakdown_gb", breakdown}};
+  if (!r.memory_error.empty()) out["why"] = r.memory_error;
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto args = bench::parse_bench_args(argc, argv, "bench_published");
+  if (!args) return 2;
+  const std::string dir = EXASIM_PUBLISHED_DIR;
+  const auto loaded = bench::load_published(dir, "bench_published");
+  if (!loaded) return 2;
+  const json& published = *loaded;
+  json settings = json::array();
+  for (const auto& o : args->overrides) settings.push_back(o);
+  auto emit = [](const json& line) { std::cout << line.dump() << std::endl; };
+
+  std::map<std::string, SuiteTally> tally;
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& run : published["runs"]) {
+    const std::string name = run["name"].get<std::string>();
+    if (!args->wanted(name)) continue;
+    const std::string suite = run["suite"].get<std::string>();
+    const std::string primary = published["suites"][suite]["primary"].get<std::string>();
+    const std::string file = dir + "/" + run["scenario"].get<std::string>();
+    auto& t = tally[suite];
+    ++t.runs;
+    json line = {{"kind", "run"},        {"suite", suite}, {"run", name}, {"scenario", run["scenario"]},
+                 {"overrides", settings}, {"published", run["published"]}, {"primary", primary}};
+    if (run.contains("approximation")) line["approximation"] = run["approximation"];
+    if (args->skip_large) {
+      std::uint32_t gpus = 0;
+      try {
+        gpus = scenario::load_scenario(file, args->overrides).gpus;
+      } catch (const std::exception&) {
+        // reported by run_case below
+      }
+      if (gpus > kLargeGpus) {
+        line["skipped"] = "more than " + std::to_string(kLargeGpus) + " GPUs and --skip-large";
+        t.skipped.push_back(name);
+        emit(line);
+        continue;
+      }
+    }
+    const auto r = bench::run_case(file, args->overrides, /*run_when_memory_fails=*/true);
+    if (!r.error.empty()) {
+      line["error"] = r.error;
+      t.failed.push_back(name);
+      emit(line);
+      continue;
+    }
+    const auto& s = r.summary;
+    json predicted = json::object(), error = json::object();
+    for (const auto& [figure, field] : predicted_field()) {
+      predicted[figure] = s[field];
+      if (run["published"].contains(figure)) {
+        const double pub = run["published"][figure].get<double>();
+        error[figure] = 100 * (s[field].get<double>() - pub) / pub;
+      }
+    }
+    line.update({{"gpus", s["gpus"]}, {"machine", s["machine"]}, {"model", s["model"]}, {"parallel", s["parallel"]},
+                 {"predicted", predicted}, {"relative_error_pct", error}});
+    if (!error.contains(primary)) {
+      line["error"] = "published.json: the run has no '" + primary + "', its suite's primary figure";
+      t.failed.push_back(name);
+      emit(line);
+      continue;
+    }
+    const double e = error[primary].get<double>();
+    line["primary_relative_error_pct"] = e;
+    ++t.simulated;
+    t.sum_abs += std::fabs(e);
+    t.sum_signed += e;
+    // The iteration time the published TFLOP/s imply under exasim's flop count (same count as the paper
+    // for Megatron's formula; an estimate where the source's count is not stated).
+    const auto& pub = run["published"];
+    const double gpus = s["gpus"].get<double>();
+    if (!pub.contains("iteration_time_s")) {
+      if (pub.contains("hardware_tflops_per_gpu"))
+        line["published_iteration_time_implied_s"] =
+            s["hardware_flops"].get<double>() / (pub["hardware_tflops_per_gpu"].get<double>() * 1e12 * gpus);
+      else if (pub.contains("model_tflops_per_gpu"))
+        line["published_iteration_time_implied_s"] =
+            s["model_flops"].get<double>() / (pub["model_tflops_per_gpu"].get<double>() * 1e12 * gpus);
+    }
+    line.update({{"breakdown_percent_of_iteration", bench::breakdown_percent(s)}, {"memory", memory_json(r)},
+                 {"wall_s", r.wall_s}});
+    if (!r.memory_error.empty()) t.not_fitting.push_back(name);
+    emit(line);
+  }
+
+  json suites = json::object();
+  for (const auto& [suite, t] : tally) {
+    json entry = {{"runs", t.runs}, {"simulated", t.simulated},
+                  {"primary", published["suites"][suite]["primary"]}};
+    if (t.simulated > 0) {
+      entry["mean_abs_relative_error_pct"] = t.sum_abs / static_cast<double>(t.simulated);
+      entry["mean_relative_error_pct"] = t.sum_signed / static_cast<double>(t.simulated);
+    }
+    entry.update({{"not_fitting_memory", t.not_fitting}, {"failed", t.failed}, {"skipped", t.skipped}});
+    suites[suite] = entry;
+  }
+  json not_expressible = json::array();
+  for (const auto& n : published["not_expressible"])
+    if (args->wanted(n["name"].get<std::string>())) not_expressible.push_back({{"run", n["name"]}, {"why", n["why"]}});
+  emit({{"kind", "summary"},
+        {"overrides", settings},
+        {"suites", suites},
+        {"not_expressible", not_expressible},
+        {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}});
+  return 0;
+}
