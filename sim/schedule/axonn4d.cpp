@@ -22,8 +22,8 @@ struct Shape {
   double tokens;        ///< b * S on this GPU
   std::int64_t b;
   std::int64_t tokens_i;
-  std::int64_t H, S, V, L, heads, kv_heads, head_dim;
-  std::int64_t qkv_out, mlp_up_out, ffn;  ///< output widths of the QKV and first MLP projections; MLP width
+  std::int64_t H, S, V, L;
+  LayerWidths w;  ///< the layer's tensor widths before the x/y splits
   std::uint32_t gx, gy, gz, gdata;
   double e;                  ///< bytes per activation / weight element (dtype)
   double layer_params;       ///< weights of one layer (ModelSpec::layer_params)
@@ -34,10 +34,10 @@ class Axonn4DBuilder {
  public:
   Axonn4DBuilder(Plan& plan, const Shape& s, const LayerKernels& kernels, const TrainingSpec& t, const OverlapSpec& o)
       : out_(plan, plan.streams.front()), s_(s), k_(kernels), training_(t), overlap_(o) {
-    linears_ = {{"qkv", s.qkv_out, s.H, false},
+    linears_ = {{"qkv", s.w.qkv_out, s.H, false},
                 {"attn_out", s.H, s.H, true},
-                {"mlp_up", s.mlp_up_out, s.H, false},
-                {"mlp_down", s.H, s.ffn, true}};
+                {"mlp_up", s.w.mlp_up_out, s.H, false},
+                {"mlp_down", s.H, s.w.ffn, true}};
   }
 
   void build() {
@@ -93,11 +93,11 @@ class Axonn4DBuilder {
   // Elements of the tensors the elementwise kernels of one layer stream: the hidden slice (hidden split
   // over x between layers) and the MLP's inner slice (ffn split over y).
   [[nodiscard]] double hidden_elements() const { return s_.tokens * static_cast<double>(s_.H / s_.gx); }
-  [[nodiscard]] double ffn_elements() const { return s_.tokens * static_cast<double>(s_.ffn / s_.gy); }
-  [[nodiscard]] const char* activation_name() const { return s_.mlp_up_out == s_.ffn ? "gelu" : "swiglu"; }
+  [[nodiscard]] double ffn_elements() const { return s_.tokens * static_cast<double>(s_.w.ffn / s_.gy); }
+  [[nodiscard]] const char* activation_name() const { return s_.w.activation_name(); }
 
   [[nodiscard]] AttentionSlice attention() const {  // heads split over y
-    return {s_.b, s_.S, s_.heads / s_.gy, s_.kv_heads / s_.gy, s_.head_dim};
+    return {s_.b, s_.S, s_.w.heads / s_.gy, s_.w.kv_heads / s_.gy, s_.w.head_dim};
   }
 
   void layer_forward(std::int64_t layer, const char* pass, bool chain_continues) {
@@ -294,12 +294,7 @@ Plan build_axonn4d_plan(const ModelSpec& model, const Axonn4DConfig& g, const Tr
   s.S = model.seq_len;
   s.V = model.vocab;
   s.L = model.layers;
-  s.heads = model.heads;
-  s.kv_heads = model.kv();
-  s.head_dim = model.head_dim();
-  s.qkv_out = model.qkv_out();
-  s.mlp_up_out = model.mlp_up_out();
-  s.ffn = model.ffn();
+  s.w = LayerWidths::of(model);
   s.e = training.element_bytes();
   s.layer_params = model.layer_params();
   s.embedding_params = model.embedding_params();

@@ -53,6 +53,21 @@ struct NamedKernel {
   gpu::Kernel kernel;
 };
 
+/// The widths of a layer's tensors before any split: the plans' Shape structs carry one.
+struct LayerWidths {
+  std::int64_t qkv_out = 0;     ///< fused QKV projection output (ModelSpec::qkv_out)
+  std::int64_t mlp_up_out = 0;  ///< first MLP projection output (ffn, or 2 ffn for SwiGLU)
+  std::int64_t ffn = 0;         ///< MLP inner width
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+
+  [[nodiscard]] static LayerWidths of(const ModelSpec& m) {
+    return {m.qkv_out(), m.mlp_up_out(), m.ffn(), m.heads, m.kv(), m.head_dim()};
+  }
+  [[nodiscard]] const char* activation_name() const { return mlp_up_out == ffn ? "gelu" : "swiglu"; }
+};
+
 /// The attention core on one GPU: `batch` sequences of `seq` tokens, `heads` query heads and
 /// `kv_heads` key/value heads of `head_dim` each (the scheme's local share).
 struct AttentionSlice {

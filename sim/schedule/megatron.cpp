@@ -34,8 +34,7 @@ struct Shape {
   std::int64_t micro_batch;
   std::int64_t local_vocab;    ///< vocabulary rows on one TP rank (rounded up)
   std::int64_t layers_per_chunk;
-  std::int64_t qkv_out, mlp_up_out, ffn;  ///< output widths of the QKV and first MLP projections; MLP width
-  std::int64_t heads, kv_heads, head_dim;
+  LayerWidths w;  ///< the layer's tensor widths before the TP split
   std::uint32_t tp, pp, dp, v, zero, m;
   bool sp;
   bool scatter_gather;  ///< pipeline tensors split over TP on the wire (only without SP)
@@ -52,11 +51,11 @@ struct Shape {
   /// Full [tokens x hidden] buffer: the TP collectives' S.
   [[nodiscard]] double full_hidden_bytes() const { return e * tokens() * static_cast<double>(H); }
   /// Elements of the MLP's inner tensor on this GPU (ffn split over TP).
-  [[nodiscard]] double ffn_elements() const { return tokens() * static_cast<double>(ffn / tp); }
+  [[nodiscard]] double ffn_elements() const { return tokens() * static_cast<double>(w.ffn / tp); }
   [[nodiscard]] double layer_params() const { return model_layer_params / tp; }
   [[nodiscard]] double embedding_params() const { return static_cast<double>(local_vocab) * static_cast<double>(H); }
   [[nodiscard]] AttentionSlice attention() const {
-    return {micro_batch, S, heads / tp, kv_heads / tp, head_dim};
+    return {micro_batch, S, w.heads / tp, w.kv_heads / tp, w.head_dim};
   }
 };
 
@@ -146,7 +145,7 @@ class StageBuilder {
   void kernels(const std::string& name, const std::vector<NamedKernel>& ks) {
     for (const auto& k : ks) out_.compute(name + k.suffix, k.kernel);
   }
-  [[nodiscard]] const char* activation_name() const { return s_.mlp_up_out == s_.ffn ? "gelu" : "swiglu"; }
+  [[nodiscard]] const char* activation_name() const { return s_.w.activation_name(); }
   void tp_collective(const std::string& name, CollKind kind) {
     out_.collective(name, kind, kMegDimTp, s_.full_hidden_bytes());
   }
@@ -170,16 +169,16 @@ class StageBuilder {
     gather_use();
     out_.compute(tag(layer, "ln1") + p, k_.norm_forward(s_.hidden_elements()));
     tp_gather(tag(layer, "qkv") + p);
-    out_.compute(tag(layer, "qkv") + p + ".gemm", gemm(s_.T, s_.qkv_out / tp, H, kForwardLayout));
+    out_.compute(tag(layer, "qkv") + p + ".gemm", gemm(s_.T, s_.w.qkv_out / tp, H, kForwardLayout));
     kernels(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
     out_.compute(tag(layer, "attn_out") + p + ".gemm", gemm(s_.T, H, H / tp, kForwardLayout));
     tp_reduce(tag(layer, "attn_out") + p);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
     out_.compute(tag(layer, "ln2") + p, k_.norm_forward(s_.hidden_elements()));
     tp_gather(tag(layer, "mlp_up") + p);
-    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gemm(s_.T, s_.mlp_up_out / tp, H, kForwardLayout));
+    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gemm(s_.T, s_.w.mlp_up_out / tp, H, kForwardLayout));
     out_.compute(tag(layer, activation_name()) + p, k_.activation_forward(s_.ffn_elements()));
-    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gemm(s_.T, H, s_.ffn / tp, kForwardLayout));
+    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gemm(s_.T, H, s_.w.ffn / tp, kForwardLayout));
     tp_reduce(tag(layer, "mlp_down") + p);
     out_.compute(tag(layer, "residual2") + p, k_.residual_forward(s_.hidden_elements()));
   }
@@ -248,9 +247,9 @@ class StageBuilder {
     const std::string p = ".bwd";
     const std::int64_t H = s_.H;
     residual_backward(layer, "residual2");
-    row_backward(tag(layer, "mlp_down") + p, H, s_.ffn);
+    row_backward(tag(layer, "mlp_down") + p, H, s_.w.ffn);
     out_.compute(tag(layer, activation_name()) + p, k_.activation_backward(s_.ffn_elements()));
-    column_backward(tag(layer, "mlp_up") + p, s_.mlp_up_out, H);
+    column_backward(tag(layer, "mlp_up") + p, s_.w.mlp_up_out, H);
     out_.compute(tag(layer, "ln2") + p, k_.norm_backward(s_.hidden_elements()));
     residual_backward(layer, "residual1");
     row_backward(tag(layer, "attn_out") + p, H, H);
@@ -261,7 +260,7 @@ class StageBuilder {
       out_.set_phase(Phase::Backward);
     }
     kernels(tag(layer, "attention") + p, k_.attention_backward(s_.attention()));
-    column_backward(tag(layer, "qkv") + p, s_.qkv_out, H);
+    column_backward(tag(layer, "qkv") + p, s_.w.qkv_out, H);
     out_.compute(tag(layer, "ln1") + p, k_.norm_backward(s_.hidden_elements()));
   }
 
@@ -475,12 +474,7 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   s.tied = model.tied_embeddings;
   s.accumulation_fused = cfg.grad_accumulation_fusion;
   s.e = training.element_bytes();
-  s.qkv_out = model.qkv_out();
-  s.mlp_up_out = model.mlp_up_out();
-  s.ffn = model.ffn();
-  s.heads = model.heads;
-  s.kv_heads = model.kv();
-  s.head_dim = model.head_dim();
+  s.w = LayerWidths::of(model);
   s.model_layer_params = model.layer_params();
   const LayerKernels kernels(model, training);
 
