@@ -130,6 +130,9 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return p_.groups * p_.switches_per_group; }
+  [[nodiscard]] std::uint32_t node_switch_count() const override {
+    return node_links_.switched() ? node_count() : 0;
+  }
   [[nodiscard]] std::uint32_t group_count() const override { return p_.groups; }
   [[nodiscard]] std::uint32_t group_of_node(std::uint32_t node) const override { return node / nodes_per_group_; }
   [[nodiscard]] LinkEnds link_ends(LinkId link) const override;

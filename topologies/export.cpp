@@ -1,9 +1,10 @@
 // export_topology (declared in summary.hpp): the topology graph through Boost.Graph's writers.
 //
-// Vertices: every GPU, NIC and switch. Edges: every directed link (with its id, class, bandwidth and
-// latency), plus one "attachment" edge from each GPU to the NIC it sends through and back: they are not
-// links (a GPU reaches its NIC for free, node.hpp), so they carry link -1 and bandwidth 0, but without
-// them the exported graph would not show which GPU uses which NIC.
+// Vertices: every GPU, NIC and switch, and each node's NVSwitch fabric where it has one. Edges: every
+// directed link (with its id, class, bandwidth and latency), plus one "attachment" edge from each GPU to
+// the NIC it sends through and back: they are not links (a GPU reaches its NIC for free, node.hpp), so
+// they carry link -1 and bandwidth 0, but without them the exported graph would not show which GPU uses
+// which NIC.
 
 // GCC 12 reports -Wmaybe-uninitialized inside Boost's adjacency-list edge iterator (a boost::optional it
 // fills before use) when the writers below instantiate it: a false positive in Boost's code, not ours.
@@ -42,14 +43,15 @@ struct EdgeProps {
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, VertexProps, EdgeProps>;
 
-/// Vertex numbering: GPUs, then NICs, then switches.
+/// Vertex numbering: GPUs, then NICs, then switches, then the nodes' NVSwitch fabrics.
 struct Numbering {
-  std::uint32_t gpus, nics;
+  std::uint32_t gpus, nics, switches;
   [[nodiscard]] std::size_t operator()(const Vertex& v) const {
     switch (v.kind) {
       case VertexKind::Gpu: return v.index;
       case VertexKind::Nic: return std::size_t{gpus} + v.index;
       case VertexKind::Switch: return std::size_t{gpus} + nics + v.index;
+      case VertexKind::NodeSwitch: return std::size_t{gpus} + nics + switches + v.index;
     }
     return 0;
   }
@@ -65,6 +67,9 @@ void walk(const Topology& t, OnVertex on_vertex, OnEdge on_edge) {
     on_vertex(Vertex{VertexKind::Nic, n}, n / npn, t.group_of_node(n / npn));
   }
   for (std::uint32_t s = 0; s < t.switch_count(); ++s) on_vertex(Vertex{VertexKind::Switch, s}, -1, -1);
+  for (std::uint32_t n = 0; n < t.node_switch_count(); ++n) {
+    on_vertex(Vertex{VertexKind::NodeSwitch, n}, n, t.group_of_node(n));
+  }
   for (LinkId l = 0; l < t.links().size(); ++l) on_edge(static_cast<long long>(l), t.link_ends(l));
   for (GpuId g = 0; g < t.gpu_count(); ++g) {
     const Vertex gpu{VertexKind::Gpu, g};
@@ -75,8 +80,8 @@ void walk(const Topology& t, OnVertex on_vertex, OnEdge on_edge) {
 }
 
 Graph make_graph(const Topology& t) {
-  const Numbering number{t.gpu_count(), t.node_count() * t.nics_per_node()};
-  Graph g(std::size_t{number.gpus} + number.nics + t.switch_count());
+  const Numbering number{t.gpu_count(), t.node_count() * t.nics_per_node(), t.switch_count()};
+  Graph g(std::size_t{number.gpus} + number.nics + number.switches + t.node_switch_count());
   walk(
       t,
       [&](const Vertex& v, long long node, long long group) {

@@ -21,8 +21,12 @@ FatTree::FatTree(const FatTreeParams& params) : p_(params), node_links_(params.n
   if (p_.levels == 3 && (p_.cores_per_plane == 0 || p_.spine_uplinks_per_core == 0)) {
     fail("cores_per_plane and spine_uplinks_per_core must be positive with 3 levels");
   }
-  if (p_.endpoints_per_leaf < p_.node.nics) fail("a leaf must hold at least one node's NICs");
-  const std::uint64_t capacity = std::uint64_t{leaf_count()} * nodes_per_leaf();
+  if (p_.rail_optimized) {
+    if (p_.leaves_per_pod % p_.node.nics != 0) fail("rail-optimised: leaves_per_pod must be a multiple of nics");
+  } else if (p_.endpoints_per_leaf < p_.node.nics) {
+    fail("a leaf must hold at least one node's NICs");
+  }
+  const std::uint64_t capacity = std::uint64_t{leaf_count() / leaves_per_unit()} * nodes_per_leaf();
   if (p_.nodes == 0) p_.nodes = static_cast<std::uint32_t>(std::min<std::uint64_t>(capacity, 1u << 30));
   if (p_.nodes > capacity) {
     fail("nodes " + std::to_string(p_.nodes) + " exceed the " + std::to_string(capacity) + " the leaves hold");
@@ -66,19 +70,20 @@ std::string FatTree::describe() const {
   if (p_.levels == 3) s += std::to_string(p_.pods) + " pods x ";
   s += std::to_string(p_.leaves_per_pod) + " leaves x " + std::to_string(p_.endpoints_per_leaf) + " endpoints, " +
        std::to_string(p_.spines_per_pod) + " spines";
+  if (p_.rail_optimized) s.insert(s.find(':') + 1, " rail-optimised (" + std::to_string(p_.node.nics) + " rails),");
   if (p_.levels == 3) s += " per pod, " + std::to_string(core_count()) + " cores";
   return s + "; " + std::to_string(p_.nodes) + " nodes x " + std::to_string(p_.node.gpus) + " GPUs; " +
          std::string(to_string(p_.routing)) + " routing";
 }
 
 std::uint32_t FatTree::group_count() const {
-  const std::uint32_t per_group = nodes_per_leaf() * (p_.levels == 3 ? p_.leaves_per_pod : 1);
+  const std::uint32_t per_group = nodes_per_leaf() * (p_.levels == 3 ? p_.leaves_per_pod / leaves_per_unit() : 1);
   return (p_.nodes + per_group - 1) / per_group;
 }
 
 std::uint32_t FatTree::group_of_node(std::uint32_t node) const {
-  const std::uint32_t l = leaf_of_node(node);
-  return p_.levels == 3 ? l / p_.leaves_per_pod : l;
+  const std::uint32_t l = leaf_of_nic(node, 0);
+  return p_.levels == 3 ? l / p_.leaves_per_pod : l / leaves_per_unit();
 }
 
 LinkId FatTree::leaf_up(std::uint32_t leaf_id, std::uint32_t j, std::uint32_t k) const {
@@ -102,7 +107,7 @@ LinkEnds FatTree::link_ends(LinkId link) const {
   const auto sw = [](std::uint32_t id) { return Vertex{VertexKind::Switch, id}; };
   if (link < leaf_up_base_) {
     const NodeLinks::Decoded d = node_links_.decode(link);
-    return node_links_.ends(d, leaf_of_node(d.node));
+    return node_links_.ends(d, leaf_of_nic(d.node, d.nic));
   }
   const std::uint32_t lu = p_.leaf_uplinks_per_spine, cu = p_.spine_uplinks_per_core;
   if (link < spine_down_base_) {
@@ -148,7 +153,7 @@ void FatTree::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoad
     return;
   }
   const std::uint32_t src_nic = node_links_.nic_of_gpu(src), dst_nic = node_links_.nic_of_gpu(dst);
-  const std::uint32_t s = leaf_of_node(src_node), t = leaf_of_node(dst_node);
+  const std::uint32_t s = leaf_of_nic(src_node, src_nic), t = leaf_of_nic(dst_node, dst_nic);
   out.push_back(nic_link(src_node, src_nic, true));
   if (s != t) {
     const std::uint64_t h1 = flow_hash(p_.seed, flow_key, src, dst), h2 = mix(h1), h3 = mix(h2), h4 = mix(h3);
@@ -177,7 +182,7 @@ void FatTree::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoad
 }
 
 std::vector<double> FatTree::tapers() const {
-  const double leaf_down = double(nodes_per_leaf()) * p_.node.nics * p_.node.nic_bandwidth_Bps;
+  const double leaf_down = double(nodes_per_leaf()) * p_.node.nics / leaves_per_unit() * p_.node.nic_bandwidth_Bps;
   const double leaf_up_bw = double(p_.spines_per_pod) * p_.leaf_uplinks_per_spine * p_.leaf_spine_bandwidth_Bps;
   std::vector<double> t{leaf_down > 0 ? leaf_up_bw / leaf_down : 0};
   if (p_.levels == 3) {
@@ -190,7 +195,8 @@ std::vector<double> FatTree::tapers() const {
 
 std::uint32_t FatTree::longest_minimal_route_hops() const {
   if (p_.levels == 3 && group_count() > 1) return 4;
-  return leaf_of_node(p_.nodes - 1) > 0 ? 2 : 0;
+  // Rail-optimised: two nodes of one SU already meet on different leaves when their GPUs' rails differ.
+  return p_.nodes > 1 && leaf_of_nic(p_.nodes - 1, p_.node.nics - 1) > 0 ? 2 : 0;
 }
 
 std::uint32_t FatTree::max_ports_used_per_switch() const {

@@ -14,13 +14,22 @@
 // spines cores_per_plane * spine_uplinks_per_core * spine_core_bandwidth over
 // leaves_per_pod * leaf_uplinks_per_spine * leaf_spine_bandwidth. 1 is full bisection.
 //
+// Rail-optimised (rail_optimized): NIC k of every node sits on a leaf of rail k, as in NVIDIA's DGX
+// SuperPOD reference designs (8 compute NICs per node, one per GPU). Leaves come in sets of `nics`, one
+// leaf per rail: a set serves a scalable unit (SU) of endpoints_per_leaf nodes, and its leaf k holds
+// NIC k of each of them (one port per node). GPU i of two nodes of one SU meet on rail i's leaf (NIC
+// up, NIC down: no switch-to-switch hop); GPUs on different rails, or the same rail in different SUs,
+// go up to a spine (2 hops; 4 across pods). leaves_per_pod must be a multiple of nics.
+//
 // Ids: switches are leaves (pod-major), then spines (pod-major), then cores (plane-major). Nodes fill
-// leaves in order, endpoints_per_leaf / nics nodes per leaf, all NICs of a node on its leaf. Link ids
+// leaves in order: without rails, endpoints_per_leaf / nics nodes per leaf, all NICs of a node on its
+// leaf; with rails, endpoints_per_leaf nodes per set of nics leaves, NIC k on the set's k-th leaf
+// (leaf (node / endpoints_per_leaf) * nics + k). Link ids
 // after the node links: leaf->spine (Up), spine->leaf (Down), spine->core (Up), core->spine (Down),
 // each block ordered by (lower switch, upper switch, parallel link) or (upper, lower, parallel).
 //
-// Groups (for placement) are pods with 3 levels and leaves with 2: the domains below the narrowest
-// shared links.
+// Groups (for placement) are pods with 3 levels and leaves (rail-optimised: SUs, the nodes that share
+// a set of leaves) with 2: the domains below the narrowest shared links.
 //
 // Routing: up to the lowest common level, then down (up*/down*: the only minimal paths).
 //  - Minimal: ECMP. Each up-link (spine, core, parallel link) and each parallel down-link is picked
@@ -36,7 +45,10 @@
 //  - adaptive choices are greedy per hop and per flow at its start (no rerouting of running flows);
 //    the down path is fixed by the up choice, as in any fat tree, so a hot destination leaf is not
 //    avoided.
-//  - all NICs of a node sit on one leaf: no rail-optimised wiring (NIC k of every node on leaf k).
+//  - rail-optimised: a GPU sends through its own NIC only (GPU g uses NIC g*nics/gpus, node.hpp); NCCL's
+//    PXN, which first moves data over NVLink to the GPU on the destination's rail, is not modelled, so
+//    cross-rail traffic always climbs to the spines. Spines are shared by all rails of a pod (not
+//    split into per-rail spine groups).
 //  - all pods and leaves alike; switches have infinite internal capacity (crossbar).
 //  - no PCIe link between GPU and NIC (node.hpp).
 
@@ -64,6 +76,7 @@ struct FatTreeParams {
   std::uint32_t spine_uplinks_per_core = 1;  ///< 3 levels only: parallel spine-core links
   std::uint32_t nodes = 0;                   ///< 0: every leaf full
   std::uint32_t ports_per_switch = 0;        ///< 0: not checked
+  bool rail_optimized = false;               ///< NIC k of every node on rail k's leaf (see above)
 
   double leaf_spine_bandwidth_Bps = 0;  ///< per direction, per link
   double leaf_spine_latency_s = 0;      ///< wire only
@@ -90,6 +103,9 @@ class FatTree final : public Topology {
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return core_base_ + core_count(); }
+  [[nodiscard]] std::uint32_t node_switch_count() const override {
+    return node_links_.switched() ? node_count() : 0;
+  }
   /// Populated pods (3 levels) or leaves (2 levels).
   [[nodiscard]] std::uint32_t group_count() const override;
   [[nodiscard]] std::uint32_t group_of_node(std::uint32_t node) const override;
@@ -99,11 +115,19 @@ class FatTree final : public Topology {
   [[nodiscard]] TopologySummary summary() const override;
 
   [[nodiscard]] const FatTreeParams& params() const { return p_; }
-  [[nodiscard]] std::uint32_t nodes_per_leaf() const { return p_.endpoints_per_leaf / p_.node.nics; }
+  /// Nodes with a NIC on each leaf: they share the same leaves_per_unit() leaves (rail-optimised: an SU).
+  [[nodiscard]] std::uint32_t nodes_per_leaf() const {
+    return p_.rail_optimized ? p_.endpoints_per_leaf : p_.endpoints_per_leaf / p_.node.nics;
+  }
+  /// The leaves a node's NICs spread over: one per rail, or its one leaf.
+  [[nodiscard]] std::uint32_t leaves_per_unit() const { return p_.rail_optimized ? p_.node.nics : 1; }
   [[nodiscard]] std::uint32_t leaf_count() const { return p_.pods * p_.leaves_per_pod; }
   [[nodiscard]] std::uint32_t spine_count() const { return p_.pods * p_.spines_per_pod; }
   [[nodiscard]] std::uint32_t core_count() const { return p_.levels == 3 ? p_.spines_per_pod * p_.cores_per_plane : 0; }
-  [[nodiscard]] std::uint32_t leaf_of_node(std::uint32_t node) const { return node / nodes_per_leaf(); }
+  /// The leaf a node's NIC is attached to.
+  [[nodiscard]] std::uint32_t leaf_of_nic(std::uint32_t node, std::uint32_t nic) const {
+    return node / nodes_per_leaf() * leaves_per_unit() + (p_.rail_optimized ? nic : 0);
+  }
   /// Switch ids.
   [[nodiscard]] std::uint32_t leaf(std::uint32_t pod, std::uint32_t i) const { return pod * p_.leaves_per_pod + i; }
   [[nodiscard]] std::uint32_t spine(std::uint32_t pod, std::uint32_t j) const {

@@ -159,3 +159,101 @@ TEST_CASE("fat tree: every route is a chain of existing links", "[unit]") {
   CHECK(bad == 0);
   CHECK(longest == 4);
 }
+
+namespace {
+
+// Rail-optimised: 2 scalable units of 3 nodes (node n in SU n / 3), 4 rails, 3 spines.
+FatTreeParams rails2() { return testing::nvswitch_rail_tree(3, 3); }
+
+}  // namespace
+
+TEST_CASE("fat tree, rail-optimised: NIC k of every node on rail k's leaf", "[unit]") {
+  const FatTree t(rails2());
+  CHECK(t.node_count() == 6);
+  CHECK(t.leaf_count() == 8);
+  CHECK(t.switch_count() == 8 + 3);
+  CHECK(t.group_count() == 2);  // scalable units
+  CHECK(t.group_of_node(2) == 0);
+  CHECK(t.group_of_node(3) == 1);
+  CHECK(t.leaf_of_nic(4, 2) == 6);
+  CHECK(t.link_ends(t.nic_link(4, 2, true)) == LinkEnds{{VertexKind::Nic, 4 * 4 + 2}, {VertexKind::Switch, 6}});
+  CHECK(t.link_ends(t.nic_link(0, 3, false)) == LinkEnds{{VertexKind::Switch, 3}, {VertexKind::Nic, 3}});
+  CHECK(t.tapers() == std::vector<double>{1.0});  // 3 NICs in, 3 spine links up
+  CHECK(t.longest_minimal_route_hops() == 2);
+  CHECK_THAT(t.describe(), Catch::Contains("rail-optimised (4 rails)"));
+  const auto s = t.summary();
+  CHECK(s.max_minimal_switch_hops == 2);
+  CHECK(s.taper == 1.0);
+  CHECK(s.global_bisection_bandwidth_Bps == 4 * 3 * 25e9);  // 4 leaves' up-links, = half the injection
+  CHECK(s.injection_bandwidth_Bps == 24 * 25e9);
+}
+
+TEST_CASE("fat tree, rail-optimised: same rail meets on its leaf, other rails go up to a spine", "[unit]") {
+  const FatTree t(rails2());
+  const auto nic = [&](std::uint32_t node, std::uint32_t k, bool up) { return t.nic_link(node, k, up); };
+  // GPU 1 of node 0 to GPU 1 of node 1 (same SU, rail 1): NIC up, NIC down through leaf 1.
+  CHECK(route(t, 1, 5) == std::vector<LinkId>{nic(0, 1, true), nic(1, 1, false)});
+  CHECK(t.link_ends(nic(0, 1, true)).to == t.link_ends(nic(1, 1, false)).from);
+  // GPU 1 of node 0 to GPU 2 of node 1 (same SU, rails 1 and 2): leaf 1, a spine, leaf 2.
+  for (std::uint64_t key = 0; key < 8; ++key) {
+    const auto r = route(t, 1, 6, key);
+    REQUIRE(r.size() == 4);
+    const std::uint32_t j = t.link_ends(r[1]).to.index - t.spine(0, 0);
+    CHECK(r == std::vector<LinkId>{nic(0, 1, true), t.leaf_up(1, j, 0), t.spine_down(0, j, 2, 0), nic(1, 2, false)});
+  }
+  // Same rail, other SU: leaf 1 -> spine -> leaf 5.
+  const auto other_su = route(t, 1, 13);  // node 3, GPU 1
+  CHECK(testing::switch_hops(t, other_su) == 2);
+  CHECK(t.link_ends(other_su[1]).from == Vertex{VertexKind::Switch, 1});
+  CHECK(t.link_ends(other_su[2]).to == Vertex{VertexKind::Switch, 5});
+  // Inside a node: the NVSwitch, no NIC.
+  CHECK(route(t, 0, 3) == std::vector<LinkId>{0, 2 * 3 + 1});
+
+  std::uint32_t bad = 0, longest = 0, same_rail_on_leaf = 0;
+  for (GpuId src = 0; src < t.gpu_count(); ++src) {
+    for (GpuId dst = 0; dst < t.gpu_count(); ++dst) {
+      if (src == dst) continue;
+      const auto r = route(t, src, dst, src * 31 + dst);
+      bad += !route_error(t, src, dst, r).empty();
+      const std::uint32_t hops = testing::switch_hops(t, r);
+      longest = std::max(longest, hops);
+      const bool same_su = src / 12 == dst / 12, same_rail = src % 4 == dst % 4, same_node = src / 4 == dst / 4;
+      if (!same_node) {
+        CHECK(hops == (same_su && same_rail ? 0u : 2u));
+        same_rail_on_leaf += same_su && same_rail;
+      }
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(longest == 2);
+  CHECK(same_rail_on_leaf == 2 * 4 * 3 * 2);  // 2 SUs x 4 rails x ordered pairs of 3 nodes
+
+  // 3 levels: 2 pods of one SU each; across pods, same rail or not, 4 hops through a core.
+  FatTreeParams p3 = rails2();
+  p3.levels = 3;
+  p3.pods = 2;
+  p3.leaves_per_pod = 4;
+  p3.cores_per_plane = 4;  // 4 leaf links in, 4 core links up
+  p3.spine_core_bandwidth_Bps = 25e9;
+  const FatTree three(p3);
+  CHECK(three.group_count() == 2);
+  CHECK(three.group_of_node(3) == 1);
+  CHECK(testing::switch_hops(three, route(three, 1, 13)) == 4);
+  CHECK(route_error(three, 1, 13, route(three, 1, 13)).empty());
+  CHECK(testing::switch_hops(three, route(three, 1, 6)) == 2);
+  CHECK(route(three, 1, 5).size() == 2);
+  CHECK(three.tapers() == std::vector<double>{1.0, 1.0});
+  CHECK(three.summary().max_minimal_switch_hops == 4);
+}
+
+TEST_CASE("fat tree, rail-optimised: bad shapes are refused", "[unit]") {
+  FatTreeParams p = rails2();
+  p.leaves_per_pod = 6;  // not whole sets of 4 rails
+  CHECK_THROWS_WITH(FatTree(p), Catch::Contains("multiple of nics"));
+  p = rails2();
+  p.nodes = 7;
+  CHECK_THROWS_WITH(FatTree(p), Catch::Contains("exceed the 6"));
+  p = rails2();
+  p.rail_optimized = false;  // 3 endpoints cannot hold a node's 4 NICs on one leaf
+  CHECK_THROWS_WITH(FatTree(p), Catch::Contains("at least one node's NICs"));
+}

@@ -143,7 +143,7 @@ std::unique_ptr<Topology> fat_tree(const NodeSpec& node, const JsonView& v, cons
     v.check_keys({"topology", "switch_latency_s", "routing", "sources", "levels", "pods", "leaves_per_pod",
                   "spines_per_pod", "cores_per_plane", "spine_uplinks_per_core", "spine_core_bandwidth_Bps",
                   "spine_core_latency_s", "endpoints_per_leaf", "leaf_uplinks_per_spine", "leaf_spine_bandwidth_Bps",
-                  "leaf_spine_latency_s", "nodes", "ports_per_switch"});
+                  "leaf_spine_latency_s", "nodes", "ports_per_switch", "rail_optimized"});
     p.pods = count(v, "pods");
     p.leaves_per_pod = count(v, "leaves_per_pod");
     p.spines_per_pod = count(v, "spines_per_pod");
@@ -154,7 +154,7 @@ std::unique_ptr<Topology> fat_tree(const NodeSpec& node, const JsonView& v, cons
   } else {
     v.check_keys({"topology", "switch_latency_s", "routing", "sources", "levels", "leaves", "spines",
                   "endpoints_per_leaf", "leaf_uplinks_per_spine", "leaf_spine_bandwidth_Bps", "leaf_spine_latency_s",
-                  "nodes", "ports_per_switch"});
+                  "nodes", "ports_per_switch", "rail_optimized"});
     p.leaves_per_pod = count(v, "leaves");
     p.spines_per_pod = count(v, "spines");
   }
@@ -166,8 +166,15 @@ std::unique_ptr<Topology> fat_tree(const NodeSpec& node, const JsonView& v, cons
   p.switch_latency_s = latency_or_zero(v, "switch_latency_s");
   p.ports_per_switch = count_or(v, "ports_per_switch", 64, 1, 1 << 16);
   p.routing = routing(v, {"minimal", "adaptive"});
+  p.rail_optimized = v.boolean_or("rail_optimized", false);
 
-  if (p.endpoints_per_leaf < node.nics) {
+  if (p.rail_optimized) {
+    // One leaf per rail in each scalable unit: a pod's leaves come in sets of one per NIC.
+    if (p.leaves_per_pod % node.nics != 0) {
+      v.fail(leaves_key, "rail_optimized needs a multiple of the node's " + std::to_string(node.nics) +
+                             " NICs (one leaf per rail per scalable unit); got " + std::to_string(p.leaves_per_pod));
+    }
+  } else if (p.endpoints_per_leaf < node.nics) {
     v.fail("endpoints_per_leaf", "a leaf must hold one node's " + std::to_string(node.nics) + " NICs (got " +
                                      std::to_string(p.endpoints_per_leaf) + ")");
   }
@@ -184,8 +191,10 @@ std::unique_ptr<Topology> fat_tree(const NodeSpec& node, const JsonView& v, cons
             (three ? std::uint64_t{p.cores_per_plane} * p.spine_uplinks_per_core : 0));
   if (three) ports("pods", "core", std::uint64_t{p.pods} * p.spine_uplinks_per_core);
 
+  // Rail-optimised: each leaf holds one NIC of endpoints_per_leaf nodes, a node spans nics leaves.
   const std::uint64_t capacity =
-      std::uint64_t{p.pods} * p.leaves_per_pod * (p.endpoints_per_leaf / node.nics);
+      p.rail_optimized ? std::uint64_t{p.pods} * (p.leaves_per_pod / node.nics) * p.endpoints_per_leaf
+                       : std::uint64_t{p.pods} * p.leaves_per_pod * (p.endpoints_per_leaf / node.nics);
   p.nodes = count_or(v, "nodes", 0, 1, 1 << 24);
   if (p.nodes > capacity) {
     v.fail("nodes", "at most " + std::to_string(capacity) + " nodes fit the leaves; got " + std::to_string(p.nodes));

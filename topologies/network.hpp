@@ -49,6 +49,10 @@
 //                        nodes               optional; default and maximum: every leaf full
 //                        ports_per_switch    optional, default 64
 //                        routing             "minimal" (ECMP) | "adaptive" (least-loaded up-link)
+//                        rail_optimized      optional, default false: NIC k of every node on rail k's
+//                                            leaf (DGX SuperPOD); leaves (leaves_per_pod) a multiple of
+//                                            the node's NICs, endpoints_per_leaf = nodes per scalable
+//                                            unit (one port per node on each of its rail leaves)
 //    The taper follows from the counts: e.g. 32 endpoints and 16 spines per leaf at equal link speed
 //    is 2:1.
 //

@@ -275,3 +275,55 @@ TEST_CASE("network: every bad field is an InputError naming it", "[unit]") {
   CHECK(input_error([&] { (void)build_network(two_nics, three_levels_without_pods.view(), {}); }).field() ==
         "network.pods");
 }
+
+TEST_CASE("network: rail_optimized fat trees from JSON, and their errors", "[unit]") {
+  // 8 leaves = 2 scalable units x 4 rails; 16 endpoints per leaf = 16 nodes per SU.
+  const std::string tree = R"({"topology": "fat_tree", "levels": 2, "leaves": 8, "spines": 16,
+      "endpoints_per_leaf": 16, "leaf_spine_bandwidth_Bps": 25e9, "leaf_spine_latency_s": 1e-8,
+      "rail_optimized": true})";
+  const NodeSpec four_nics = small_node(4, 4);
+  {
+    const Json j(tree);
+    const auto t = build_network(four_nics, j.view(), {});
+    CHECK(t->node_count() == 32);
+    CHECK(t->group_count() == 2);
+    CHECK_THAT(t->describe(), Catch::Contains("rail-optimised (4 rails)"));
+    CHECK(t->summary().taper == 1.0);
+  }
+  const auto error_with = [&](const std::string& key, const std::string& value, const NetworkOptions& o = {}) {
+    nlohmann::json j = nlohmann::json::parse(tree);
+    j[key] = nlohmann::json::parse(value);
+    const Json view(j.dump());
+    return input_error([&] { (void)build_network(four_nics, view.view(), o); });
+  };
+  auto e = error_with("leaves", "6");
+  CHECK(e.source() == "test.json");
+  CHECK(e.field() == "network.leaves");
+  CHECK_THAT(e.what(), Catch::Contains("rail_optimized needs a multiple of the node's 4 NICs") &&
+                           Catch::Contains("got 6"));
+  e = error_with("rail_optimized", "\"yes\"");
+  CHECK(e.field() == "network.rail_optimized");
+  CHECK_THAT(e.what(), Catch::Contains("must be true or false"));
+  e = error_with("nodes", "33");
+  CHECK(e.field() == "network.nodes");
+  CHECK_THAT(e.what(), Catch::Contains("at most 32 nodes"));
+  CHECK(error_with("leaves", "8", {.nodes_needed = 33}).field() == "network.leaves");
+  // 3 levels: leaves_per_pod is the key named.
+  nlohmann::json three = nlohmann::json::parse(tree);
+  three.erase("leaves");
+  three.erase("spines");
+  three.update(nlohmann::json::parse(R"({"levels": 3, "pods": 2, "leaves_per_pod": 6, "spines_per_pod": 16,
+      "cores_per_plane": 6, "spine_core_bandwidth_Bps": 25e9, "spine_core_latency_s": 1e-8})"));
+  const Json three_view(three.dump());
+  e = input_error([&] { (void)build_network(four_nics, three_view.view(), {}); });
+  CHECK(e.field() == "network.leaves_per_pod");
+  // 2 endpoints per leaf: 2 nodes per SU with rails; without, a leaf cannot hold a node's 4 NICs.
+  nlohmann::json small = nlohmann::json::parse(tree);
+  small["endpoints_per_leaf"] = 2;
+  const Json small_view(small.dump());
+  CHECK(build_network(four_nics, small_view.view(), {})->node_count() == 4);
+  small["rail_optimized"] = false;
+  const Json no_rails(small.dump());
+  e = input_error([&] { (void)build_network(four_nics, no_rails.view(), {}); });
+  CHECK(e.field() == "network.endpoints_per_leaf");
+}

@@ -8,17 +8,28 @@ std::string_view to_string(GpuLinkLayout l) {
   switch (l) {
     case GpuLinkLayout::AllToAll: return "all_to_all";
     case GpuLinkLayout::FrontierMi250x: return "frontier_mi250x";
+    case GpuLinkLayout::NvSwitch: return "nvswitch";
   }
   return "?";
 }
 
 NodeSpec load_node_spec(const JsonView& v) {
   v.check_keys({"gpus", "gpu_gpu_bandwidth_Bps", "gpu_gpu_latency_s", "nics", "nic_bandwidth_Bps", "nic_latency_s",
-                "gpu_links", "sources"});
+                "gpu_links", "gpu_switch_bandwidth_Bps", "sources"});
   NodeSpec n;
   n.gpus = static_cast<std::uint32_t>(v.integer("gpus", 1, 64));
-  const std::string layout = v.choice("gpu_links", {"all_to_all", "frontier_mi250x"}, "all_to_all");
-  if (layout == "frontier_mi250x") {
+  const std::string layout = v.choice("gpu_links", {"all_to_all", "frontier_mi250x", "nvswitch"}, "all_to_all");
+  if (layout != "nvswitch" && v.has("gpu_switch_bandwidth_Bps")) {
+    v.fail("gpu_switch_bandwidth_Bps", "only used with gpu_links = nvswitch (got " + layout + ")");
+  }
+  if (layout == "nvswitch") {
+    n.gpu_links = GpuLinkLayout::NvSwitch;
+    if (v.has("gpu_gpu_bandwidth_Bps")) {
+      v.fail("gpu_gpu_bandwidth_Bps",
+             "not used with gpu_links = nvswitch: give each GPU's link to the switch as gpu_switch_bandwidth_Bps");
+    }
+    n.gpu_switch_bandwidth_Bps = v.number("gpu_switch_bandwidth_Bps", 0, 1e15);
+  } else if (layout == "frontier_mi250x") {
     n.gpu_links = GpuLinkLayout::FrontierMi250x;
     if (n.gpus != 8) v.fail("gpu_links", "frontier_mi250x needs gpus = 8 (got " + std::to_string(n.gpus) + ")");
     if (v.has("gpu_gpu_bandwidth_Bps")) {
@@ -38,6 +49,7 @@ NodeSpec load_node_spec(const JsonView& v) {
 GpuLinkMatrix gpu_link_matrix(const NodeSpec& node) {
   switch (node.gpu_links) {
     case GpuLinkLayout::FrontierMi250x: return frontier_mi250x_gcd_matrix();
+    case GpuLinkLayout::NvSwitch: return {};
     case GpuLinkLayout::AllToAll: break;
   }
   return nvlink_all_to_all(node.gpus, node.gpu_gpu_bandwidth_Bps);

@@ -3,13 +3,23 @@
 //
 // JSON ("node" object of a machine file): gpus, gpu_gpu_bandwidth_Bps, gpu_gpu_latency_s, nics,
 // nic_bandwidth_Bps, nic_latency_s, sources, and optionally gpu_links:
-//  - "all_to_all" (default): NVLink/NVSwitch boards, every GPU pair linked at gpu_gpu_bandwidth_Bps;
+//  - "all_to_all" (default): every GPU pair has its own link of gpu_gpu_bandwidth_Bps per direction
+//    (boards whose GPUs are wired to each other directly, e.g. the 4 A100s of a Perlmutter node);
 //  - "frontier_mi250x": Frontier's 8 MI250X GCDs (gpu_links.hpp); needs gpus == 8 and takes its
-//    bandwidths from the matrix, so gpu_gpu_bandwidth_Bps must be left out (it would be ignored).
+//    bandwidths from the matrix, so gpu_gpu_bandwidth_Bps must be left out (it would be ignored);
+//  - "nvswitch": the GPUs hang off the node's NVSwitch fabric (DGX/HGX A100 and H100): each GPU has
+//    one link up to the fabric and one down from it at gpu_switch_bandwidth_Bps per direction (all of
+//    its NVLinks together: 12 x 25 GB/s on A100, 18 x 25 GB/s on H100), so a GPU sending to several
+//    peers at once shares that bandwidth among them, and a GPU receiving from several shares its down
+//    link. A route inside the node is GPU up, then down to the other GPU; each of the two links
+//    carries half of gpu_gpu_latency_s, so GPU-to-GPU latency is gpu_gpu_latency_s as with a direct
+//    link. gpu_gpu_bandwidth_Bps must be left out (gpu_switch_bandwidth_Bps replaces it).
 //
 // LIMITATIONS:
 //  - a GPU reaches its NIC for free (no PCIe/ESM link is modelled); GPU g uses NIC g*nics/gpus.
 //  - one latency for every GPU-GPU link (gpu_links.hpp).
+//  - nvswitch: the fabric itself is non-blocking (NVSwitch is: every GPU port at full rate at once);
+//    no NVLink SHARP (in-switch reduction), which NCCL uses on H100 for all-reduce inside a node.
 
 #include <cstdint>
 #include <string_view>
@@ -22,7 +32,7 @@ class JsonView;
 
 namespace exasim::topo {
 
-enum class GpuLinkLayout : std::uint8_t { AllToAll, FrontierMi250x };
+enum class GpuLinkLayout : std::uint8_t { AllToAll, FrontierMi250x, NvSwitch };
 [[nodiscard]] std::string_view to_string(GpuLinkLayout l);
 
 struct NodeSpec {
@@ -33,11 +43,12 @@ struct NodeSpec {
   double nic_bandwidth_Bps = 0;      ///< per direction, per NIC
   double nic_latency_s = 0;          ///< NIC to switch, one way
   GpuLinkLayout gpu_links = GpuLinkLayout::AllToAll;
+  double gpu_switch_bandwidth_Bps = 0;  ///< NvSwitch: per direction, each GPU to the node's fabric
 };
 
 [[nodiscard]] NodeSpec load_node_spec(const JsonView& view);
 
-/// The GPU-GPU link matrix a node spec describes.
+/// The GPU-GPU link matrix a node spec describes (empty, gpus == 0, for NvSwitch: no direct links).
 [[nodiscard]] GpuLinkMatrix gpu_link_matrix(const NodeSpec& node);
 
 /// Which NIC of its node a GPU sends through.

@@ -13,6 +13,12 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 NodeLinks::NodeLinks(const NodeSpec& node, GpuLinkMatrix matrix) : node_(node), matrix_(std::move(matrix)) {
   if (node_.gpus == 0 || node_.nics == 0) throw std::invalid_argument("node: needs at least one GPU and one NIC");
   if (node_.nics > node_.gpus) throw std::invalid_argument("node: at most one NIC per GPU is supported");
+  if (switched()) {
+    if (matrix_.gpus != 0) throw std::invalid_argument("node: an NVSwitch node takes no GPU link matrix");
+    pair_slots_ = 2 * node_.gpus;
+    per_node_ = pair_slots_ + 2 * node_.nics;
+    return;
+  }
   if (matrix_.gpus == 0) matrix_ = gpu_link_matrix(node_);
   if (matrix_.gpus != node_.gpus) {
     throw std::invalid_argument("node: GPU link matrix is for " + std::to_string(matrix_.gpus) + " GPUs, node has " +
@@ -38,6 +44,12 @@ NodeLinks::NodeLinks(const NodeSpec& node, GpuLinkMatrix matrix) : node_(node), 
 std::vector<Link> NodeLinks::node_template(double switch_latency_s) const {
   std::vector<Link> links;
   links.reserve(per_node_);
+  if (switched()) {
+    // Half the GPU-to-GPU latency on each of the two links a route inside the node crosses (exact in
+    // binary floating point, so the two halves add up to gpu_gpu_latency_s).
+    const Link half{node_.gpu_switch_bandwidth_Bps, node_.gpu_gpu_latency_s / 2, LinkClass::GpuGpu};
+    links.insert(links.end(), pair_slots_, half);
+  }
   for (std::uint32_t pair : slot_pair_) {
     links.push_back({matrix_.bandwidth_Bps[pair], node_.gpu_gpu_latency_s, LinkClass::GpuGpu});
   }
@@ -49,9 +61,14 @@ std::vector<Link> NodeLinks::node_template(double switch_latency_s) const {
 }
 
 LinkId NodeLinks::gpu_link(std::uint32_t node, std::uint32_t from, std::uint32_t to) const {
-  const std::uint32_t slot = pair_slot_[from * node_.gpus + to];
+  const std::uint32_t slot = switched() ? kNone : pair_slot_[from * node_.gpus + to];
   if (slot == kNone) throw std::invalid_argument("NodeLinks::gpu_link: GPUs not directly linked");
   return node * per_node_ + slot;
+}
+
+LinkId NodeLinks::switch_link(std::uint32_t node, std::uint32_t gpu, bool up) const {
+  if (!switched()) throw std::invalid_argument("NodeLinks::switch_link: the node has no NVSwitch");
+  return node * per_node_ + 2 * gpu + (up ? 0 : 1);
 }
 
 LinkId NodeLinks::nic_link(std::uint32_t node, std::uint32_t nic, bool up) const {
@@ -60,6 +77,11 @@ LinkId NodeLinks::nic_link(std::uint32_t node, std::uint32_t nic, bool up) const
 
 void NodeLinks::route_inside(GpuId src, GpuId dst, std::vector<LinkId>& out) const {
   const std::uint32_t g = node_.gpus, node = src / g, a = src % g, b = dst % g;
+  if (switched()) {
+    out.push_back(switch_link(node, a, true));
+    out.push_back(switch_link(node, b, false));
+    return;
+  }
   const std::uint32_t mid = via_[a * g + b];
   if (mid == kNone) {
     out.push_back(gpu_link(node, a, b));
@@ -73,7 +95,11 @@ NodeLinks::Decoded NodeLinks::decode(LinkId link) const {
   Decoded d;
   d.node = link / per_node_;
   const std::uint32_t slot = link % per_node_;
-  if (slot < pair_slots_) {
+  if (slot < pair_slots_ && switched()) {
+    d.is_switch = true;
+    d.from_gpu = d.to_gpu = slot / 2;
+    d.up = slot % 2 == 0;
+  } else if (slot < pair_slots_) {
     d.from_gpu = slot_pair_[slot] / node_.gpus;
     d.to_gpu = slot_pair_[slot] % node_.gpus;
   } else {
@@ -85,6 +111,10 @@ NodeLinks::Decoded NodeLinks::decode(LinkId link) const {
 }
 
 LinkEnds NodeLinks::ends(const Decoded& d, std::uint32_t nic_switch) const {
+  if (d.is_switch) {
+    const Vertex gpu{VertexKind::Gpu, d.node * node_.gpus + d.from_gpu}, fabric{VertexKind::NodeSwitch, d.node};
+    return d.up ? LinkEnds{gpu, fabric} : LinkEnds{fabric, gpu};
+  }
   if (!d.is_nic) {
     return {{VertexKind::Gpu, d.node * node_.gpus + d.from_gpu}, {VertexKind::Gpu, d.node * node_.gpus + d.to_gpu}};
   }

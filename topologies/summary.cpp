@@ -30,6 +30,7 @@ std::string vertex_name(const Vertex& v) {
     case VertexKind::Gpu: return "gpu" + std::to_string(v.index);
     case VertexKind::Nic: return "nic" + std::to_string(v.index);
     case VertexKind::Switch: return "sw" + std::to_string(v.index);
+    case VertexKind::NodeSwitch: return "nvs" + std::to_string(v.index);
   }
   return "?";
 }

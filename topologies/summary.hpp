@@ -3,8 +3,8 @@
 //
 // TopologySummary holds figures every topology can state (counts, per-class link counts, bisection,
 // taper), so callers never need to know which topology they hold. export_topology() writes the whole
-// graph: GPUs, NICs and switches as vertices, every directed link as an edge with its class, bandwidth
-// and latency.
+// graph: GPUs, NICs, switches and node NVSwitch fabrics as vertices, every directed link as an edge
+// with its class, bandwidth and latency.
 //
 // LIMITATIONS:
 //  - global_bisection_bandwidth_Bps is the bandwidth across one natural cut (dragonfly: groups split

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/core/json_view.hpp"
+#include "topologies/fat_tree.hpp"
 #include "topologies/topology.hpp"
 
 namespace exasim::topo::testing {
@@ -60,6 +61,23 @@ inline std::uint32_t switch_hops(const Topology& t, const std::vector<LinkId>& r
             c == LinkClass::Down;
   }
   return hops;
+}
+
+/// A small DGX-like machine: nodes of 4 GPUs on an NVSwitch (100 GB/s per GPU and direction) with 4
+/// NICs of 25 GB/s, on a rail-optimised 2-level fat tree of 2 scalable units of `nodes_per_su` nodes
+/// (8 rail leaves: leaf su * 4 + rail) and `spines` spines (leaf taper spines / nodes_per_su).
+inline FatTreeParams nvswitch_rail_tree(std::uint32_t nodes_per_su, std::uint32_t spines) {
+  FatTreeParams p;
+  p.node = {4, 0, 1e-6, 4, 25e9, 1e-6, GpuLinkLayout::NvSwitch, 100e9};
+  p.levels = 2;
+  p.leaves_per_pod = 8;
+  p.spines_per_pod = spines;
+  p.endpoints_per_leaf = nodes_per_su;
+  p.leaf_spine_bandwidth_Bps = 25e9;
+  p.leaf_spine_latency_s = 1e-8;
+  p.switch_latency_s = 1e-7;
+  p.rail_optimized = true;
+  return p;
 }
 
 /// A JSON object as a machine file's "network" would hold it.

@@ -26,6 +26,7 @@ std::string_view to_string(VertexKind k) {
     case VertexKind::Gpu: return "gpu";
     case VertexKind::Nic: return "nic";
     case VertexKind::Switch: return "switch";
+    case VertexKind::NodeSwitch: return "nvswitch";
   }
   return "?";
 }

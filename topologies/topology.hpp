@@ -39,8 +39,9 @@ struct Link {
 };
 
 /// A vertex of the topology graph, for export and inspection. Index: the GpuId for GPUs,
-/// node * nics_per_node() + k for NICs, the switch id for switches.
-enum class VertexKind : std::uint8_t { Gpu, Nic, Switch };
+/// node * nics_per_node() + k for NICs, the switch id for switches, the node for a node's NVSwitch
+/// fabric (node.hpp; not a network switch: switch_count() leaves it out).
+enum class VertexKind : std::uint8_t { Gpu, Nic, Switch, NodeSwitch };
 [[nodiscard]] std::string_view to_string(VertexKind k);
 struct Vertex {
   VertexKind kind = VertexKind::Gpu;
@@ -74,6 +75,8 @@ class Topology {
   [[nodiscard]] std::uint32_t node_count() const { return gpu_count() / gpus_per_node(); }
   [[nodiscard]] virtual std::uint32_t nics_per_node() const = 0;
   [[nodiscard]] virtual std::uint32_t switch_count() const = 0;
+  /// NVSwitch fabrics inside nodes (one per node with gpu_links = nvswitch, else none).
+  [[nodiscard]] virtual std::uint32_t node_switch_count() const = 0;
   /// Locality domains placement packs jobs into: dragonfly groups, fat-tree pods (3 levels) or leaf
   /// switches (2 levels); 1 where there are none (single switch).
   [[nodiscard]] virtual std::uint32_t group_count() const { return 1; }

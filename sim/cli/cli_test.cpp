@@ -57,6 +57,24 @@ void expect_input_error(const std::string& name, const std::string& text, const 
   CHECK(r.out.empty());
 }
 
+/// Simulates `path` (with extra arguments) on both backends; checks that they agree within 1 % and start
+/// the same flows. Returns the fast core's summary.
+nlohmann::json expect_backends_agree(const std::string& path, const std::vector<std::string>& extra) {
+  auto run = [&](const char* backend) {
+    std::vector<std::string> args = {"simulate", path, "--json", "--backend", backend};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = exasim_run(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto fast = run("fast"), sg = run("simgrid");
+  CHECK(sg["backend"] == "simgrid");
+  CHECK(sg["iteration_time_s"].get<double>() == Approx(fast["iteration_time_s"].get<double>()).epsilon(0.01));
+  CHECK(sg["flows"] == fast["flows"]);
+  return fast;
+}
+
 }  // namespace
 
 TEST_CASE("simulate --json reports the documented keys", "[integration]") {
@@ -299,6 +317,65 @@ TEST_CASE("topo describes the shipped dragonflies", "[integration]") {
   CHECK(exasim_run({"topo", "frontier", "--export", "svg", "/tmp/x.svg"}).code == 2);
 }
 
+TEST_CASE("topo describes the DGX SuperPOD presets", "[integration]") {
+  auto a100 = exasim_run({"topo", "dgx-a100-superpod", "--json"});
+  REQUIRE(a100.code == 0);
+  auto j = nlohmann::json::parse(a100.out);
+  CHECK(j["gpu"] == "a100-80gb");
+  CHECK(j["gpu_links"] == "nvswitch");
+  CHECK(j["nodes"] == 560);
+  CHECK(j["gpus"] == 4480);
+  CHECK(j["nics"] == 4480);
+  CHECK(j["switches"] == 14 * 16 + 14 * 20 + 20 * 8);  // rail leaves, spines, cores
+  CHECK(j["groups"] == 14);
+  CHECK(j["max_minimal_switch_hops"] == 4);
+  CHECK(j["taper"] == 1.0);
+  CHECK(j["injection_bandwidth_Bps"].get<double>() == Approx(4480 * 25e9));
+  CHECK(j["global_bisection_bandwidth_Bps"].get<double>() == Approx(4480 * 25e9 / 2));
+  CHECK(j["links_per_class"]["gpu-gpu"] == 560 * 16);  // one up and one down per GPU
+  auto readable = exasim_run({"topo", "dgx-a100-superpod"});
+  CHECK_THAT(readable.out, Catch::Contains("rail-optimised (8 rails), 14 pods x 16 leaves x 20 endpoints") &&
+                               Catch::Contains("nvswitch, 300 GB/s per GPU per direction"));
+
+  auto h100 = exasim_run({"topo", "dgx-h100-superpod", "--json"});
+  REQUIRE(h100.code == 0);
+  j = nlohmann::json::parse(h100.out);
+  CHECK(j["gpu"] == "h100-sxm");
+  CHECK(j["gpus"] == 16384);
+  CHECK(j["switches"] == 16 * 32 + 16 * 32 + 32 * 8);
+  CHECK(j["taper"] == 1.0);
+  CHECK(j["injection_bandwidth_Bps"].get<double>() == Approx(16384 * 50e9));
+  CHECK_THAT(exasim_run({"topo", "dgx-h100-superpod"}).out,
+             Catch::Contains("nvswitch, 450 GB/s per GPU per direction"));
+  CHECK_THAT(exasim_run({"topo", "perlmutter"}).out, Catch::Contains("all_to_all, 100 GB/s per pair per direction"));
+
+  auto presets = exasim_run({"presets"});
+  CHECK_THAT(presets.out, Catch::Contains("dgx-a100-superpod dgx-h100-superpod"));
+}
+
+TEST_CASE("bad NVSwitch and rail fields exit 2 naming the preset file and field", "[unit]") {
+  const auto expect = [](std::vector<std::string> set, const std::string& words) {
+    std::vector<std::string> args = {"topo", "dgx-a100-superpod"};
+    args.insert(args.end(), set.begin(), set.end());
+    auto r = exasim_run(args);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("dgx-a100-superpod.json: ") && Catch::Contains(words));
+  };
+  expect({"--set", "network.leaves_per_pod=20"},
+         "network.leaves_per_pod: rail_optimized needs a multiple of the node's 8 NICs");
+  expect({"--set", "network.rail_optimized=1"}, "network.rail_optimized: must be true or false");
+  expect({"--set", "network.endpoints_per_leaf=21"}, "network.endpoints_per_leaf: a leaf switch needs 41 ports");
+  expect({"--set", "node.gpu_gpu_bandwidth_Bps=300e9"},
+         "node.gpu_gpu_bandwidth_Bps: not used with gpu_links = nvswitch");
+  expect({"--set", "node.gpu_links=ring"}, "node.gpu_links");
+  // Without rails the 20 endpoints of a leaf hold 2 nodes of 8 NICs: the machine shrinks, still valid.
+  auto no_rails = exasim_run({"topo", "dgx-a100-superpod", "--json", "--set", "network.rail_optimized=false",
+                              "--set", "network.nodes=448"});
+  REQUIRE(no_rails.code == 0);
+  CHECK(nlohmann::json::parse(no_rails.out)["nodes"] == 448);
+}
+
 TEST_CASE("topo exports the graph", "[integration]") {
   auto dir = std::filesystem::temp_directory_path();
   for (const char* format : {"graphml", "dot", "json"}) {
@@ -345,19 +422,23 @@ TEST_CASE("simulate --backend simgrid agrees with the fast core", "[integration]
                                       std::pair{dragonfly, std::string("valiant")}}) {
     std::vector<std::string> set;
     if (!routing.empty()) set = {"--set", "machine.network.routing=" + routing};
-    auto run = [&](const char* backend) {
-      std::vector<std::string> args = {"simulate", path, "--json", "--backend", backend};
-      args.insert(args.end(), set.begin(), set.end());
-      auto r = exasim_run(args);
-      INFO(r.err);
-      REQUIRE(r.code == 0);
-      return nlohmann::json::parse(r.out);
-    };
-    auto fast = run("fast"), sg = run("simgrid");
     INFO(path << " " << routing);
-    CHECK(sg["backend"] == "simgrid");
-    CHECK(sg["iteration_time_s"].get<double>() == Approx(fast["iteration_time_s"].get<double>()).epsilon(0.01));
-    CHECK(sg["flows"] == fast["flows"]);
+    (void)expect_backends_agree(path, set);
+  }
+}
+
+TEST_CASE("simulate --backend simgrid agrees with the fast core on a DGX SuperPOD", "[integration]") {
+  // NVSwitch rings of 8 inside a node, then rings of 16 over two nodes whose hop from GPU 7 to GPU 0
+  // of the next node crosses rails (up to a spine; across pods when spread).
+  auto doc = nlohmann::json::parse(kGood);
+  doc["machine"] = "dgx-a100-superpod";
+  doc["gpus"] = 32;
+  doc["parallel"] = {{"scheme", "axonn4d"}, {"gx", 8}, {"gy", 2}, {"gz", 1}, {"gdata", 2}};
+  auto path = write_temp("backend_dgx.json", doc.dump());
+  for (const auto& set : {std::vector<std::string>{},
+                          std::vector<std::string>{"--set", "parallel.gx=16", "--set", "parallel.gy=1", "--set",
+                                                   "placement=spread"}}) {
+    CHECK(expect_backends_agree(path, set)["network"] == "fat_tree");
   }
 }
 

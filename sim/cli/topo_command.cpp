@@ -49,6 +49,17 @@ std::string si(double v, const char* unit) {
   return buf;
 }
 
+/// How a node's GPUs reach each other, with the figure that describes it.
+std::string node_links(const topo::NodeSpec& n) {
+  switch (n.gpu_links) {
+    case topo::GpuLinkLayout::NvSwitch:
+      return "nvswitch, " + si(n.gpu_switch_bandwidth_Bps, "B/s") + " per GPU per direction (shared by its peers)";
+    case topo::GpuLinkLayout::FrontierMi250x: return "frontier_mi250x (Infinity Fabric matrix, 50-200 GB/s per pair)";
+    case topo::GpuLinkLayout::AllToAll: break;
+  }
+  return "all_to_all, " + si(n.gpu_gpu_bandwidth_Bps, "B/s") + " per pair per direction";
+}
+
 void print_readable(std::ostream& out, const scenario::MachineSpec& m, const topo::TopologySummary& s) {
   out << "exasim topo: " << m.name << "\n  " << s.description << "\n\n";
   char buf[256];
@@ -58,6 +69,7 @@ void print_readable(std::ostream& out, const scenario::MachineSpec& m, const top
   };
   row("nodes", std::to_string(s.nodes));
   row("GPUs", std::to_string(s.gpus) + " (" + std::to_string(s.gpus_per_node) + " per node, " + m.gpu.name + ")");
+  row("GPU links in a node", node_links(m.node));
   row("NICs", std::to_string(s.nics));
   row("switches", std::to_string(s.switches));
   row("groups", std::to_string(s.groups));
@@ -94,6 +106,7 @@ Command add_topo_command(CLI::App& app) {
               auto j = topo::to_json(summary);
               j["machine"] = machine.name;
               j["gpu"] = machine.gpu.name;
+              j["gpu_links"] = std::string(topo::to_string(machine.node.gpu_links));
               out << j.dump() << "\n";
             } else {
               print_readable(out, machine, summary);

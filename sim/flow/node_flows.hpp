@@ -19,7 +19,8 @@
 // LIMITATIONS:
 //  - the node's link layout must be the same on every node (node_links.hpp guarantees it) with at most
 //    64 links per node, and a route may have at most kMaxHops entries (rings of up to 16 GPUs, each
-//    hop one or two links); FlowNetwork falls back to its general solver for machines outside this;
+//    hop one or two links: direct, through one other GPU, or up to the node's NVSwitch and down);
+//    FlowNetwork falls back to its general solver for machines outside this;
 //  - a node is re-solved whole on any change: cheap for the few paths a node carries (one per ring and
 //    pipeline pair), quadratic in its paths if a plan kept hundreds of distinct routes in flight;
 //  - no other route may cross a GPU-GPU link: the fast core turns node-local flows off for plans with

@@ -40,10 +40,13 @@ constexpr Overridable kOverridableFigures[] = {
     {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 100},
 };
 
+/// A relative path is looked for beside the file the gpu object came from (the machine file), then in
+/// the current directory, then in the data dir.
 std::string resolve_calibration(const JsonView& v, const std::string& text) {
-  std::filesystem::path p(text);
-  if (p.is_relative() && !std::filesystem::exists(p)) p = data_dir() / p;
-  if (!std::filesystem::is_regular_file(p)) v.fail("calibration", "no such file '" + text + "' (relative paths are tried from the current directory, then from " + data_dir().string() + ")");
+  auto candidates = input_file_candidates(text, v.source());
+  if (std::filesystem::path(text).is_relative()) candidates.push_back(data_dir() / text);
+  const auto p = first_file(candidates);
+  if (p.empty()) v.fail("calibration", "no such file '" + text + "' (tried " + list_candidates(candidates) + ")");
   return p.string();
 }
 

@@ -1,5 +1,6 @@
 #include "sim/scenario/placement.hpp"
 
+#include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/hash.hpp"
 #include "sim/core/json_view.hpp"
@@ -104,12 +105,11 @@ PlacementSpec load_placement(const JsonView& parent, std::uint64_t default_seed)
     policy = v.choice("policy", choices);
     spec.seed = static_cast<std::uint64_t>(v.integer_or("seed", static_cast<std::int64_t>(default_seed), 0));
     if (policy == "file") {
-      std::filesystem::path p(v.string("file"));
-      if (p.is_relative()) {
-        auto beside = std::filesystem::path(parent.source()).parent_path() / p;
-        if (std::filesystem::exists(beside)) p = beside;
-      }
-      if (!std::filesystem::is_regular_file(p)) v.fail("file", "no such file '" + v.string("file") + "'");
+      // Beside the scenario first, then the current directory.
+      const auto candidates = input_file_candidates(v.string("file"), parent.source());
+      const auto p = first_file(candidates);
+      if (p.empty())
+        v.fail("file", "no such file '" + v.string("file") + "' (tried " + list_candidates(candidates) + ")");
       spec.file = p.string();
     } else if (v.has("file")) {
       v.fail("file", "only the file policy reads a file");

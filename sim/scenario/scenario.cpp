@@ -5,6 +5,7 @@
 #include "sim/core/json_view.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 namespace exasim::scenario {
@@ -25,11 +26,14 @@ void inline_preset(nlohmann::json& doc, const std::string& key, const char* fold
                    std::map<std::string, std::string>& origin) {
   if (!doc.contains(key) || !doc[key].is_string()) return;
   std::string name = doc[key].get<std::string>();
-  auto path = find_preset(folder, name);
+  // A relative path is looked for beside the scenario first, then in the current directory.
+  std::vector<std::filesystem::path> tried;
+  auto path = find_preset(folder, name, source, &tried);
   if (path.empty()) {
     throw InputError(source, key,
                      "unknown preset '" + name + "' (presets: " + join(preset_names(folder)) +
-                         "; or give a path to a JSON file, or an inline object)");
+                         ") and no such file (tried " + list_candidates(tried) +
+                         "); give a preset name, a path to a JSON file, or an inline object");
   }
   doc[key] = read_json_file(path.string());
   origin[key] = path.string();

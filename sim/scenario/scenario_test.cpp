@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace exasim;
 
 namespace {
@@ -31,4 +34,100 @@ TEST_CASE("presets are inlined and --set overrides any field", "[unit]") {
 TEST_CASE("errors in a preset's fields name the preset file", "[unit]") {
   CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"model.layers=-1"}),
                     Catch::Contains("configs/models/gpt-5b.json: model.layers: must be an integer"));
+}
+
+namespace {
+
+/// A fresh folder under the temp dir, removed at the end of the test.
+struct TempFolder {
+  std::filesystem::path path;
+  explicit TempFolder(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempFolder() { std::filesystem::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
+};
+
+/// Runs in another current directory, and comes back.
+struct InFolder {
+  std::filesystem::path before = std::filesystem::current_path();
+  explicit InFolder(const std::filesystem::path& p) { std::filesystem::current_path(p); }
+  ~InFolder() { std::filesystem::current_path(before); }
+};
+
+const char* kMyMachine = R"({"name": "my-machine", "gpu": {"device": "a100-40gb", "calibration": "cal.csv"},
+  "node": {"gpus": 4, "gpu_gpu_bandwidth_Bps": 100e9, "gpu_gpu_latency_s": 1e-6, "nics": 4,
+           "nic_bandwidth_Bps": 25e9, "nic_latency_s": 1e-6},
+  "network": {"topology": "single_switch"}})";
+const char* kMyModel = R"({"name": "m", "layers": 3, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096})";
+const char* kScenario = R"({"machine": "my-machine.json", "model": "m.json", "gpus": 16,
+  "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 2},
+  "training": {"global_batch": 16}})";
+
+std::string error_of(const std::string& path) {
+  try {
+    (void)scenario::load_scenario(path, {});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("relative machine, model and calibration paths resolve beside the file that names them", "[unit]") {
+  const TempFolder dir("exasim_scenario_paths"), elsewhere("exasim_scenario_paths_cwd");
+  dir.write("my-machine.json", kMyMachine);
+  dir.write("m.json", kMyModel);
+  dir.write("cal.csv", "device,kernel,m,n,k,time_s\na100-40gb,gemm,4096,4096,4096,0.5\n");
+  dir.write("scenario.json", kScenario);
+  const InFolder cwd(elsewhere.path);
+
+  const auto s = scenario::load_scenario((dir.path / "scenario.json").string(), {});
+  CHECK(s.machine.name == "my-machine");
+  CHECK(s.machine.source == (dir.path / "my-machine.json").string());
+  CHECK(s.model.layers == 3);
+  // The calibration table is beside the machine file, not beside the current directory.
+  CHECK(s.machine.gpu_choice.calibration_csv == (dir.path / "cal.csv").string());
+  REQUIRE(s.machine.gpu_choice.calibration);
+
+  // Beside the scenario wins over the current directory; the current directory still works alone.
+  elsewhere.write("m.json", R"({"name": "cwd", "layers": 5, "hidden": 1024, "heads": 16, "seq_len": 512,
+                                "vocab": 4096})");
+  CHECK(scenario::load_scenario((dir.path / "scenario.json").string(), {}).model.layers == 3);
+  elsewhere.write("other.json", R"({"name": "cwd", "layers": 7, "hidden": 1024, "heads": 16, "seq_len": 512,
+                                    "vocab": 4096})");
+  CHECK(scenario::load_scenario((dir.path / "scenario.json").string(), {"model=other.json"}).model.layers == 7);
+  // Preset names still come from the data dir.
+  CHECK(scenario::load_scenario((dir.path / "scenario.json").string(), {"model=gpt-5b"}).model.hidden == 4096);
+}
+
+TEST_CASE("a missing relative file is an InputError naming the folders tried", "[unit]") {
+  const TempFolder dir("exasim_scenario_missing"), elsewhere("exasim_scenario_missing_cwd");
+  const InFolder cwd(elsewhere.path);
+  auto doc = nlohmann::json::parse(kScenario);
+  doc["model"] = "gpt-5b";
+  dir.write("scenario.json", doc.dump());  // my-machine.json is nowhere
+  const std::string scenario = (dir.path / "scenario.json").string();
+  CHECK_THAT(error_of(scenario),
+             Catch::Contains(scenario + ": machine: unknown preset 'my-machine.json' (presets: alps") &&
+                 Catch::Contains("and no such file (tried " + (dir.path / "my-machine.json").string() +
+                                 ", ./my-machine.json, ") &&
+                 Catch::Contains("topologies/presets/my-machine.json)"));
+
+  dir.write("my-machine.json", kMyMachine);  // its cal.csv is missing
+  CHECK_THAT(error_of(scenario),
+             Catch::Contains((dir.path / "my-machine.json").string() + ": machine.gpu.calibration") &&
+                 Catch::Contains("no such file 'cal.csv' (tried " + (dir.path / "cal.csv").string() +
+                                 ", ./cal.csv, ") &&
+                 Catch::Contains("/cal.csv)"));
+
+  dir.write("cal.csv", "device,kernel,m,n,k,time_s\na100-40gb,gemm,4096,4096,4096,0.5\n");
+  doc["placement"] = {{"policy", "file"}, {"file", "ranks.txt"}};
+  dir.write("scenario.json", doc.dump());
+  CHECK_THAT(error_of(scenario), Catch::Contains("placement.file: no such file 'ranks.txt' (tried " +
+                                                 (dir.path / "ranks.txt").string() + ", ./ranks.txt)"));
+  dir.write("ranks.txt", "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n");
+  CHECK(scenario::load_scenario(scenario, {}).placement.file == (dir.path / "ranks.txt").string());
 }

@@ -12,6 +12,8 @@
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/stream_builder.hpp"
 #include "topologies/dragonfly.hpp"
+#include "topologies/fat_tree.hpp"
+#include "topologies/test_support.hpp"
 #include "topologies/single_switch.hpp"
 
 #include <catch2/catch.hpp>
@@ -74,6 +76,12 @@ std::unique_ptr<topo::Topology> dragonfly_1024_minimal() {
 }
 std::unique_ptr<topo::Topology> dragonfly_1024_valiant() {
   return sg::cross_check_dragonfly(8, 8, 8, topo::RoutingPolicy::Valiant);
+}
+
+/// 8 nodes of 4 GPUs on an NVSwitch, rail-optimised fat tree of 2 scalable units, 2 spines: leaves 2:1
+/// tapered, so that flows meet on the NVSwitch links and on the leaf up-links.
+std::unique_ptr<topo::Topology> nvswitch_rails_32() {
+  return std::make_unique<topo::FatTree>(topo::testing::nvswitch_rail_tree(4, 2));
 }
 
 /// One stream for every rank: ops appended by hand (StreamBuilder has no Send/Recv yet).
@@ -222,6 +230,19 @@ TEST_CASE("SimGrid and the fast core agree within 1% on 4D iterations", "[integr
       {"dragonfly minimal, 128 GPUs", dragonfly_128_minimal, {2, 2, 4, 8}, false},
       {"dragonfly Valiant, 256 GPUs", dragonfly_256_valiant, {2, 4, 4, 8}, true},
       {"dragonfly Valiant, 256 GPUs", dragonfly_256_valiant, {4, 4, 2, 4}, false},
+  };
+  for (const auto& c : cases) cross_check(c);
+}
+
+TEST_CASE("SimGrid and the fast core agree within 1% on NVSwitch nodes and a rail-optimised fat tree",
+          "[integration]") {
+  const auto machine = nvswitch_rails_32();
+  REQUIRE(machine->node_switch_count() == 8);
+  const sg::CrossCheckCase cases[] = {
+      {"nvswitch, rails, 32 GPUs", nvswitch_rails_32, {4, 2, 2, 2}, true},   // x rings on one NVSwitch
+      {"nvswitch, rails, 32 GPUs", nvswitch_rails_32, {2, 2, 2, 4}, false},  // z, data rings on one rail
+      // x rings of 8 over two nodes: NVSwitch hops, and GPU 3 -> GPU 0 of the next node across rails.
+      {"nvswitch, rails, 32 GPUs", nvswitch_rails_32, {8, 2, 1, 2}, false},
   };
   for (const auto& c : cases) cross_check(c);
 }
