@@ -1,7 +1,7 @@
 #pragma once
 // What a compute op asks of a GPU: the kind of kernel, its work and its data movement. Plans carry these
 // descriptors; a GpuModel turns them into time. Keeping the descriptor (not a time) in the plan lets
-// every runtime, and later calibration tables, cost the same op differently.
+// every GPU model, and calibration tables of measured times, cost the same op differently.
 
 #include <cstdint>
 #include <optional>

@@ -2,7 +2,7 @@
 // A process grid: named dimensions with sizes, and the rank layout (which dimension varies fastest).
 // A rank's group along a dimension is the ranks that differ from it only in that coordinate.
 //
-// AxoNN 4D uses x (fastest), y, z, data; Megatron will use tp, dp, pp with its own order.
+// AxoNN 4D uses x (fastest), y, z, data; Megatron uses tp (fastest), dp, pp.
 
 #include <cstdint>
 #include <string>

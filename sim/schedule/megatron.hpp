@@ -28,9 +28,9 @@
 //    layer and reduce-scatter after each row-parallel one; backward reverses them and all-gathers the
 //    column-parallel input a second time for the dW GEMM (overlapped with the dX GEMM), as Megatron's
 //    LinearWithGradAccumulationAndAsyncCommunication does;
-//  - GEMM operand layouts as torch runs them for a weight stored [out x in] (GemmLayout naming, first
-//    letter = A): forward X.W^T NT, dX = dY.W NN, dW = dY^T.X TN (megatron.cpp has the derivation and
-//    the BLAS-letter caveat);
+//  - GEMM operand layouts as torch runs them for a weight stored [out x in], in GemmLayout's naming
+//    (kernel.hpp: the BLAS letters of the column-major call, first letter = B stored transposed, second
+//    = A): forward X.W^T TN, dgrad dX = dY.W NN, wgrad dW = dY^T.X NT (megatron.cpp has the derivation);
 //  - full recomputation (training.recompute) repeats each layer's forward (with its TP collectives)
 //    just before its backward; selective recomputation repeats only the attention core, just before
 //    the attention backward;
