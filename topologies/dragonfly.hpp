@@ -7,8 +7,8 @@
 // same row are wired all-to-all (class Local), and so are switches of the same column (LocalColumn).
 // rows = 1 is Slingshot's 1D dragonfly: one row, every switch linked to every other (Rosetta L1).
 // rows > 1 is Cascade: an XC group is 6 chassis (rows) x 16 Aries blades (columns), green links in a
-// chassis, black links across chassis (Cray XC network paper, Alverson et al. 2012; not in our
-// reference notes, so unconfirmed here).
+// chassis, black links across chassis (Cray XC network paper, Alverson et al. 2012; not in
+// docs/sources.md, so unconfirmed here).
 //
 // Wiring rules (fixed, so that link ids and routes are pure arithmetic and no route table is needed):
 //  - switch ids: switch s of group g is g * switches_per_group + s; s = row * columns + column.
@@ -20,7 +20,7 @@
 //    i % switches_per_group. Consecutive ports go to consecutive switches, so the L parallel links
 //    towards one group leave from L different switches and every switch carries
 //    ceil((groups - 1) * L / switches_per_group) or one fewer global ports (Frontier: 9 or 10 of 16).
-//  - NICs (best estimate, unconfirmed for every machine: machines_and_frontier_paper.md B.1): a group's
+//  - NICs (best estimate, unconfirmed for every machine: docs/sources.md 2.1): a group's
 //    switches form sets of `nics` consecutive switches, like the switch blades of one EX chassis.
 //    Local node j of a group uses set j / endpoints_per_switch and port j % endpoints_per_switch;
 //    its NIC k lands on switch (j / endpoints_per_switch) * nics + k of that set. So a node's NICs are

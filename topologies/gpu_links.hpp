@@ -44,9 +44,9 @@ struct GpuLinkMatrix {
 /// Every ordered pair linked at the same bandwidth (NVLink/NVSwitch boards: Perlmutter, Alps).
 [[nodiscard]] GpuLinkMatrix nvlink_all_to_all(std::uint32_t gpus, double bandwidth_Bps);
 
-/// Frontier's 8 MI250X GCDs in ROCm/Slurm numbering (OLCF node diagram, machines_and_frontier_paper.md
-/// B.1): 200 GB/s inside a package (0-1, 2-3, 4-5, 6-7), 100 GB/s for 2-4 and 0-6, 50 GB/s for 0-2, 1-3,
-/// 4-6, 5-7, 1-5 and 3-7; the other 16 pairs are unlinked.
+/// Frontier's 8 MI250X GCDs in ROCm/Slurm numbering (OLCF node diagram [F2], docs/sources.md 2.1): 200 GB/s
+/// inside a package (0-1, 2-3, 4-5, 6-7), 100 GB/s for 2-4 and 0-6, 50 GB/s for 0-2, 1-3, 4-6, 5-7, 1-5 and 3-7;
+/// the other 16 pairs are unlinked.
 [[nodiscard]] GpuLinkMatrix frontier_mi250x_gcd_matrix();
 
 }  // namespace exasim::topo

@@ -17,8 +17,8 @@
 //                        groups, switches_per_group, endpoints_per_switch, global_links_per_group_pair
 //                        nodes_per_group     optional; default and maximum: what the NIC rule fits
 //                                            (switches_per_group / nics * endpoints_per_switch)
-//                        ports_per_switch    optional, default 64 (Rosetta, machines_and_frontier_paper
-//                                            B.4); endpoints + (switches_per_group - 1) local + the most
+//                        ports_per_switch    optional, default 64 (Rosetta, docs/sources.md
+//                                            2.4); endpoints + (switches_per_group - 1) local + the most
 //                                            global ports on one switch must fit
 //                        local_bandwidth_Bps, local_latency_s, global_bandwidth_Bps, global_latency_s
 //                        routing             "minimal" | "valiant" | "adaptive"

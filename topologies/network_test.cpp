@@ -40,14 +40,14 @@ NodeSpec small_node(std::uint32_t gpus = 4, std::uint32_t nics = 2) {
   return {gpus, 100e9, 1e-6, nics, 25e9, 1e-6};
 }
 
-// Frontier's dragonfly as a machine file would give it (machines_and_frontier_paper.md B.1, B.4):
+// Frontier's dragonfly as a machine file would give it (docs/sources.md 2.1, 2.4):
 // 74 groups x 32 Rosetta switches, 16 NICs per switch, 128 nodes per group, 4 global links per group
 // pair, 25 GB/s per direction on every link, ~350 ns per switch.
 const char* kFrontierNetwork = R"({
   "topology": "dragonfly", "groups": 74, "switches_per_group": 32, "endpoints_per_switch": 16,
   "nodes_per_group": 128, "global_links_per_group_pair": 4, "ports_per_switch": 64,
   "local_bandwidth_Bps": 25e9, "local_latency_s": 1e-8, "global_bandwidth_Bps": 25e9, "global_latency_s": 1e-7,
-  "switch_latency_s": 3.5e-7, "routing": "minimal", "sources": {"groups": "B.1"}
+  "switch_latency_s": 3.5e-7, "routing": "minimal", "sources": {"groups": "docs/sources.md 2.1 [F3]"}
 })";
 
 std::string frontier_with(const std::string& key, const std::string& value) {
@@ -127,7 +127,7 @@ TEST_CASE("network: Frontier-sized dragonfly from JSON: counts, links per pair, 
   CHECK(s.links_per_class.at("global") == 74u * 73 * 4);
   CHECK(s.global_links_per_group_pair == 4);
   CHECK(s.max_minimal_switch_hops == 3);
-  CHECK(s.taper == Approx(73.0 * 4 / 512));  // blocking factor 1.75 (B.1)
+  CHECK(s.taper == Approx(73.0 * 4 / 512));  // blocking factor 1.75 (docs/sources.md 2.1)
   CHECK(s.injection_bandwidth_Bps == Approx(nodes * 4 * 25e9));
   CHECK(s.global_bisection_bandwidth_Bps == Approx(37.0 * 37 * 4 * 25e9));
   CHECK(to_json(s)["links_per_class"]["global"] == 74 * 73 * 4);

@@ -3,7 +3,7 @@
 // one JSON line per case:
 //  - throughput cases: predicted and published % of peak, counted as the paper does (Megatron-DeepSpeed's
 //    throughput_calculator with the recompute factor, F = 96 B s l h^2 (1 + s/6h + V/16lh), over
-//    iteration time x GCDs x 191.5 TFLOP/s; machines_and_frontier_paper.md A.4), their difference in
+//    iteration time x GCDs x 191.5 TFLOP/s; docs/frontier.md section 4), their difference in
 //    points and relative to the published figure, MFU (72 instead of 96) and where the time went;
 //  - weak-scaling points: predicted efficiency = per-GCD throughput at N GCDs / at the series' first
 //    point (the work per GCD is constant: the global batch grows with DP), against the published 100 %

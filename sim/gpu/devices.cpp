@@ -10,8 +10,8 @@ namespace exasim::gpu {
 
 namespace {
 
-// Source strings shared by several devices. Tags: machines_and_frontier_paper.md ([H*], [F*], [A*]) and
-// axonn.md (S2 = the secondary survey that quotes the SC24 paper's single-GPU GEMM peaks).
+// Source strings shared by several devices. Tags ([H*], [F*], [A*], [S2] = the secondary survey that quotes
+// the AxoNN SC24 paper's single-GPU GEMM rates) are entries of docs/sources.md, section 3.
 constexpr const char* kEst = "estimate, unconfirmed: ";
 
 std::string est(const std::string& why) { return kEst + why; }
@@ -79,7 +79,7 @@ Figure k_overhead_estimate() {
 }
 Figure nvidia_layout_factor() {
   return {1.0, est("cuBLAS ships tuned kernels for every transpose combination; no layout penalty is reported "
-                   "in the notes")};
+                   "in docs/sources.md")};
 }
 
 // The estimates every NVIDIA part shares (no measurement distinguishes them yet).
@@ -97,14 +97,14 @@ DeviceSpec nvidia_h100_common(std::string name, std::string description) {
   DeviceSpec d;
   d.name = std::move(name);
   d.description = std::move(description);
-  d.peak_bf16_flops = {989e12, "[H2][H5] H100 SXM dense bf16 (machines_and_frontier_paper.md B.5)"};
-  d.peak_fp16_flops = {989e12, "[H2][H5] H100 SXM dense fp16 tensor peak, equal to bf16 (machines_and_frontier_paper.md "
-                               "B.5)"};
-  d.peak_fp32_flops = {67e12, est("H100 SXM datasheet vector fp32 (~67 TF), not in the reference notes")};
+  d.peak_bf16_flops = {989e12, "[H2][H5] H100 SXM dense bf16 (docs/sources.md 2.5)"};
+  d.peak_fp16_flops = {989e12, "[H2][H5] H100 SXM dense fp16 tensor peak, equal to bf16 (docs/sources.md "
+                               "2.5)"};
+  d.peak_fp32_flops = {67e12, est("H100 SXM datasheet vector fp32 (~67 TF), not in docs/sources.md")};
   d.peak_fp32_gemm_flops = {67e12, est("H100 SXM datasheet vector fp32 (67 TF; the GH200 and H200 datasheets list "
-                                       "the same), not in the reference notes: without TF32 (PyTorch's matmul "
+                                       "the same), not in docs/sources.md: without TF32 (PyTorch's matmul "
                                        "default since 1.12) cuBLAS runs fp32 GEMMs on the CUDA cores")};
-  d.compute_units = {132, est("H100 SXM5 has 132 SMs (NVIDIA whitepaper, not in the notes); consistent with "
+  d.compute_units = {132, est("H100 SXM5 has 132 SMs (NVIDIA whitepaper, not in docs/sources.md); consistent with "
                               "989 TF = 132 SM x 4096 flop/clk x 1.83 GHz")};
   d.clock_hz = {1.83e9, est("clock implied by 989 TF at 132 SMs x 4096 flop/clk; the actual boost clock and "
                             "any power cap are unknown")};
@@ -118,18 +118,18 @@ DeviceSpec a100_common(std::string name, std::string description) {
   DeviceSpec d;
   d.name = std::move(name);
   d.description = std::move(description);
-  d.peak_bf16_flops = {312e12, "[H1][H5] A100 SXM4 dense bf16 (machines_and_frontier_paper.md B.2, B.5)"};
-  d.peak_fp16_flops = {312e12, "[H1][H5] A100 SXM4 dense fp16 tensor peak, equal to bf16 (machines_and_frontier_paper.md "
-                               "B.2, B.5)"};
-  d.peak_fp32_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in the reference notes")};
-  d.peak_fp32_gemm_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in the reference notes: without "
+  d.peak_bf16_flops = {312e12, "[H1][H5] A100 SXM4 dense bf16 (docs/sources.md 2.2, 2.5)"};
+  d.peak_fp16_flops = {312e12, "[H1][H5] A100 SXM4 dense fp16 tensor peak, equal to bf16 (docs/sources.md "
+                               "2.2, 2.5)"};
+  d.peak_fp32_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in docs/sources.md")};
+  d.peak_fp32_gemm_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in docs/sources.md: without "
                                          "TF32 (PyTorch's matmul default since 1.12) cuBLAS runs fp32 GEMMs on the "
                                          "CUDA cores")};
-  d.compute_units = {108, est("A100 has 108 SMs (NVIDIA whitepaper, not in the notes); consistent with 312 TF = "
+  d.compute_units = {108, est("A100 has 108 SMs (NVIDIA whitepaper, not in docs/sources.md); consistent with 312 TF = "
                               "108 SM x 2048 flop/clk x 1.41 GHz")};
-  d.clock_hz = {1.41e9, est("A100 boost clock 1.41 GHz (NVIDIA whitepaper, not in the notes)")};
+  d.clock_hz = {1.41e9, est("A100 boost clock 1.41 GHz (NVIDIA whitepaper, not in docs/sources.md)")};
   d.gemm_achievable_fraction = {280.0 / 312.0,
-                                "axonn.md 5.1 (S2): ~280 TF measured on a single A100 bf16 GEMM / 312 TF peak; "
+                                "docs/sources.md 2.5 [S2]: ~280 TF measured on a single A100 bf16 GEMM / 312 TF peak; "
                                 "microbenchmark, secondary source; whether the 40 or 80 GB part was measured is "
                                 "unconfirmed (same silicon and clocks)"};
   d.attention_efficiency = {0.55, est("FlashAttention-2 reports roughly 50-70% of A100 peak (same figure as "
@@ -146,27 +146,27 @@ std::vector<DeviceSpec> build_table() {
     d.name = "mi250x-gcd";
     d.description = "AMD Instinct MI250X, one GCD (half a module), 64 GB HBM2e";
     d.peak_bf16_flops = {191.5e12, "[H6][H7] 383 TF per MI250X / 2 GCDs = 1024 flop/clk/CU x 110 CU x 1.7 GHz "
-                                   "(machines_and_frontier_paper.md B.1)"};
+                                   "(docs/sources.md 2.1)"};
     d.peak_fp16_flops = {191.5e12, "[H6][H7] 383 TF FP16/BF16 matrix per MI250X / 2 GCDs: fp16 and bf16 both "
-                                   "1024 flop/clk/CU (machines_and_frontier_paper.md B.1)"};
+                                   "1024 flop/clk/CU (docs/sources.md 2.1)"};
     d.peak_fp32_flops = {23.95e12, est("AMD lists vector fp32 equal to vector fp64, and [F1] gives 23.9 TF fp64 "
                                        "vector per GCD; packed-fp32 (2x) not modelled")};
-    d.peak_fp32_gemm_flops = {47.85e12, est("MI250X datasheet FP32 matrix 95.7 TF per module / 2 GCDs, not in the "
-                                            "reference notes (it equals the 47.9 TF FP64 matrix per GCD of [F1]); "
+    d.peak_fp32_gemm_flops = {47.85e12, est("MI250X datasheet FP32 matrix 95.7 TF per module / 2 GCDs, not in "
+                                            "docs/sources.md (it equals the 47.9 TF FP64 matrix per GCD of [F1]); "
                                             "assumes rocBLAS runs fp32 GEMMs on the matrix cores")};
     d.hbm_bandwidth_Bps = {1.6384e12, "[F1][H7] 1.6 TB/s per GCD (1.6384 exact)"};
     d.hbm_capacity_bytes = {64e9, "[F1] 64 GB HBM2e per GCD"};
     d.compute_units = {110, "[H7] 110 CUs per GCD"};
     d.clock_hz = {1.7e9, "[H7] 1.7 GHz peak engine clock"};
     d.gemm_achievable_fraction = {125.0 / 191.5,
-                                  "axonn.md 5.1 (S2): ~125 TF measured on one GCD bf16 GEMM / 191.5 TF peak; "
+                                  "docs/sources.md 2.5 [S2]: ~125 TF measured on one GCD bf16 GEMM / 191.5 TF peak; "
                                   "microbenchmark, secondary source"};
     d.attention_efficiency = {0.35, est("ROCm FlashAttention-2 ports run well below the CUDA kernels; the GEMM "
                                         "ratio 125/191.5 times A100's attention/GEMM ratio gives ~0.35")};
     set_family_estimates(d, Vendor::Amd);
     d.kernel_launch_s = launch_estimate();
-    d.layout_nt_factor = {1.0, est("no NT measurement in the notes; assumed as fast as NN")};
-    d.layout_tn_factor = {2.0, est("axonn.md 4: S2 reports TN->NN ~8x faster for GEMMs of a 320B model "
+    d.layout_nt_factor = {1.0, est("no NT measurement in docs/sources.md; assumed as fast as NN")};
+    d.layout_tn_factor = {2.0, est("docs/axonn.md section 5: [S2] reports TN->NN ~8x faster for GEMMs of a 320B model "
                                    "(rocBLAS TN kernels weak); 8x is one secondary, shape-specific figure, so a "
                                    "conservative 2x is used")};
     d.gemm_tile_m = tile_estimate();
@@ -188,10 +188,10 @@ std::vector<DeviceSpec> build_table() {
   }
   {
     DeviceSpec d = nvidia_h100_common("gh200", "NVIDIA GH200, its H100 with 96 GB HBM3 (Alps)");
-    d.hbm_bandwidth_Bps = {4.0e12, "[A2][A3] <=4,000 GB/s HBM3 (machines_and_frontier_paper.md B.3)"};
+    d.hbm_bandwidth_Bps = {4.0e12, "[A2][A3] <=4,000 GB/s HBM3 (docs/sources.md 2.3)"};
     d.hbm_capacity_bytes = {96e9, "[A2][A3] 96 GB HBM3 (~94 GB usable)"};
     d.gemm_achievable_fraction = {813.0 / 989.0,
-                                  "axonn.md 5.1 (S2): ~813 TF measured on GH200's H100 bf16 GEMM / 989 TF peak; "
+                                  "docs/sources.md 2.5 [S2]: ~813 TF measured on GH200's H100 bf16 GEMM / 989 TF peak; "
                                   "microbenchmark, secondary source; Alps clocks/power caps unconfirmed"};
     table.push_back(std::move(d));
   }
@@ -200,7 +200,7 @@ std::vector<DeviceSpec> build_table() {
     d.hbm_bandwidth_Bps = {3.35e12, "[H2][H5] 3,350 GB/s"};
     d.hbm_capacity_bytes = {80e9, "[H2][H5] 80 GB HBM3"};
     d.gemm_achievable_fraction = {813.0 / 989.0,
-                                  est("no H100 SXM measurement; GH200's H100 figure 813/989 (axonn.md 5.1, S2) "
+                                  est("no H100 SXM measurement; GH200's H100 figure 813/989 (docs/sources.md 2.5 [S2]) "
                                       "reused, same silicon")};
     table.push_back(std::move(d));
   }
@@ -211,8 +211,8 @@ std::vector<DeviceSpec> build_table() {
     d.hbm_bandwidth_Bps = {4.8e12, "[H3][H5] 4,800 GB/s"};
     d.hbm_capacity_bytes = {141e9, "[H3][H5] 141 GB HBM3e"};
     d.gemm_achievable_fraction = {813.0 / 989.0,
-                                  est("no H200 measurement; GH200's H100 figure 813/989 (axonn.md 5.1, S2) reused, "
-                                      "same compute silicon")};
+                                  est("no H200 measurement; GH200's H100 figure 813/989 (docs/sources.md 2.5 [S2]) "
+                                      "reused, same compute silicon")};
     table.push_back(std::move(d));
   }
   return table;

@@ -1,26 +1,26 @@
 #pragma once
 // Built-in table of GPU devices for the shape-aware model. Every number carries the source it came from,
 // so a report can say which inputs are vendor figures, which are measured, and which are guesses; the
-// tags ([H1], [F1], S2, ...) are those of /work/shared/reference/machines_and_frontier_paper.md and
-// axonn.md. A figure marked "estimate, unconfirmed" is a best guess that no reference note backs.
+// tags ([H1], [F1], [S2], ...) are entries of docs/sources.md, section 3. A figure marked "estimate,
+// unconfirmed" is a best guess that no source there backs.
 //
 // The achievable large-GEMM fraction is taken from single-GPU bf16 GEMM microbenchmarks (AxoNN, SC24,
-// as summarised in axonn.md 5.1) rather than from end-to-end training throughput, because the GEMM model
+// as quoted by [S2], docs/sources.md 2.5) rather than from end-to-end training throughput, because the GEMM model
 // must not double count the communication and pipeline losses that the simulator models separately.
 //
 // LIMITATIONS:
 //  - one clock per device (the vendor boost clock behind the peak); no power capping, thermal throttling
-//    or clock differences between parts (Alps' GH200 caps are unknown, machines_and_frontier_paper.md B.3);
+//    or clock differences between parts (Alps' GH200 caps are unknown, docs/sources.md 2.3);
 //  - capacities are the vendor "GB" figures (10^9 bytes); the memory a framework can actually use is
 //    lower (driver, allocator and communication buffers are not subtracted here);
-//  - H100 SXM and H200 have no GEMM measurement in the notes: they reuse GH200's H100 figure, which
+//  - H100 SXM and H200 have no GEMM measurement in docs/sources.md: they reuse GH200's H100 figure, which
 //    assumes the same silicon and clocks reach the same fraction (H200's faster HBM does not help
 //    compute-bound GEMMs);
 //  - peak_fp32_flops is the vector (non-tensor-core) rate that bounds streaming kernels' arithmetic;
 //    peak_fp32_gemm_flops is the rate an fp32 GEMM runs at as PyTorch runs it by default (no TF32 for
 //    matmul since PyTorch 1.12): vector FP32 on NVIDIA, FP32 matrix cores on MI250X; TF32 and packed-fp32
 //    vector rates are not modelled;
-//  - the fp16 peaks are in the reference notes; the fp32 GEMM peaks are vendor datasheet figures that are
+//  - the fp16 peaks are in docs/sources.md; the fp32 GEMM peaks are vendor datasheet figures that are
 //    not (so marked estimate); no fp16 or fp32 GEMM was measured, so the achievable fraction (measured on
 //    bf16) is assumed to carry over (shape_aware_gpu.hpp);
 //  - the efficiencies of flash attention and of every memory-bound kernel family are estimates, not

@@ -112,9 +112,9 @@ TEST_CASE("fp16 peaks equal bf16 ones; fp32 GEMMs run at the datasheet rate with
   for (const auto& d : devices()) {
     INFO(d.name);
     CHECK(d.peak_fp16_flops.value == d.peak_bf16_flops.value);
-    CHECK(d.peak_fp16_flops.source.find("estimate") == std::string::npos);  // backed by the reference notes
+    CHECK(d.peak_fp16_flops.source.find("estimate") == std::string::npos);  // backed by docs/sources.md
     CHECK(d.peak_fp32_gemm_flops.source.find("datasheet") != std::string::npos);
-    CHECK(d.peak_fp32_gemm_flops.source.find("estimate, unconfirmed") != std::string::npos);  // not in the notes
+    CHECK(d.peak_fp32_gemm_flops.source.find("estimate, unconfirmed") != std::string::npos);  // not in docs/sources.md
     CHECK(d.peak_flops(DType::Bf16) == d.peak_bf16_flops.value);
     CHECK(d.peak_flops(DType::Fp16) == d.peak_fp16_flops.value);
     CHECK(d.peak_flops(DType::Fp32) == d.peak_fp32_gemm_flops.value);

@@ -46,7 +46,7 @@ inline constexpr int kMemoryFamilies = 6;
 [[nodiscard]] std::optional<MemoryFamily> parse_memory_family(std::string_view name);
 
 /// Operand layout of a row-major product C = A.B as the BLAS library receives it, named as AxoNN's
-/// tuned_matmul variants and rocblas-bench (axonn.md 4): torch hands the product to column-major
+/// tuned_matmul variants and rocblas-bench (docs/axonn.md section 5): torch hands the product to column-major
 /// rocBLAS/cuBLAS as C^T = B^T.A^T, so the first letter says whether B is stored transposed (a
 /// column-major view), the second whether A is. NN: both as stored; TN: B column-major (the forward
 /// X.W^T of a weight stored [out x in]); NT: A column-major (the weight gradient dY^T.X). Only the

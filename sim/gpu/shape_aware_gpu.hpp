@@ -33,11 +33,11 @@
 //  - GEMM bytes are the ideal "read A, B once, write C once"; re-reads of operands by tiles that do not
 //    fit in L2 are ignored, as are L2/LLC capacity and bank effects;
 //  - the layout factor is one number per device and layout, independent of shape; the one measured
-//    figure (MI250X TN, axonn.md 4) is shape-specific;
+//    figure (MI250X TN, docs/axonn.md section 5) is shape-specific;
 //  - a GEMM kernel without m, n, k (hand-built descriptors) falls back to flops / achievable rate;
 //  - no clock throttling, power caps, concurrent kernels, or SMs/CUs taken by communication kernels;
 //  - the achievable GEMM fraction is measured on bf16 and assumed to carry over to fp16 and fp32 GEMMs
-//    (no fp16 or fp32 GEMM measurement in the notes); the tile and k overhead are the bf16 ones too;
+//    (no fp16 or fp32 GEMM measurement in docs/sources.md); the tile and k overhead are the bf16 ones too;
 //  - a batched GEMM's products are costed as one grid of tiles; the library's choice of a smaller tile
 //    for small m, n (attention scores of short sequences) is not modelled;
 //  - attention and memory-family efficiencies are per-device constants (estimates): no dependence on head

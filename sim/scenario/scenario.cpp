@@ -55,7 +55,7 @@ std::uint32_t positive_dim(const JsonView& parallel, const char* key, std::int64
   return static_cast<std::uint32_t>(parallel.integer_or(key, fallback, 1, 1 << 22));
 }
 
-// Rank layout x fastest, then y, z, data (axonn.md 1.1).
+// Rank layout x fastest, then y, z, data (docs/axonn.md section 1).
 void load_axonn4d(const JsonView& parallel, Scenario& s) {
   parallel.check_keys({"scheme", "gx", "gy", "gz", "gdata"});
   s.axonn = {positive_dim(parallel, "gx"), positive_dim(parallel, "gy"), positive_dim(parallel, "gz"),

@@ -143,7 +143,7 @@ class Axonn4DBuilder {
     Handle ar = out_.start(name + ".all_reduce", CollKind::AllReduce, out_dim(l), dx_bytes);
     if (!overlap_.oar) out_.wait(ar);
     // dW = dY^T X: AxoNN's tuned_matmul picks the best layout for the forward and dX GEMMs (NN here) but
-    // leaves the dW GEMM untuned (axonn.md 4), so it runs as torch hands a transposed-A product to BLAS:
+    // leaves the dW GEMM untuned (docs/axonn.md section 5), so it runs as torch hands a transposed-A product to BLAS:
     // NT (kernel.hpp).
     out_.compute(name + ".dw_gemm", gemm(out_local, in_local, s_.tokens_i, gpu::GemmLayout::NT));
     if (overlap_.oar) out_.wait(ar);

@@ -1,6 +1,6 @@
 #pragma once
 // The AxoNN 4D plan: data parallelism times Agarwal's 3D tensor parallelism (x, y, z), as in
-// ../shared/reference/axonn.md sections 1-2.
+// docs/axonn.md (sections 1-4).
 //
 // Rank layout: x fastest, then y, z, data. Per GPU batch b = global_batch / (gdata * gz), one micro-batch.
 // Per linear layer (W is N_out x K_in): Z all-gather of the weight block, forward GEMM, forward all-reduce

@@ -7,7 +7,7 @@ using namespace exasim::schedule;
 
 namespace {
 
-/// Bytes rank 0 sends per dimension in one iteration, written from the tables of axonn.md 1.2-1.3
+/// Bytes rank 0 sends per dimension in one iteration, written from the tables of docs/axonn.md sections 2-3
 /// (independently of the plan builder): ring all-reduce 2(p-1)/p*S, all-gather / reduce-scatter (p-1)/p*S.
 struct ClosedForm {
   double x = 0, y = 0, z = 0, data = 0;

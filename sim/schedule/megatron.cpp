@@ -22,7 +22,7 @@ constexpr std::int16_t kPrev = -1, kNext = +1;
 //   forward  Y  = X . W^T   (B = W^T is a column-major view; also the LM head's logits)  TN
 //   dgrad    dX = dY . W    (both row-major)                                              NN
 //   wgrad    dW = dY^T . X  (A = dY^T is a column-major view)                              NT
-// The MI250X TN penalty (devices.cpp) comes from AxoNN's measurement in this naming (axonn.md 4: "tn" =
+// The MI250X TN penalty (devices.cpp) comes from AxoNN's measurement in this naming (docs/axonn.md section 5: "tn" =
 // B column-major), so it lands on the forward GEMMs, as untuned torch runs them.
 constexpr gpu::GemmLayout kForwardLayout = gpu::GemmLayout::TN;
 constexpr gpu::GemmLayout kDgradLayout = gpu::GemmLayout::NN;

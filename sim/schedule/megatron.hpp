@@ -1,7 +1,7 @@
 #pragma once
 // The Megatron-LM / Megatron-DeepSpeed plan: tensor (TP), pipeline (PP) and data (DP) parallelism with
 // DeepSpeed's ZeRO stages over DP (Shoeybi et al. 2019; Narayanan et al., SC21; Korthikanti et al. 2022;
-// Rajbhandari et al., SC20), as the Frontier study (machines_and_frontier_paper.md Part A) ran it.
+// Rajbhandari et al., SC20), as the Frontier study (docs/frontier.md) ran it.
 //
 // Rank layout, as Megatron's parallel_state ("tp-dp-pp"): TP fastest, then DP, then PP:
 //   rank = (pp_stage * dp + dp_rank) * tp + tp_rank,

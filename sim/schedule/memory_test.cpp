@@ -12,7 +12,7 @@ const ModelSpec k175b{"gpt-175b", 96, 12288, 96, 2048, 50304};
 // layers); both TP 8, the 22B with micro-batch 4 on one stage, the 175B with micro-batch 1 on 8 stages.
 const ModelSpec kK22b{"k-22b", 48, 6144, 64, 2048, 51200};
 const ModelSpec kK175b{"k-175b", 96, 12288, 96, 2048, 51200};
-constexpr double kMi250xGcdBytes = 64e9;  // HBM per GCD, machines_and_frontier_paper.md B.1
+constexpr double kMi250xGcdBytes = 64e9;  // HBM per GCD, docs/sources.md 2.1 [F1]
 
 /// Korthikanti's setting: 16-bit, dropout on, attention without flash (the s^2 scores are kept).
 TrainingSpec korthikanti(std::int64_t global_batch, Recompute recompute) {

@@ -1,6 +1,6 @@
 #pragma once
 // The SimGrid runtime: the engine's op streams executed on SimGrid S4U, as the independent reference
-// the fast flow core is checked against (DESIGN.md, "one engine, three runtimes").
+// the fast flow core is checked against (README.md, "How it works": one engine, three runtimes).
 //
 // What it does, step by step the same as flow::FastRuntime (sim/flow/fast_runtime.hpp):
 //  - one actor per rank walks the rank's op stream; a Compute is a sleep of job.kernel_time_s;
