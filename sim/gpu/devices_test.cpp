@@ -65,7 +65,7 @@ TEST_CASE("achievable GEMM fractions are the measured microbenchmark figures", "
   CHECK(find_device("gh200")->gemm_achievable_fraction.source.find("estimate") == std::string::npos);
 }
 
-TEST_CASE("vendor memory figures match the reference notes", "[unit]") {
+TEST_CASE("vendor memory figures match docs/sources.md", "[unit]") {
   CHECK(find_device("mi250x-gcd")->hbm_capacity_bytes.value == 64e9);
   CHECK(find_device("a100-40gb")->hbm_bandwidth_Bps.value == 1.555e12);
   CHECK(find_device("a100-80gb")->hbm_bandwidth_Bps.value == 2.039e12);

@@ -52,7 +52,7 @@ const ModelSpec kModel{"t", 4, 1024, 16, 512, 4096};
 
 }  // namespace
 
-TEST_CASE("4D wire bytes per dimension equal the closed forms of axonn.md", "[unit]") {
+TEST_CASE("4D wire bytes per dimension equal the closed forms of docs/axonn.md", "[unit]") {
   const OverlapSpec all_on{true, true, true, false}, all_off{false, false, false, false};
   for (auto g : {Axonn4DConfig{2, 2, 2, 2}, Axonn4DConfig{1, 4, 2, 2}, Axonn4DConfig{4, 1, 2, 2},
                  Axonn4DConfig{2, 2, 1, 4}, Axonn4DConfig{2, 4, 4, 1}, Axonn4DConfig{8, 2, 1, 1},
