@@ -256,7 +256,8 @@ for name in "${names[@]}"; do
       [ -s "$p.stderr" ] && sed 's/^/  stderr: /' "$p.stderr"
       ok=0
     fi
-    for f in $(cat "$p.creates"); do
+    read -r -a created <"$p.creates"
+    for f in "${created[@]}"; do
       [ -s "$run/$f" ] || { echo "examples: $name: the command did not create $f"; ok=0; }
     done
     if [ "$update" -eq 1 ] && [ "$ok" -eq 1 ]; then
