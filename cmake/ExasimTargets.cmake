@@ -22,19 +22,31 @@ function(exasim_library name)
   exasim_warnings(exasim_${name})
 endfunction()
 
-# exasim_tests(NAME SOURCES... LIBS...): one Catch2 binary per folder; the tags [unit], [integration],
-# [mpi] and [slow] become CTest labels, so `ctest -L unit` selects by kind.
+# exasim_tests(NAME SOURCES... LIBS...): one Catch2 binary per folder; the tags [unit], [integration]
+# and [slow] become CTest labels, so `ctest -L unit` selects by kind (the MPI tests, plain add_test
+# ones, carry the label mpi).
 function(exasim_tests name)
   if(NOT EXASIM_BUILD_TESTS)
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
-  add_executable(${name}_tests ${PROJECT_SOURCE_DIR}/cmake/catch_main.cpp ${ARG_SOURCES})
-  target_link_libraries(${name}_tests PRIVATE ${ARG_LIBS} Catch2::Catch2)
+  # Catch2's main is compiled once for all test binaries (it is the slowest file to compile).
+  if(NOT TARGET exasim_catch_main)
+    add_library(exasim_catch_main STATIC ${PROJECT_SOURCE_DIR}/cmake/catch_main.cpp)
+    target_link_libraries(exasim_catch_main PUBLIC Catch2::Catch2)
+    target_compile_features(exasim_catch_main PUBLIC cxx_std_20)
+  endif()
+  add_executable(${name}_tests ${ARG_SOURCES})
+  target_link_libraries(${name}_tests PRIVATE ${ARG_LIBS} exasim_catch_main)
   target_compile_definitions(${name}_tests PRIVATE EXASIM_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}")
   exasim_warnings(${name}_tests)
+  # Refuse test cases ctest would never run (a ';' in the name, no known tag): the link step fails.
+  add_custom_command(TARGET ${name}_tests POST_BUILD
+                     COMMAND ${PROJECT_SOURCE_DIR}/cmake/check_test_names.sh $<TARGET_FILE:${name}_tests> VERBATIM)
+  # And should one slip through, its CTest entry fails instead of passing with "No tests ran".
   foreach(tag unit integration slow)
     catch_discover_tests(${name}_tests TEST_SPEC "[${tag}]" TEST_PREFIX "${name}:"
-                         PROPERTIES LABELS ${tag} ENVIRONMENT "EXASIM_DATA_DIR=${PROJECT_SOURCE_DIR}")
+                         PROPERTIES LABELS ${tag} ENVIRONMENT "EXASIM_DATA_DIR=${PROJECT_SOURCE_DIR}"
+                                    FAIL_REGULAR_EXPRESSION "No tests ran")
   endforeach()
 endfunction()

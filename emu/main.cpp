@@ -20,15 +20,16 @@
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace {
 
 using namespace exasim;
-
-// Ranks started from different builds must not run together: they would disagree on the plan.
-constexpr const char* kBuildId = "exasim-emu " __DATE__ " " __TIME__;
 
 struct Args {
   std::string scenario_path, out_dir, microbench_path, fail_mode;
@@ -41,9 +42,28 @@ struct Args {
   int fail_rank = -1;
 };
 
-std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
+std::uint64_t fnv1a(std::string_view text, std::uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+// Ranks started from different builds must not run together: they would disagree on the plan. A build
+// is identified by a hash of this executable's own bytes, read at start-up from /proc/self/exe. Unlike
+// __DATE__ __TIME__ (used before), it is reproducible (the same sources, compiler and flags give the same
+// binary and the same id) and it tells apart any two builds that differ, even two made within the same
+// second. A git describe or source hash configured by CMake would miss uncommitted edits and compiler or
+// flag changes, and would relink on every commit. Hashing a few MB costs milliseconds per rank. Where
+// /proc/self/exe cannot be read (not Linux), the id says so and only the scenario and options are compared.
+std::string build_id() {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  if (!in) return "exasim-emu (own binary unreadable)";
+  std::uint64_t h = fnv1a("");
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0)
+    h = fnv1a(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())), h);
+  std::string id = "exasim-emu binary fnv1a ";
+  id += std::to_string(h);
+  return id;
 }
 
 int world_rank() {
@@ -124,7 +144,7 @@ int emulate(const Args& a) {
       std::cerr << "exasim-emu: error: " << error << "\n";
     return 2;
   }
-  std::string fingerprint = std::string(kBuildId) + "\n" + s->resolved.dump() + "\n";
+  std::string fingerprint = build_id() + "\n" + s->resolved.dump() + "\n";
   for (const auto& arg : a.options.to_args()) fingerprint += arg + " ";
   if (auto differ = mismatch(fingerprint); !differ.empty()) {
     if (rank == 0)

@@ -185,7 +185,7 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
   }
 }
 
-TEST_CASE("dragonfly: every group pair has its global links; minimal routes stay within 3 hops", "[unit]") {
+TEST_CASE("dragonfly: every group pair has its global links, minimal routes stay within 3 hops", "[unit]") {
   DragonflyParams p = tiny(RoutingPolicy::Minimal);
   p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
   p.groups = 5;

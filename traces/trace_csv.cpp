@@ -1,8 +1,7 @@
 #include "traces/trace.hpp"
 
 #include "sim/core/error.hpp"
-
-#include <libfccp/csv.h>
+#include "sim/core/fccp_csv.hpp"
 
 #include <cstdio>
 #include <fstream>

@@ -57,6 +57,7 @@ void expect_input_error(const std::string& name, const std::string& text, const 
   CHECK(r.out.empty());
 }
 
+#if EXASIM_HAVE_SIMGRID
 /// Simulates `path` (with extra arguments) on both backends; checks that they agree within 1 % and start
 /// the same flows. Returns the fast core's summary.
 nlohmann::json expect_backends_agree(const std::string& path, const std::vector<std::string>& extra) {
@@ -74,6 +75,7 @@ nlohmann::json expect_backends_agree(const std::string& path, const std::vector<
   CHECK(sg["flows"] == fast["flows"]);
   return fast;
 }
+#endif
 
 }  // namespace
 
@@ -410,6 +412,7 @@ TEST_CASE("routing policies and placements change a dragonfly simulation", "[int
   CHECK(packed["iteration_time_s"] != nlohmann::json::parse(exasim_run({"simulate", path, "--json"}).out)["iteration_time_s"]);
 }
 
+#if EXASIM_HAVE_SIMGRID
 TEST_CASE("simulate --backend simgrid agrees with the fast core", "[integration]") {
   auto doc = nlohmann::json::parse(kGood);
   auto single = write_temp("backend_single.json", doc.dump());
@@ -459,6 +462,17 @@ TEST_CASE("adaptive routing at 4,096 GPUs: both backends see the same loads", "[
   auto fast = run("fast"), sg = run("simgrid");
   CHECK(sg["iteration_time_s"].get<double>() == Approx(fast["iteration_time_s"].get<double>()).epsilon(0.01));
 }
+
+#else
+TEST_CASE("simulate --backend simgrid exits 2 when this build has no SimGrid", "[integration]") {
+  auto path = write_temp("no_simgrid.json", kGood);
+  auto r = exasim_run({"simulate", path, "--backend", "simgrid"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("this exasim was built without SimGrid") != std::string::npos);
+  CHECK(r.out.empty());
+  CHECK(exasim_run({"simulate", path, "--backend", "fast", "--json"}).code == 0);
+}
+#endif
 
 TEST_CASE("simulate refuses a scenario that does not fit the GPU's memory unless asked to go on", "[integration]") {
   auto doc = nlohmann::json::parse(kGood);

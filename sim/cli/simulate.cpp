@@ -4,7 +4,9 @@
 
 #include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
+#if EXASIM_HAVE_SIMGRID
 #include "sim/simgrid/simgrid_runtime.hpp"
+#endif
 #include "sim/scenario/prepared_job.hpp"
 #include "sim/report/compute_breakdown.hpp"
 #include "sim/report/report.hpp"
@@ -47,6 +49,12 @@ std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world) 
 nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptions& options, std::ostream& log) {
   if (options.backend != "fast" && options.backend != "simgrid")
     throw InputError("--backend", options.backend, "unknown backend (allowed: fast, simgrid)");
+#if !EXASIM_HAVE_SIMGRID
+  if (options.backend == "simgrid")
+    throw InputError("--backend", options.backend,
+                     "this exasim was built without SimGrid (configured with EXASIM_WITH_SIMGRID=OFF or SimGrid not "
+                     "found); use --backend fast, or rebuild with libsimgrid-dev installed");
+#endif
   if (!options.ignore_memory) scenario::check_memory_fits(s);
   auto prepared = scenario::prepare_job(s);
   const auto& plan = prepared->plan;
@@ -67,7 +75,9 @@ nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptio
   }
   std::unique_ptr<runtime::Runtime> runtime;
   if (options.backend == "simgrid") {
+#if EXASIM_HAVE_SIMGRID
     runtime = sg::make_simgrid_runtime(*topology, {});
+#endif  // without SimGrid the backend was refused above
   } else {
     flow::FastOptions fast_options;
     fast_options.full_resolve = options.reference_solver;

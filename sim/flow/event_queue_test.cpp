@@ -8,7 +8,7 @@
 
 using exasim::flow::EventQueue;
 
-TEST_CASE("events come out by time, then in insertion order; same-time pushes form a later batch", "[unit]") {
+TEST_CASE("events come out by time, then in insertion order, and same-time pushes form a later batch", "[unit]") {
   EventQueue<int> q;
   q.push(2.0, 20);
   q.push(1.0, 10);

@@ -209,7 +209,7 @@ TEST_CASE("a Send/Recv pair is one flow of S bytes plus one route latency", "[un
   CHECK(result.ranks[1].exposed_s[0] == Approx(S / B + lat));  // the receiver waited for the whole transfer
 }
 
-TEST_CASE("a transfer starts when both sides have posted; the k-th Send meets the k-th Recv", "[unit]") {
+TEST_CASE("a transfer starts when both sides have posted, the k-th Send meets the k-th Recv", "[unit]") {
   const double S = 10e6, B = 10e9, compute = 4e-3;  // a transfer of S: 1 ms
   auto topo = one_node(3, B, 0);
   auto plan = pipeline_plan(3);

@@ -4,12 +4,7 @@
 #include "sim/gpu/devices.hpp"
 #include "sim/gpu/shape_aware_gpu.hpp"
 
-// libfccp copies file names with strncpy into fixed buffers; GCC flags that as possible truncation when
-// it inlines the header into our code. The truncation is intended (error messages only), so silence it here.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-truncation"
-#include <libfccp/csv.h>
-#pragma GCC diagnostic pop
+#include "sim/core/fccp_csv.hpp"
 
 #include <algorithm>
 #include <charconv>

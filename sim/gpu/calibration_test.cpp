@@ -88,7 +88,7 @@ TEST_CASE("between measured shapes, calibration interpolates linearly in flops",
   CHECK(same_work.time_s == 1.6e-3);
 }
 
-TEST_CASE("outside the measured range calibration scales the model; elsewhere it is the model", "[unit]") {
+TEST_CASE("outside the measured range calibration scales the model, elsewhere it is the model", "[unit]") {
   TempCsv csv("range", kTable);
   auto base = shape_aware("mi250x-gcd");
   CalibratedGpu gpu(base, CalibrationTable::load_csv(csv.path()));

@@ -108,7 +108,7 @@ TEST_CASE("to_gpu_spec carries the roofline numbers", "[unit]") {
   CHECK(s.hbm_capacity_bytes == 40e9);
 }
 
-TEST_CASE("fp16 peaks equal bf16 ones; fp32 GEMMs run at the datasheet rate without TF32", "[unit]") {
+TEST_CASE("fp16 peaks equal bf16 ones, fp32 GEMMs run at the datasheet rate without TF32", "[unit]") {
   for (const auto& d : devices()) {
     INFO(d.name);
     CHECK(d.peak_fp16_flops.value == d.peak_bf16_flops.value);

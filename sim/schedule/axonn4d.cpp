@@ -56,7 +56,12 @@ class Axonn4DBuilder {
     return s_.e * static_cast<double>(l.n_out) * static_cast<double>(l.k_in) / (s_.gx * s_.gy);
   }
   static std::string tag(std::int64_t layer, const char* what) {
-    return "L" + std::to_string(layer) + "." + what;
+    // Appended piece by piece: "L" + std::string&& trips GCC 12's -Wrestrict false positive (bug 105329).
+    std::string t = "L";
+    t += std::to_string(layer);
+    t += '.';
+    t += what;
+    return t;
   }
 
   Handle gather_weights(std::int64_t layer, const Linear& l) {

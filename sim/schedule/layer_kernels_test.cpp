@@ -197,7 +197,7 @@ TEST_CASE("the plan's GEMM flops add up to the per-term flop count for any shape
   }
 }
 
-TEST_CASE("selective recomputation repeats only the attention core; its flops join the hardware count",
+TEST_CASE("selective recomputation repeats only the attention core, and its flops join the hardware count",
           "[unit]") {
   const ModelSpec m = gpt();
   MegatronConfig c;

@@ -76,7 +76,7 @@ void check_closed_form(const MegatronConfig& c, const TrainingSpec& t, bool over
 
 }  // namespace
 
-TEST_CASE("Megatron rank layout: TP fastest, then DP, then PP; one stream per stage", "[unit]") {
+TEST_CASE("Megatron rank layout: TP fastest, then DP, then PP, one stream per stage", "[unit]") {
   auto plan = build_megatron_plan(kModel, {2, 4, 3, 0, 1, 1, false}, {24, Recompute::Full});
   REQUIRE(plan.grid.dims().size() == 3);
   CHECK(plan.grid.dim(kMegDimTp).name == "tp");

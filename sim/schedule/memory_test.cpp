@@ -25,7 +25,7 @@ TrainingSpec korthikanti(std::int64_t global_batch, Recompute recompute) {
 
 }  // namespace
 
-TEST_CASE("175B with TP4 x PP16 x DP2 and ZeRO-1 fits a 64 GB GCD; without pipelining it does not", "[unit]") {
+TEST_CASE("175B with TP4 x PP16 x DP2 and ZeRO-1 fits a 64 GB GCD, without pipelining it does not", "[unit]") {
   const TrainingSpec t{640, Recompute::Full};
   auto fits = estimate_megatron_memory(k175b, {4, 16, 2, 1, 1, 1, false}, t);
   INFO("TP4xPP16xDP2: " << fits.total() / 1e9 << " GB (weights " << fits.weights / 1e9 << ", optimizer "
@@ -37,7 +37,7 @@ TEST_CASE("175B with TP4 x PP16 x DP2 and ZeRO-1 fits a 64 GB GCD; without pipel
   CHECK(flat.weights > kMi250xGcdBytes);  // even the bf16 weights alone: 174B / 4 * 2 B
 }
 
-TEST_CASE("Korthikanti's closed forms, per layer: 34 + 5as/h; 10 + 24/t + 5as/(ht); 34/t + 5as/(ht)", "[unit]") {
+TEST_CASE("Korthikanti's closed forms, per layer: 34 + 5as/h | 10 + 24/t + 5as/(ht) | 34/t + 5as/(ht)", "[unit]") {
   const double s = 2048, h = 6144, a = 64, b = 4, t = 8;
   const double sbh = s * b * h;
   const TrainingSpec none = korthikanti(4, Recompute::None);
@@ -167,7 +167,7 @@ TEST_CASE("fp32 training: weights 4, gradients 4, Adam m + v 8 (no master copy)"
   CHECK(e.optimizer == Approx(8 * params));
 }
 
-TEST_CASE("Megatron parameters: layer_params of SwiGLU/GQA shapes; embedding first, LM head last", "[unit]") {
+TEST_CASE("Megatron parameters: layer_params of SwiGLU/GQA shapes, embedding first, LM head last", "[unit]") {
   ModelSpec llama{"l", 8, 1024, 16, 512, 4096};
   llama.ffn_hidden = 2816;
   llama.kv_heads = 4;

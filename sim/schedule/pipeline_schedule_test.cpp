@@ -75,7 +75,7 @@ TEST_CASE("what a stage sends to a neighbour, the neighbour receives", "[unit]")
   }
 }
 
-TEST_CASE("1F1B warms up with p - s - 1 forwards; interleaving with 2(p - s - 1) + (v - 1)p", "[unit]") {
+TEST_CASE("1F1B warms up with p - s - 1 forwards, interleaving with 2(p - s - 1) + (v - 1)p", "[unit]") {
   for (std::uint32_t s = 0; s < 4; ++s) {
     CHECK(forwards_before_first_backward(pipeline_schedule(4, 1, 16, s)) == 4 - s);  // warm-up + the first 1F1B forward
     CHECK(forwards_before_first_backward(pipeline_schedule(4, 2, 16, s)) == 2 * (3 - s) + 4 + 1);
