@@ -118,13 +118,9 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   auto training = root.object("training");
   training.check_keys({"global_batch", "recompute", "attention", "dropout", "dtype", "dp_grad_dtype"});
   s.training.global_batch = training.integer("global_batch", 1, std::int64_t{1} << 40);
-  const std::string recompute = training.choice("recompute", {"full", "selective", "none"}, "full");
-  s.training.recompute = recompute == "full"        ? schedule::Recompute::Full
-                         : recompute == "selective" ? schedule::Recompute::Selective
-                                                    : schedule::Recompute::None;
-  s.training.attention = training.choice("attention", {"flash", "standard"}, "flash") == "standard"
-                             ? schedule::AttentionImpl::Standard
-                             : schedule::AttentionImpl::Flash;
+  // choice() has checked the names, so the parses cannot fail.
+  s.training.recompute = *schedule::parse_recompute(training.choice("recompute", {"full", "selective", "none"}, "full"));
+  s.training.attention = *schedule::parse_attention(training.choice("attention", {"flash", "standard"}, "flash"));
   s.training.dropout = training.number_or("dropout", 0.1, 0, 0.95, /*min_exclusive=*/false);
   s.training.dtype = *gpu::parse_dtype(training.choice("dtype", {"bf16", "fp16", "fp32"}, "bf16"));
   s.training.dp_grad_bytes = training.choice("dp_grad_dtype", {"fp32", "bf16", "fp16"}, "fp32") == "fp32" ? 4 : 2;

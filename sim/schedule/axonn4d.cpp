@@ -91,9 +91,6 @@ class Axonn4DBuilder {
                                  gpu::GemmLayout layout = gpu::GemmLayout::NN) const {
     return gpu::gemm(m, n, k, layout, k_.dtype());
   }
-  void kernels(const std::string& name, const std::vector<NamedKernel>& ks) {
-    for (const auto& k : ks) out_.compute(name + k.suffix, k.kernel);
-  }
 
   // Elements of the tensors the elementwise kernels of one layer stream: the hidden slice (hidden split
   // over x between layers) and the MLP's inner slice (ffn split over y).
@@ -109,7 +106,7 @@ class Axonn4DBuilder {
     const std::string p = std::string(".") + pass;
     out_.compute(tag(layer, "ln1") + p, k_.norm_forward(hidden_elements()));
     linear_forward(layer, 0, false, pass);
-    kernels(tag(layer, "attention") + p, k_.attention_forward(attention()));
+    out_.compute(tag(layer, "attention") + p, k_.attention_forward(attention()));
     linear_forward(layer, 1, false, pass);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(hidden_elements()));
     out_.compute(tag(layer, "ln2") + p, k_.norm_forward(hidden_elements()));
@@ -160,29 +157,22 @@ class Axonn4DBuilder {
     }
   }
 
-  /// Backward of a residual branch's output: dropout's mask (with dropout), then the two gradients summed.
-  void residual_backward(std::int64_t layer, const char* what) {
-    const std::string name = tag(layer, what) + ".bwd";
-    if (k_.dropout()) out_.compute(name + ".dropout", k_.dropout_backward(hidden_elements()));
-    out_.compute(name, k_.residual_backward(hidden_elements()));
-  }
-
   void layer_backward(std::int64_t layer, std::vector<Handle>& reduce_scatters) {
     const std::string p = ".bwd";
-    residual_backward(layer, "residual2");
+    out_.compute(tag(layer, "residual2") + p, k_.residual_backward(hidden_elements()));
     linear_backward(layer, linears_[3], reduce_scatters);
     out_.compute(tag(layer, activation_name()) + p, k_.activation_backward(ffn_elements()));
     linear_backward(layer, linears_[2], reduce_scatters);
     out_.compute(tag(layer, "ln2") + p, k_.norm_backward(hidden_elements()));
-    residual_backward(layer, "residual1");
+    out_.compute(tag(layer, "residual1") + p, k_.residual_backward(hidden_elements()));
     linear_backward(layer, linears_[1], reduce_scatters);
     if (training_.selective_recompute()) {
       // Selective recomputation: the attention core's activations were dropped after forward.
       out_.set_phase(Phase::Recompute);
-      kernels(tag(layer, "attention.recompute"), k_.attention_forward(attention()));
+      out_.compute(tag(layer, "attention.recompute"), k_.attention_forward(attention()));
       out_.set_phase(Phase::Backward);
     }
-    kernels(tag(layer, "attention") + p, k_.attention_backward(attention()));
+    out_.compute(tag(layer, "attention") + p, k_.attention_backward(attention()));
     linear_backward(layer, linears_[0], reduce_scatters);
     out_.compute(tag(layer, "ln1") + p, k_.norm_backward(hidden_elements()));
   }

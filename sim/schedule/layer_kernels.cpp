@@ -25,8 +25,11 @@ gpu::Kernel LayerKernels::residual_forward(double elements) const {
   return gpu::memory_kernel(MemoryFamily::Elementwise, 3 * e_ * elements);
 }
 
-gpu::Kernel LayerKernels::residual_backward(double elements) const {
-  return gpu::memory_kernel(MemoryFamily::Elementwise, 3 * e_ * elements);
+std::vector<NamedKernel> LayerKernels::residual_backward(double elements) const {
+  std::vector<NamedKernel> ks;
+  if (dropout()) ks.push_back({".dropout", dropout_backward(elements)});
+  ks.push_back({"", gpu::memory_kernel(MemoryFamily::Elementwise, 3 * e_ * elements)});
+  return ks;
 }
 
 gpu::Kernel LayerKernels::dropout_forward(double elements) const {

@@ -39,6 +39,7 @@
 
 #include "sim/gpu/kernel.hpp"
 #include "sim/schedule/model.hpp"
+#include "sim/schedule/stream_builder.hpp"  // NamedKernel
 #include "sim/schedule/training.hpp"
 
 #include <cstdint>
@@ -46,12 +47,6 @@
 #include <vector>
 
 namespace exasim::schedule {
-
-/// A kernel and the suffix it adds to its op's name ("" for a single-kernel op).
-struct NamedKernel {
-  std::string suffix;
-  gpu::Kernel kernel;
-};
 
 /// The widths of a layer's tensors before any split: the plans' Shape structs carry one.
 struct LayerWidths {
@@ -91,7 +86,9 @@ class LayerKernels {
   [[nodiscard]] gpu::Kernel norm_backward(double elements) const;
   /// Residual add after attention or the MLP: bias-dropout-add with dropout, a plain add without.
   [[nodiscard]] gpu::Kernel residual_forward(double elements) const;
-  [[nodiscard]] gpu::Kernel residual_backward(double elements) const;
+  /// Backward of a residual branch's output: dropout's mask times the gradient (".dropout", with
+  /// dropout), then the two gradients summed ("").
+  [[nodiscard]] std::vector<NamedKernel> residual_backward(double elements) const;
   /// Dropout's backward (mask times gradient); only meaningful with dropout.
   [[nodiscard]] gpu::Kernel dropout_backward(double elements) const;
   /// Dropout alone (on the embedding output).

@@ -121,6 +121,10 @@ TEST_CASE("memory-bound kernels: bytes per element and family", "[unit]") {
   CHECK(k.residual_forward(n).bytes == (3 * 2 + 1) * n);  // bias-dropout-add writes its mask
   CHECK(k.residual_forward(n).family == MemoryFamily::Dropout);
   CHECK(k.dropout_backward(n).bytes == (2 * 2 + 1) * n);
+  const auto residual = k.residual_backward(n);  // the mask, then the two gradients summed
+  REQUIRE(residual.size() == 2);
+  CHECK((residual[0].suffix == ".dropout" && residual[0].kernel.bytes == (2 * 2 + 1) * n));
+  CHECK((residual[1].suffix.empty() && residual[1].kernel.bytes == 3 * 2 * n));
   CHECK(k.activation_forward(n).bytes == 2 * 2 * n);  // GeLU
   CHECK(k.activation_backward(n).bytes == 3 * 2 * n);
   CHECK(k.activation_forward(n).family == MemoryFamily::Activation);
@@ -133,6 +137,7 @@ TEST_CASE("memory-bound kernels: bytes per element and family", "[unit]") {
   CHECK(swiglu.activation_backward(n).bytes == 5 * 2 * n);
   CHECK(swiglu.residual_forward(n).bytes == 3 * 2 * n);  // no dropout: a plain add
   CHECK(swiglu.residual_forward(n).family == MemoryFamily::Elementwise);
+  CHECK(swiglu.residual_backward(n).size() == 1);  // no dropout: the sum alone
 
   LayerKernels fp32(gpt(), training(AttentionImpl::Flash, 0, gpu::DType::Fp32));
   CHECK(fp32.norm_forward(n).bytes == 2 * 4 * n);

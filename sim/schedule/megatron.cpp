@@ -142,9 +142,6 @@ class StageBuilder {
   }
 
   // --- forward -----------------------------------------------------------------------------------
-  void kernels(const std::string& name, const std::vector<NamedKernel>& ks) {
-    for (const auto& k : ks) out_.compute(name + k.suffix, k.kernel);
-  }
   [[nodiscard]] const char* activation_name() const { return s_.w.activation_name(); }
   void tp_collective(const std::string& name, CollKind kind) {
     out_.collective(name, kind, kMegDimTp, s_.full_hidden_bytes());
@@ -170,7 +167,7 @@ class StageBuilder {
     out_.compute(tag(layer, "ln1") + p, k_.norm_forward(s_.hidden_elements()));
     tp_gather(tag(layer, "qkv") + p);
     out_.compute(tag(layer, "qkv") + p + ".gemm", gemm(s_.T, s_.w.qkv_out / tp, H, kForwardLayout));
-    kernels(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
+    out_.compute(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
     out_.compute(tag(layer, "attn_out") + p + ".gemm", gemm(s_.T, H, H / tp, kForwardLayout));
     tp_reduce(tag(layer, "attn_out") + p);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
@@ -236,30 +233,23 @@ class StageBuilder {
     out_.wait(reduce);
   }
 
-  /// Backward of a residual branch's output: dropout's mask (with dropout), then the two gradients summed.
-  void residual_backward(std::int64_t layer, const char* what) {
-    const std::string name = tag(layer, what) + ".bwd";
-    if (k_.dropout()) out_.compute(name + ".dropout", k_.dropout_backward(s_.hidden_elements()));
-    out_.compute(name, k_.residual_backward(s_.hidden_elements()));
-  }
-
   void layer_backward(std::int64_t layer) {
     const std::string p = ".bwd";
     const std::int64_t H = s_.H;
-    residual_backward(layer, "residual2");
+    out_.compute(tag(layer, "residual2") + p, k_.residual_backward(s_.hidden_elements()));
     row_backward(tag(layer, "mlp_down") + p, H, s_.w.ffn);
     out_.compute(tag(layer, activation_name()) + p, k_.activation_backward(s_.ffn_elements()));
     column_backward(tag(layer, "mlp_up") + p, s_.w.mlp_up_out, H);
     out_.compute(tag(layer, "ln2") + p, k_.norm_backward(s_.hidden_elements()));
-    residual_backward(layer, "residual1");
+    out_.compute(tag(layer, "residual1") + p, k_.residual_backward(s_.hidden_elements()));
     row_backward(tag(layer, "attn_out") + p, H, H);
     if (training_.selective_recompute()) {
       // Selective recomputation: the attention core's activations were dropped after forward.
       out_.set_phase(Phase::Recompute);
-      kernels(tag(layer, "attention.recompute"), k_.attention_forward(s_.attention()));
+      out_.compute(tag(layer, "attention.recompute"), k_.attention_forward(s_.attention()));
       out_.set_phase(Phase::Backward);
     }
-    kernels(tag(layer, "attention") + p, k_.attention_backward(s_.attention()));
+    out_.compute(tag(layer, "attention") + p, k_.attention_backward(s_.attention()));
     column_backward(tag(layer, "qkv") + p, s_.w.qkv_out, H);
     out_.compute(tag(layer, "ln1") + p, k_.norm_backward(s_.hidden_elements()));
   }

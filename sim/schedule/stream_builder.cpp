@@ -27,6 +27,10 @@ void StreamBuilder::compute(const std::string& name, const gpu::Kernel& kernel) 
   stream_.ops.push_back(op);
 }
 
+void StreamBuilder::compute(const std::string& name, const std::vector<NamedKernel>& kernels) {
+  for (const auto& k : kernels) compute(name + k.suffix, k.kernel);
+}
+
 Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes,
                              std::int16_t peer) {
   if (plan_.grid.dim(dim).size <= 1 || bytes <= 0) return kNoHandle;

@@ -12,12 +12,21 @@ namespace exasim::schedule {
 
 using Handle = std::uint16_t;
 
+/// A kernel and the suffix it adds to its op's name ("" for a single-kernel op): what one logical op
+/// (standard attention, a residual branch's backward) runs as several kernels.
+struct NamedKernel {
+  std::string suffix;
+  gpu::Kernel kernel;
+};
+
 class StreamBuilder {
  public:
   StreamBuilder(Plan& plan, OpStream& stream) : plan_(plan), stream_(stream) {}
 
   void set_phase(Phase phase) { phase_ = phase; }
   void compute(const std::string& name, const gpu::Kernel& kernel);
+  /// One compute op per kernel, named `name` + its suffix, in order.
+  void compute(const std::string& name, const std::vector<NamedKernel>& kernels);
   /// Posts a collective; returns its handle. Groups of one member get no op at all (kNoHandle). `peer` is
   /// the partner's offset along `dim` for Send/Recv (Op::peer); the Wait of the handle carries it too.
   [[nodiscard]] Handle start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes,

@@ -5,6 +5,8 @@
 #include "sim/gpu/kernel.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace exasim::schedule {
 
@@ -44,5 +46,8 @@ struct TrainingSpec {
 
 [[nodiscard]] const char* to_string(Recompute recompute);
 [[nodiscard]] const char* to_string(AttentionImpl attention);
+/// Inverses of to_string: "none", "selective", "full" / "flash", "standard"; nullopt for anything else.
+[[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view name);
+[[nodiscard]] std::optional<AttentionImpl> parse_attention(std::string_view name);
 
 }  // namespace exasim::schedule
