@@ -5,7 +5,6 @@ namespace exasim::schedule {
 namespace {
 
 using gpu::MemoryFamily;
-constexpr double kMaskBytes = 1;  // torch keeps dropout masks as one byte per element
 
 }  // namespace
 
@@ -21,7 +20,7 @@ gpu::Kernel LayerKernels::norm_backward(double elements) const {
 }
 
 gpu::Kernel LayerKernels::residual_forward(double elements) const {
-  if (dropout()) return gpu::memory_kernel(MemoryFamily::Dropout, (3 * e_ + kMaskBytes) * elements);
+  if (dropout()) return gpu::memory_kernel(MemoryFamily::Dropout, (3 * e_ + kDropoutMaskBytes) * elements);
   return gpu::memory_kernel(MemoryFamily::Elementwise, 3 * e_ * elements);
 }
 
@@ -33,11 +32,11 @@ std::vector<NamedKernel> LayerKernels::residual_backward(double elements) const 
 }
 
 gpu::Kernel LayerKernels::dropout_forward(double elements) const {
-  return gpu::memory_kernel(MemoryFamily::Dropout, (2 * e_ + kMaskBytes) * elements);
+  return gpu::memory_kernel(MemoryFamily::Dropout, (2 * e_ + kDropoutMaskBytes) * elements);
 }
 
 gpu::Kernel LayerKernels::dropout_backward(double elements) const {
-  return gpu::memory_kernel(MemoryFamily::Dropout, (2 * e_ + kMaskBytes) * elements);
+  return gpu::memory_kernel(MemoryFamily::Dropout, (2 * e_ + kDropoutMaskBytes) * elements);
 }
 
 gpu::Kernel LayerKernels::activation_forward(double ffn_elements) const {

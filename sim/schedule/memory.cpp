@@ -7,7 +7,6 @@ namespace exasim::schedule {
 
 namespace {
 
-constexpr double kMaskBytes = 1;                // dropout masks are bool tensors whatever the math type
 constexpr double kSoftmaxStatBytes = 4;         // flash attention's log-sum-exp per row is fp32
 constexpr double kLossLogitBytes = 4;           // the cross-entropy upcasts the logits to fp32 and keeps them
 constexpr double kRuntimeReserveBytes = 1.5e9;  // estimate: context, BLAS workspace, collective buffers
@@ -63,7 +62,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, do
   const double s = static_cast<double>(m.seq_len), a = static_cast<double>(m.heads);
   const double h = static_cast<double>(m.hidden), kvh = static_cast<double>(m.kv_hidden());
   const double ffn = static_cast<double>(m.ffn());
-  const double masks = t.has_dropout() ? kMaskBytes : 0;
+  const double masks = t.has_dropout() ? kDropoutMaskBytes : 0;
 
   // Outside the column/row-parallel pair: two norm inputs, QKV and MLP GEMM inputs, the dropout masks
   // after the attention projection and after the MLP (Korthikanti's 10sbh).
@@ -75,7 +74,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, do
   double core = 0;
   if (t.attention == AttentionImpl::Standard) {
     const double scores = a * s * sb;  // a s^2 b elements
-    core = scores * (t.has_dropout() ? e + kMaskBytes + e : e) + 2 * e * sb * (h - kvh);
+    core = scores * (t.has_dropout() ? e + kDropoutMaskBytes + e : e) + 2 * e * sb * (h - kvh);
   } else {
     core = kSoftmaxStatBytes * a * sb;
   }

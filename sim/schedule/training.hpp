@@ -44,6 +44,9 @@ struct TrainingSpec {
   [[nodiscard]] bool mixed_precision() const { return dtype != gpu::DType::Fp32; }
 };
 
+/// Bytes per element of a dropout mask: torch keeps them as bool tensors whatever the math type.
+inline constexpr double kDropoutMaskBytes = 1;
+
 [[nodiscard]] const char* to_string(Recompute recompute);
 [[nodiscard]] const char* to_string(AttentionImpl attention);
 /// Inverses of to_string: "none", "selective", "full" / "flash", "standard"; nullopt for anything else.
