@@ -9,7 +9,7 @@
 # include neither directly. Prints FILE:LINE: the include and the rule, and exits 1 on any violation.
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
-engine="sim/core sim/schedule sim/gpu sim/flow sim/runtime sim/scenario sim/report traces topologies"
+engine="sim/core sim/schedule sim/gpu sim/collectives sim/flow sim/runtime sim/scenario sim/report traces topologies"
 inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]'
 runtimes="${inc}(simgrid/|xbt/|xbt\.h|smpi/|mpi\.h|mpi_|mpio\.h)"
 scan() {  # scan RULE PATTERN DIR...: prints FILE:LINE:TEXT  <- RULE for each matching include

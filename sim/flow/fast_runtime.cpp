@@ -2,8 +2,8 @@
 
 #include "sim/flow/event_queue.hpp"
 #include "sim/flow/flow_network.hpp"
-#include "sim/runtime/flow_key.hpp"
-#include "sim/runtime/ring_bundle.hpp"
+#include "sim/collectives/flow_key.hpp"
+#include "sim/collectives/router.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -402,7 +402,7 @@ class Simulation {
   void launch_p2p(InstanceId id, Rank receiver, std::uint32_t sequence) {
     Instance& inst = instances_[id];
     route_.clear();
-    const std::uint64_t flow_key = runtime::p2p_flow_key(job_.seed, inst.first_member, receiver, sequence);
+    const std::uint64_t flow_key = collectives::p2p_flow_key(job_.seed, inst.first_member, receiver, sequence);
     topo_.route(job_.gpu(inst.first_member), job_.gpu(receiver), flow_key, &network_, route_);
     network_.add(route_, inst.bytes, id);
     ++flows_;
@@ -410,25 +410,18 @@ class Simulation {
     latency_s_[id] = topo_.latency_s(route_) + job_.collective_step_overhead_s;
   }
 
-  /// All members posted: start the ring as one bundle flow over every hop's route, so that all hops
-  /// move at the pace of the slowest, as a pipelined ring does. `sequence`: the group's count of earlier
-  /// collectives along this dimension, for the flow keys.
+  /// All members posted: route the collective (collectives/router.hpp) and start its bundle flow.
+  /// `sequence`: the group's count of earlier collectives along this dimension, for the flow keys.
+  /// LIMITATIONS (for now): one stage of one bundle, i.e. ring only.
   void launch(InstanceId id, std::uint32_t group_id, std::uint32_t sequence) {
-    Instance& inst = instances_[id];
-    const std::uint32_t p = grid_.dim(inst.dim).size;
-    const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
-    route_.clear();
-    const auto bundle = runtime::route_ring_bundle(
-        topo_, job_, inst.first_member, inst.dim, group_id, sequence, &network_, route_,
-        [this](const topo::LinkId* links, std::size_t count) {
-          // Only links that routing reads need to show this ring's earlier hops.
-          for (std::size_t i = 0; i < count; ++i)
-            if (links[i] >= first_load_read_link_) network_.hold(links + i, 1);
-        });
-    if (bundle.rank0_member) wire_rank0_[inst.dim] += wire;
-    network_.add(route_, wire, id);
+    const Instance& inst = instances_[id];
+    const auto call = runtime::group_call(job_, inst.first_member, inst.dim, group_id, sequence, inst.kind, inst.bytes);
+    const auto algorithm = collectives::resolve_algorithm(job_.collective_algorithm, topo_, call);
+    collectives::route_stage(algorithm, topo_, call, 0, &network_, hold_hop_, stage_);
+    wire_rank0_[inst.dim] += stage_.rank0_wire_bytes;
+    network_.add(stage_.links, stage_.bundles.front().bytes, id);
     ++flows_;
-    latency_s_[id] = schedule::ring_steps(inst.kind, p) * (bundle.hop_latency_s + job_.collective_step_overhead_s);
+    latency_s_[id] = stage_.latency_s;
   }
 
   void complete(InstanceId id) {
@@ -573,6 +566,12 @@ class Simulation {
   std::vector<double> done_s_;     ///< per instance, with an observer only: when it completed
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;
+  collectives::StageRoute stage_;  ///< the stage being launched (kept for its capacity)
+  /// Only links that routing reads need to show a collective's earlier hops while its later ones are routed.
+  const collectives::OnHop hold_hop_ = [this](const topo::LinkId* links, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (links[i] >= first_load_read_link_) network_.hold(links + i, 1);
+  };
   std::vector<ReadyLaunch> ready_;  ///< collectives and transfers to launch at the end of this instant
   const FlowNetwork::Scheduler schedule_flow_ = [this](double t, FlowId f, std::uint32_t v) {
     push(t, EventType::FlowDone, f, v);

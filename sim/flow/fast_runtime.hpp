@@ -21,7 +21,7 @@
 // pipeline neighbours, not with world size squared.
 //
 // Parallel paths (which global link, which Valiant intermediate) are chosen by flow keys that name the
-// flow (sim/runtime/flow_key.hpp): a ring hop by (dimension, group, the group's collective count, ring
+// flow (sim/collectives/flow_key.hpp): a ring hop by (dimension, group, the group's collective count, ring
 // position), a transfer by (sender, receiver, the pair's transfer count). They do not depend on the
 // order in which simultaneous collectives launch, so the SimGrid runtime routes every flow the same way.
 // Adaptive routing still sees the load at launch, so the order of launches is part of the answer: the

@@ -6,6 +6,7 @@
 // which traces are written. All runtimes fill RunResult the same way so that reports and validation
 // compare like with like.
 
+#include "sim/collectives/router.hpp"
 #include "sim/schedule/plan.hpp"
 
 #include <cstdint>
@@ -21,11 +22,30 @@ struct Job {
   const schedule::Plan* plan = nullptr;
   std::vector<double> kernel_time_s;    ///< per Plan::kernels entry, from the GPU model
   std::vector<std::uint32_t> gpu_of_rank;  ///< placement; empty means rank r on GPU r
-  double collective_step_overhead_s = 0;   ///< software cost of one ring step, added to link latencies
+  double collective_step_overhead_s = 0;   ///< software cost of one collective step, added to link latencies
+  collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;  ///< resolved per collective
   std::uint64_t seed = 1;
 
   [[nodiscard]] std::uint32_t gpu(Rank r) const { return gpu_of_rank.empty() ? r : gpu_of_rank[r]; }
 };
+
+/// What the collectives router needs to know about a group's `sequence`-th collective along `dim`.
+[[nodiscard]] inline collectives::GroupCall group_call(const Job& job, Rank first, std::uint8_t dim,
+                                                       std::uint32_t group_id, std::uint32_t sequence,
+                                                       schedule::CollKind kind, double bytes) {
+  collectives::GroupCall call;
+  call.grid = &job.plan->grid;
+  call.gpu_of_rank = &job.gpu_of_rank;
+  call.seed = job.seed;
+  call.step_overhead_s = job.collective_step_overhead_s;
+  call.first = first;
+  call.dim = dim;
+  call.group_id = group_id;
+  call.sequence = sequence;
+  call.kind = kind;
+  call.bytes = bytes;
+  return call;
+}
 
 /// Time accounting of one rank. Every instant of a rank is computing, blocked in a Wait (exposed
 /// communication, attributed to the dimension of the collective waited for) or idle after it finished.

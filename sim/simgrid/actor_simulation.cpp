@@ -1,7 +1,7 @@
 #include "sim/simgrid/actor_simulation.hpp"
 
-#include "sim/runtime/flow_key.hpp"
-#include "sim/runtime/ring_bundle.hpp"
+#include "sim/collectives/flow_key.hpp"
+#include "sim/collectives/router.hpp"
 #include "sim/simgrid/topology_zone.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -240,7 +240,7 @@ class ActorSimulation final : public topo::LinkLoadView {
       pair.instances.open.pop_front();
       ++pair.instances.base;
       Hop hop{job_.gpu(sender), job_.gpu(receiver), whole_bytes(inst.bytes), {}};
-      topo_.route(hop.src, hop.dst, runtime::p2p_flow_key(job_.seed, sender, receiver, sequence), this, hop.route);
+      topo_.route(hop.src, hop.dst, collectives::p2p_flow_key(job_.seed, sender, receiver, sequence), this, hop.route);
       const double latency = topo_.latency_s(hop.route);
       if (sender == 0) wire_rank0_[op.dim] += inst.bytes;
       add_load(hop.route, +1);
@@ -255,22 +255,26 @@ class ActorSimulation final : public topo::LinkLoadView {
     if (observed_[r]) post_[r].push_back({op.slot, pc_[r], now()});
   }
 
-  /// All members posted: route every ring hop now (as the fast core does at launch) into one bundle
-  /// flow, whose route is the hops' routes end to end: SimGrid then moves all hops at one rate, the
-  /// slowest hop's, as the fast core's bundles do. An actor of its own carries it, so that the posting
-  /// rank goes on with its stream.
+  /// All members posted: route the collective now (collectives/router.hpp, as the fast core does at
+  /// launch) into its bundle flow, whose route is the hops' routes end to end: SimGrid then moves all
+  /// hops at one rate, the slowest hop's, as the fast core's bundles do. An actor of its own carries it,
+  /// so that the posting rank goes on with its stream. LIMITATIONS (for now): one stage, i.e. ring only.
   void launch_ring(InstanceId id, Rank first, std::uint32_t group_id, std::uint32_t sequence) {
     Instance& inst = instances_[id];
-    const std::uint32_t p = inst.members;
-    const double wire = schedule::ring_wire_bytes(inst.kind, p, inst.bytes);
-    Hop bundle{job_.gpu(first), job_.gpu(grid_.group_member(first, inst.dim, 1 % p)), whole_bytes(wire), {}};
-    const auto routed = runtime::route_ring_bundle(topo_, job_, first, inst.dim, group_id, sequence, this, bundle.route,
-                                                   [this](const topo::LinkId* links, std::size_t count) {
-                                                     add_load(links, count, +1);  // seen by later hops
-                                                   });
-    if (routed.rank0_member) wire_rank0_[inst.dim] += wire;
+    const auto call = runtime::group_call(job_, first, inst.dim, group_id, sequence, inst.kind, inst.bytes);
+    const auto algorithm = collectives::resolve_algorithm(job_.collective_algorithm, topo_, call);
+    collectives::StageRoute stage;
+    collectives::route_stage(algorithm, topo_, call, 0, this,
+                             [this](const topo::LinkId* links, std::size_t count) {
+                               add_load(links, count, +1);  // seen by later hops
+                             },
+                             stage);
+    const auto& b = stage.bundles.front();
+    Hop bundle{job_.gpu(first), job_.gpu(grid_.group_member(first, inst.dim, 1 % inst.members)), whole_bytes(b.bytes),
+               {stage.links.begin() + b.begin, stage.links.begin() + b.begin + b.count}};
+    wire_rank0_[inst.dim] += stage.rank0_wire_bytes;
     inst.hops.push_back(std::move(bundle));
-    inst.latency_s = schedule::ring_steps(inst.kind, p) * (routed.hop_latency_s + job_.collective_step_overhead_s);
+    inst.latency_s = stage.latency_s;
     start_instance(id, first);
   }
 

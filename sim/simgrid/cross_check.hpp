@@ -39,7 +39,7 @@ struct CrossCheckResult {
 };
 
 /// Builds the case's plan (a small 2-layer model, kernels of 20-38 us, 1 us per ring step) and runs it
-/// on both backends, each on a fresh machine. Both key flows by identity (sim/runtime/flow_key.hpp), so
+/// on both backends, each on a fresh machine. Both key flows by identity (sim/collectives/flow_key.hpp), so
 /// they route every flow the same way and the comparison tests the simulators.
 [[nodiscard]] CrossCheckResult run_cross_check(const CrossCheckCase& c);
 

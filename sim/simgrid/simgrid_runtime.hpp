@@ -6,7 +6,7 @@
 //  - one actor per rank walks the rank's op stream; a Compute is a sleep of job.kernel_time_s;
 //  - a collective starts when every member of its group has posted it; a helper actor then starts one
 //    SimGrid communication of ring_wire_bytes for the whole ring, the bundle: its route is every hop's
-//    route end to end (runtime/ring_bundle.hpp), so SimGrid's max-min moves all hops at one rate and
+//    route end to end (sim/collectives/router.hpp), so SimGrid's max-min moves all hops at one rate and
 //    counts a link crossed by k hops k times, as the fast core does. It waits for it, then sleeps the
 //    latency term ring_steps x (slowest hop's route latency + job.collective_step_overhead_s) before
 //    the members' Waits return;
@@ -34,7 +34,7 @@
 // Flow keys (which parallel path a flow takes under Minimal/Valiant) are hashed from what the flow
 // is: group dimension, group, the group's collective count and ring position (p2p: sender, receiver
 // and their count), never from the order in which simultaneous collectives happen to launch, so that
-// the choice does not depend on the simulator's tie-breaking (see sim/runtime/flow_key.hpp). The fast
+// the choice does not depend on the simulator's tie-breaking (see sim/collectives/flow_key.hpp). The fast
 // core keys its flows the same way, so both backends route every flow alike.
 //
 // LIMITATIONS:

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-namespace exasim::runtime {
+namespace exasim::collectives {
 
 /// Ring hop `position` of the `sequence`-th collective (0-based, in posting order) of group `group`
 /// along grid dimension `dim`.
@@ -27,4 +27,4 @@ namespace exasim::runtime {
   return mix64(mix64(seed ^ kP2pTag ^ (std::uint64_t{sender} << 32 | receiver)) ^ sequence);
 }
 
-}  // namespace exasim::runtime
+}  // namespace exasim::collectives

@@ -1,0 +1,86 @@
+#pragma once
+// Turning a ready collective (every member has posted it) into routed flows, for any runtime: the fast
+// flow core and SimGrid both run collectives through here, so that they route every hop identically
+// and the cross-check compares network models, not two ideas of what a collective is.
+//
+// A collective runs as one or more stages, one after another. A stage is a set of bundles started
+// together; a bundle is one flow whose route is the routes of several hops end to end, so that all
+// its hops move at one rate, the slowest one's, as a pipelined ring (or tree) does. The stage ends
+// `latency_s` after its last bundle has ended (its steps, each paying the slowest hop's route latency
+// plus the machine's per-step software overhead). Stage s is routed when it starts: an adaptive choice
+// sees the load of that moment.
+//
+// Each hop is routed with its flow key (flow_key.hpp) and reported to `on_hop` right after, so that a
+// runtime can count it as load before the next hop of the same collective is routed.
+//
+// LIMITATIONS: hop latencies of a stage are not summed along the tree's depth beyond `steps` x the
+// slowest hop; chunking (NCCL's pipelining granularity) is not modelled.
+
+#include "sim/collectives/algorithm.hpp"
+#include "sim/schedule/grid.hpp"
+#include "topologies/topology.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace exasim::collectives {
+
+using schedule::Rank;
+
+/// One ready collective of one group, as the router needs it.
+struct GroupCall {
+  const schedule::ProcessGrid* grid = nullptr;
+  const std::vector<std::uint32_t>* gpu_of_rank = nullptr;  ///< placement; null or empty: rank r on GPU r
+  std::uint64_t seed = 1;                                   ///< flow keys
+  double step_overhead_s = 0;                               ///< software cost of one step
+  Rank first = 0;                                           ///< the group's member 0
+  std::uint8_t dim = 0;
+  std::uint32_t group_id = 0;
+  std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along `dim`
+  schedule::CollKind kind = schedule::CollKind::AllReduce;
+  double bytes = 0;  ///< the full buffer S
+
+  [[nodiscard]] std::uint32_t size() const { return grid->dim(dim).size; }
+  [[nodiscard]] Rank member(std::uint32_t k) const { return grid->group_member(first, dim, k); }
+  [[nodiscard]] std::uint32_t gpu(Rank r) const {
+    return gpu_of_rank == nullptr || gpu_of_rank->empty() ? r : (*gpu_of_rank)[r];
+  }
+};
+
+/// The routed bundles of one stage. Reused between calls: clear() keeps the capacity.
+struct StageRoute {
+  struct Bundle {
+    std::uint32_t begin = 0, count = 0;  ///< its route: links[begin, begin + count)
+    double bytes = 0;                    ///< bytes each of its hops carries
+  };
+  std::vector<topo::LinkId> links;
+  std::vector<Bundle> bundles;
+  double latency_s = 0;         ///< paid once every bundle of the stage has ended
+  double rank0_wire_bytes = 0;  ///< bytes rank 0 sends in this stage (rank 0 may not be a member)
+
+  void clear() {
+    links.clear();
+    bundles.clear();
+    latency_s = 0;
+    rank0_wire_bytes = 0;
+  }
+};
+
+/// Called after each hop is routed with the links of that hop.
+using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
+
+/// The algorithm a collective runs: `requested` unless it is Auto (then the rule of docs/collectives.md)
+/// or does not apply to this collective (tree for anything but all-reduce, hierarchical where the
+/// members are not spread evenly over more than one node): then ring. Never returns Auto.
+[[nodiscard]] Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call);
+
+/// Stages of `call` under a resolved algorithm.
+[[nodiscard]] std::uint32_t stage_count(Algorithm resolved, const topo::Topology& topology, const GroupCall& call);
+
+/// Routes stage `stage` of `call` under a resolved algorithm into `out` (cleared first). `load` may be
+/// null (no adaptive routing input).
+void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
+                 const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out);
+
+}  // namespace exasim::collectives
