@@ -95,7 +95,8 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   std::map<std::string, std::string> origin;  // key -> preset file it was inlined from
   for (const auto& o : overrides) apply_override(doc, o, source, origin);
   JsonView root(doc, source, "");
-  root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "placement", "seed"});
+  root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "placement",
+                   "collectives", "seed"});
   for (const char* key : {"machine", "model", "gpus", "parallel", "training"})
     if (!root.has(key)) root.fail(key, "missing required field");
   inline_preset(doc, "machine", kMachineFolder, source, origin);
@@ -130,6 +131,14 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
     overlap.check_keys({"oar", "ors", "oag", "dp"});
     s.overlap = {overlap.boolean_or("oar", true), overlap.boolean_or("ors", true), overlap.boolean_or("oag", true),
                  overlap.boolean_or("dp", false)};
+  }
+
+  if (root.has("collectives")) {
+    auto collectives = root.object("collectives");
+    collectives.check_keys({"algorithm"});
+    // choice() has checked the name, so the parse cannot fail.
+    s.collective_algorithm =
+        *collectives::parse_algorithm(collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto"}, "ring"));
   }
 
   auto parallel = root.object("parallel");

@@ -6,6 +6,7 @@
 //
 // Every field is validated; a bad one is an InputError naming the file, the field and what is allowed.
 
+#include "sim/collectives/algorithm.hpp"
 #include "sim/scenario/machine.hpp"
 #include "sim/scenario/placement.hpp"
 #include "sim/schedule/axonn4d.hpp"
@@ -33,6 +34,8 @@ struct Scenario {
   schedule::TrainingSpec training;
   schedule::OverlapSpec overlap;
   PlacementSpec placement;
+  /// collectives.algorithm: ring (default, the behaviour before the key existed), tree, hierarchical, auto
+  collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;
   std::uint64_t seed = 1;
 };
 
