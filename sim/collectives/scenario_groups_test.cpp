@@ -19,7 +19,10 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
   const std::string path = std::string(EXASIM_TEST_DATA_DIR) + "/configs/scenarios/perlmutter-gpt-40b-4096.json";
   for (Algorithm requested : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto}) {
     CAPTURE(to_string(requested));
-    const auto s = scenario::load_scenario(path, {"collectives.algorithm=" + std::string(to_string(requested))});
+    // The scenario has no "collectives" object, so --set sets the whole object (every object on a --set
+    // path must exist).
+    const auto s =
+        scenario::load_scenario(path, {R"(collectives={"algorithm": ")" + std::string(to_string(requested)) + R"("})"});
     REQUIRE(s.collective_algorithm == requested);
     const auto job = scenario::prepare_job(s);
     REQUIRE(job->job.collective_algorithm == requested);
