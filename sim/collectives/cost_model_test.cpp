@@ -2,7 +2,7 @@
 #include "sim/collectives/cost_model.hpp"
 
 #include "sim/collectives/double_binary_tree.hpp"
-#include "topologies/single_switch.hpp"
+#include "sim/collectives/test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,29 +10,15 @@
 
 using namespace exasim;
 using namespace exasim::collectives;
+using exasim::collectives::testing::simple_a100;
 
 namespace {
 
 constexpr double kOverhead = 1e-6;
 constexpr double kSmall = 64.0 * 1024, kLarge = 64.0 * 1024 * 1024;
 
-/// simple-a100: nodes of 4 A100s (100 GB/s all-to-all, 1 us), 4 NICs of 25 GB/s (1 us), 350 ns switch.
-topo::SingleSwitch simple_a100(std::uint32_t nodes) {
-  topo::SingleSwitchParams p;
-  p.node = {4, 100e9, 1e-6, 4, 25e9, 1e-6};
-  p.nodes = nodes;
-  p.switch_latency_s = 3.5e-7;
-  return topo::SingleSwitch(p);
-}
-
 GroupCall call_of(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes) {
-  GroupCall call;
-  call.grid = &grid;
-  call.step_overhead_s = kOverhead;
-  call.dim = dim;
-  call.kind = kind;
-  call.bytes = bytes;
-  return call;
+  return testing::call_of(grid, dim, kind, bytes, kOverhead);
 }
 
 }  // namespace
@@ -53,10 +39,7 @@ TEST_CASE("cost inputs sample an intra-node and an inter-node hop", "[unit]") {
   CHECK(in.step_overhead_s == kOverhead);
 
   // Two GPUs per NIC: the first node's 4 members send through 2 NICs.
-  topo::SingleSwitchParams two_nics;
-  two_nics.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
-  two_nics.nodes = 16;
-  const topo::SingleSwitch shared(two_nics);
+  const auto shared = simple_a100(16, 2);
   CHECK(cost_inputs(shared, call, group_layout(shared, call)).nic_share == 2);
 
   // One node: no inter-node hop.

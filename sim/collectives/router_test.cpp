@@ -6,7 +6,6 @@
 #include "sim/collectives/group_layout.hpp"
 #include "sim/collectives/test_support.hpp"
 #include "topologies/fat_tree.hpp"
-#include "topologies/single_switch.hpp"
 #include "topologies/test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,29 +19,13 @@ using namespace exasim::collectives::testing;
 
 namespace {
 
-constexpr double kIntraLatency = 1e-6, kNicLatency = 1e-6, kSwitchLatency = 3.5e-7, kOverhead = 2e-6;
-constexpr double kInterLatency = 2 * kNicLatency + kSwitchLatency;  // NIC up (+ switch), NIC down
+// simple_a100 (test_support.hpp): GPU-GPU hops of 1 us; NIC up (1 us + 350 ns switch), NIC down (1 us).
+constexpr double kIntraLatency = 1e-6, kInterLatency = 2.35e-6, kOverhead = 2e-6;
 constexpr double S = 64e6;
-
-/// simple-a100's shape: nodes of 4 GPUs linked all-to-all at 100 GB/s, 4 NICs of 25 GB/s, one switch.
-topo::SingleSwitch machine(std::uint32_t nodes) {
-  topo::SingleSwitchParams p;
-  p.node = {4, 100e9, kIntraLatency, 4, 25e9, kNicLatency};
-  p.nodes = nodes;
-  p.switch_latency_s = kSwitchLatency;
-  return topo::SingleSwitch(p);
-}
 
 GroupCall call_of(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes,
                   const std::vector<std::uint32_t>* gpu_of_rank = nullptr) {
-  GroupCall call;
-  call.grid = &grid;
-  call.gpu_of_rank = gpu_of_rank;
-  call.step_overhead_s = kOverhead;
-  call.dim = dim;
-  call.kind = kind;
-  call.bytes = bytes;
-  return call;
+  return testing::call_of(grid, dim, kind, bytes, kOverhead, gpu_of_rank);
 }
 
 }  // namespace
@@ -69,7 +52,7 @@ TEST_CASE("ring keeps one stage, one bundle and the flow keys of before", "[unit
 }
 
 TEST_CASE("tree all-reduce: two bundles of every tree edge up and down, S/2 per hop", "[unit]") {
-  const auto one = machine(1), four = machine(4);
+  const auto one = simple_a100(1), four = simple_a100(4);
   for (const topo::Topology* topology : {static_cast<const topo::Topology*>(&one), static_cast<const topo::Topology*>(&four)}) {
     for (std::uint32_t p : {2u, 3u, 4u, 7u, 8u, 16u}) {
       if (p > topology->gpu_count()) continue;
@@ -132,7 +115,7 @@ TEST_CASE("tree closed forms on 8 members", "[unit]") {
 }
 
 TEST_CASE("tree falls back to ring for all-gather, reduce-scatter and single members", "[unit]") {
-  const auto topology = machine(1);
+  const auto topology = simple_a100(1);
   const schedule::ProcessGrid grid({{"x", 4}});
   for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter})
     CHECK(resolve_algorithm(Algorithm::Tree, topology, call_of(grid, 0, kind, S)) == Algorithm::Ring);
@@ -169,7 +152,7 @@ TEST_CASE("hierarchical closed forms: ring's bytes, fewer steps", "[unit]") {
 }
 
 TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[unit]") {
-  const auto topology = machine(4);
+  const auto topology = simple_a100(4);
   const schedule::ProcessGrid grid({{"x", 16}});
   for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
     CAPTURE(schedule::to_string(kind));
@@ -213,7 +196,7 @@ TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[
 
 TEST_CASE("hierarchical pairs strided members by local index", "[unit]") {
   // Dimension y of a 2 x 8 grid: ranks 0, 2, ..., 14, two on each of 4 nodes.
-  const auto topology = machine(4);
+  const auto topology = simple_a100(4);
   const schedule::ProcessGrid grid({{"x", 2}, {"y", 8}});
   const auto call = call_of(grid, 1, CollKind::AllReduce, S);
   const auto layout = group_layout(topology, call);
@@ -231,7 +214,7 @@ TEST_CASE("hierarchical pairs strided members by local index", "[unit]") {
 }
 
 TEST_CASE("hierarchical falls back to ring on one node, one member per node, or uneven nodes", "[unit]") {
-  const auto topology = machine(4);
+  const auto topology = simple_a100(4);
   const schedule::ProcessGrid in_node({{"x", 4}, {"y", 4}});   // x: one node
   const schedule::ProcessGrid spread({{"x", 4}, {"y", 4}});    // y: stride 4, one member per node
   CHECK(resolve_algorithm(Algorithm::Hierarchical, topology, call_of(in_node, 0, CollKind::AllReduce, S)) ==
@@ -250,7 +233,7 @@ TEST_CASE("hierarchical falls back to ring on one node, one member per node, or 
 }
 
 TEST_CASE("direct all-to-all: every ordered pair once, S/p each, one step", "[unit]") {
-  const auto topology = machine(2);
+  const auto topology = simple_a100(2);
   for (std::uint32_t p : {2u, 4u, 8u}) {
     CAPTURE(p);
     const schedule::ProcessGrid grid({{"x", p}});

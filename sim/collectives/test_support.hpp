@@ -3,11 +3,30 @@
 // and read back, hop by hop, who sends to whom in which bundle.
 
 #include "sim/collectives/router.hpp"
+#include "topologies/single_switch.hpp"
 
 #include <map>
 #include <vector>
 
 namespace exasim::collectives::testing {
+
+/// simple-a100's shape (topologies/presets/simple-a100.json): nodes of 4 GPUs linked all-to-all at
+/// 100 GB/s and 1 us, 4 NICs of 25 GB/s and 1 us, one switch of 350 ns. An inter-node hop costs
+/// 2.35 us (NIC up + switch, NIC down).
+inline topo::SingleSwitch simple_a100(std::uint32_t nodes, std::uint32_t nics = 4) {
+  topo::SingleSwitchParams p;
+  p.node = {4, 100e9, 1e-6, nics, 25e9, 1e-6};
+  p.nodes = nodes;
+  p.switch_latency_s = 3.5e-7;
+  return topo::SingleSwitch(p);
+}
+
+/// A collective of `kind` over `bytes` by the group of rank 0 along `dim`.
+inline GroupCall call_of(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes,
+                         double step_overhead_s, const std::vector<std::uint32_t>* gpu_of_rank = nullptr) {
+  return {.grid = &grid, .gpu_of_rank = gpu_of_rank, .step_overhead_s = step_overhead_s, .dim = dim, .kind = kind,
+          .bytes = bytes};
+}
 
 /// One routed hop: the GPUs at its ends (a NIC vertex stands for the GPU of the same index, which holds
 /// on the test machines: as many NICs as GPUs per node), its bundle and its route latency.
