@@ -273,3 +273,33 @@ TEST_CASE("hop positions of every algorithm are distinct and leave ring's alone"
   CHECK(seen.size() == count);
   CHECK(*seen.rbegin() >= 0x8000'0000u);
 }
+
+TEST_CASE("every hop of every algorithm is a real route, and the stage pays its slowest", "[unit]") {
+  // 2 scalable units x 2 nodes x 4 GPUs on NVSwitch, rail-optimised leaves, 4 spines: hops inside a
+  // node, on one leaf, and across the spines have three different latencies.
+  const topo::FatTree topology(topo::testing::nvswitch_rail_tree(2, 4));
+  REQUIRE(topology.gpu_count() == 16);
+  const schedule::ProcessGrid grid({{"x", 16}});
+  for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
+    const auto call = call_of(grid, 0, kind, S);
+    for (Algorithm requested : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto}) {
+      const Algorithm resolved = resolve_algorithm(requested, topology, call);
+      CAPTURE(schedule::to_string(kind), to_string(requested), to_string(resolved));
+      const auto stages = route_all(resolved, topology, call);
+      for (std::uint32_t s = 0; s < stages.size(); ++s) {
+        const auto& stage = stages[s];
+        for (const auto& hop : stage.hops) CHECK(topo::testing::route_error(topology, hop.src, hop.dst, hop.links).empty());
+        std::size_t linked = 0;
+        for (const auto& bundle : stage.route.bundles) linked += bundle.count;
+        CHECK(linked == stage.route.links.size());
+        const std::uint32_t steps = resolved == Algorithm::Ring ? ring_steps(kind, 16)
+                                    : resolved == Algorithm::Tree
+                                        ? tree_steps(16)
+                                        : hierarchical_stage_steps(hierarchical_stage(kind, 4, 4, S, s));
+        CHECK(stage.route.latency_s == Approx(steps * (slowest_hop_s(stage) + kOverhead)));
+      }
+    }
+  }
+  const auto all = route_one(Algorithm::Ring, topology, call_of(grid, 0, CollKind::AllReduce, S), 0, true);
+  for (const auto& hop : all.hops) CHECK(topo::testing::route_error(topology, hop.src, hop.dst, hop.links).empty());
+}

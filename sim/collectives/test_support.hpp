@@ -34,6 +34,7 @@ struct RoutedHop {
   topo::GpuId src = 0, dst = 0;
   std::size_t bundle = 0;
   double latency_s = 0;
+  std::vector<topo::LinkId> links;  ///< its route
 };
 
 struct RoutedStage {
@@ -57,6 +58,8 @@ inline RoutedStage route_one(Algorithm algorithm, const topo::Topology& topology
     hop.src = topology.link_ends(links[offset]).from.index;
     hop.dst = topology.link_ends(links[offset + count - 1]).to.index;
     hop.latency_s = topology.latency_s(links.data() + offset, count);
+    hop.links.assign(links.begin() + static_cast<std::ptrdiff_t>(offset),
+                     links.begin() + static_cast<std::ptrdiff_t>(offset + count));
     while (hop.bundle < rs.route.bundles.size() &&
            offset >= rs.route.bundles[hop.bundle].begin + rs.route.bundles[hop.bundle].count)
       ++hop.bundle;
