@@ -19,7 +19,7 @@ namespace exasim::emu {
 enum class ComputeMode : std::uint8_t { Sleep, Spin, Cpu };
 
 /// How all-gathers and reduce-scatters run (all-reduces are always MPI_Iallreduce, Open MPI's ring):
-///  - Ring: rings of MPI_Isend/MPI_Irecv (ring_collective.hpp), the algorithm of NCCL/RCCL and of the
+///  - Ring: rings of MPI_Isend/MPI_Irecv (collectives/ring_collective.hpp), the algorithm of NCCL/RCCL and of the
 ///    simulator, so one calibrated step latency describes every kind (the default);
 ///  - Mpi: MPI_Iallgather / MPI_Ireduce_scatter_block, whatever algorithm the MPI library picks (Open
 ///    MPI's libnbc: one-round exchanges), to compare with the MPI library itself.

@@ -158,7 +158,7 @@ int emulate(const Args& a) {
   emu::apply_emulation_scales(*prepared, a.options);
   inject_fault(a);
 
-  emu::MpiRuntime runtime(a.options);
+  emu::MpiRuntime runtime(a.options, *prepared->topology);
   std::vector<emu::OpRecord> records;
   auto observer = [&](runtime::Rank r, std::uint32_t op, double t0, double t1) { records.push_back({r, op, t0, t1}); };
   auto result = runtime.run(prepared->job, {}, observer);
