@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -41,6 +42,7 @@ struct Slot {
 struct IterationRecord {
   runtime::RankTimes times;
   std::vector<double> wire_bytes;  ///< per dimension, bytes this rank sent (counted where exasim's collectives ran)
+  std::map<std::string, std::uint64_t> by_algorithm;  ///< collectives this rank ran, per algorithm
   std::vector<OpRecord> ops;
 };
 
@@ -108,7 +110,7 @@ struct MpiRuntime::Impl {
       case CollKind::AllReduce:
       case CollKind::AllGather:
       case CollKind::ReduceScatter:
-        start_collective(s, op, n);
+        ++by_algorithm_[start_collective(s, op, n)];
         break;
       case CollKind::Send:
       case CollKind::Recv: {
@@ -130,8 +132,9 @@ struct MpiRuntime::Impl {
     s.op = index;
   }
 
-  /// Posts a collective of `n` floats with the algorithm the job asks for it (group_layout.hpp).
-  void start_collective(Slot& s, const Op& op, std::size_t n) {
+  /// Posts a collective of `n` floats with the algorithm the job asks for it (group_layout.hpp); returns
+  /// the algorithm's name ("mpi" for the MPI library's own).
+  std::string start_collective(Slot& s, const Op& op, std::size_t n) {
     const auto me = static_cast<schedule::Rank>(rank_);
     const std::uint32_t p = plan_.grid.dim(op.dim).size;
     MPI_Comm comm = comms_[op.dim];
@@ -150,22 +153,23 @@ struct MpiRuntime::Impl {
       else
         MPI_Ireduce_scatter_block(s.send.data(), s.recv.data(), block, MPI_FLOAT, gpu_side_reduction(), comm,
                                   s.comm.request());
-      return;
+      return "mpi";
     }
     const auto call = runtime::group_call(job_, plan_.grid.group_member(me, op.dim, 0), op.dim,
                                           plan_.grid.group_id(me, op.dim), static_cast<std::uint32_t>(sequence),
                                           op.coll, op.bytes);
     const int tag = collective_tag(sequence);
-    switch (emulated_algorithm(job_.collective_algorithm, topology_, call, layouts_[op.dim])) {
+    const Algorithm algorithm = emulated_algorithm(job_.collective_algorithm, topology_, call, layouts_[op.dim]);
+    switch (algorithm) {
       case Algorithm::Tree:
         s.comm.tree().start(s.send.data(), s.recv.data(), n, kTreeChunkBytes / sizeof(float), comm, tag);
-        return;
+        return std::string(collectives::to_string(algorithm));
       case Algorithm::Hierarchical: {
         const auto kind = op.coll == CollKind::AllReduce   ? HierarchicalKind::AllReduce
                           : op.coll == CollKind::AllGather ? HierarchicalKind::AllGather
                                                            : HierarchicalKind::ReduceScatter;
         s.comm.hierarchical().start(kind, s.send.data(), s.recv.data(), n, hierarchical_[op.dim], tag);
-        return;
+        return std::string(collectives::to_string(algorithm));
       }
       case Algorithm::Ring:
       case Algorithm::Auto:  // never returned by emulated_algorithm
@@ -178,12 +182,14 @@ struct MpiRuntime::Impl {
     else
       s.comm.ring().start(op.coll == CollKind::AllGather ? RingKind::AllGather : RingKind::ReduceScatter,
                           s.send.data(), s.recv.data(), block, comm, tag);
+    return std::string(collectives::to_string(Algorithm::Ring));
   }
 
   IterationRecord iterate() {
     const auto me = static_cast<schedule::Rank>(rank_);
     const auto& ops = plan_.stream_of(me).ops;
     IterationRecord it;
+    by_algorithm_.clear();
     it.times.exposed_s.assign(plan_.grid.dims().size(), 0.0);
     it.wire_bytes.assign(plan_.grid.dims().size(), 0.0);
     it.ops.reserve(ops.size());
@@ -237,6 +243,7 @@ struct MpiRuntime::Impl {
       }
     }
     it.times.finish_s = now();
+    it.by_algorithm = by_algorithm_;
     return it;
   }
 
@@ -290,6 +297,7 @@ struct MpiRuntime::Impl {
   std::vector<GroupLayout> layouts_;                ///< per dimension: this rank's group on the nodes
   std::vector<HierarchicalComms> hierarchical_;     ///< per dimension; invalid where none may run
   std::vector<std::uint64_t> sequence_;  ///< collectives started per communicator (their tags)
+  std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;
 };
@@ -319,6 +327,7 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
   const std::size_t median = order[(order.size() - 1) / 2];
 
   auto result = impl.gather(measured[median], iterations_s_[median]);
+  by_algorithm_ = measured[median].by_algorithm;
   if (observer) {
     for (const auto& r : impl.gathered_)
       if (!observe || observe(r.rank)) observer(r.rank, r.op, r.t_start_s, r.t_end_s);

@@ -33,7 +33,10 @@
 #include "sim/runtime/runtime.hpp"
 #include "topologies/topology.hpp"
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace exasim::emu {
@@ -55,6 +58,9 @@ class MpiRuntime final : public runtime::Runtime {
 
   /// Iteration time of every measured iteration (the slowest rank's finish), after run().
   [[nodiscard]] const std::vector<double>& iteration_times_s() const { return iterations_s_; }
+  /// Collectives this rank ran in the reported iteration, per algorithm ("ring", "tree", "hierarchical",
+  /// "mpi"), after run(): what collectives.algorithm (auto included) became on this rank's groups.
+  [[nodiscard]] const std::map<std::string, std::uint64_t>& collectives_by_algorithm() const { return by_algorithm_; }
   /// Mean lateness of this rank's compute sleeps, after run() (a health figure).
   [[nodiscard]] double mean_sleep_overshoot_s() const { return overshoot_s_; }
 
@@ -63,6 +69,7 @@ class MpiRuntime final : public runtime::Runtime {
   EmulationOptions options_;
   const topo::Topology& topology_;
   std::vector<double> iterations_s_;
+  std::map<std::string, std::uint64_t> by_algorithm_;
   double overshoot_s_ = 0;
 };
 
