@@ -63,13 +63,14 @@ struct MpiRuntime::Impl {
       MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(plan_.grid.group_id(me, d)),
                      static_cast<int>(plan_.grid.coord(me, d)), &comm);
       comms_.push_back(comm);
-      layouts_.push_back(group_layout(job, topology, me, d));
-      // Made once per group, and only where hierarchical collectives may run (MPI_Comm_split is
-      // collective over the group: every member decides alike from the same layout).
+      // Sub-communicators made once per group, and only where hierarchical collectives may run
+      // (MPI_Comm_split is collective over the group: every member decides alike from the same layout).
+      const auto dim = static_cast<std::uint8_t>(d);
+      const auto place = member_place(topology, group_call(dim, 0, CollKind::AllReduce, 0), plan_.grid.coord(me, d));
       const bool may_split = job.collective_algorithm == Algorithm::Hierarchical ||
                              job.collective_algorithm == Algorithm::Auto;
-      if (may_split && layouts_[d].hierarchical() && options.collectives != CollectiveAlgorithm::Mpi)
-        hierarchical_.emplace_back(comm, static_cast<int>(layouts_[d].node), static_cast<int>(layouts_[d].local_index),
+      if (may_split && place.hierarchical && options.collectives != CollectiveAlgorithm::Mpi)
+        hierarchical_.emplace_back(comm, static_cast<int>(place.node), static_cast<int>(place.local_index),
                                    static_cast<int>(plan_.grid.coord(me, d)));
       else
         hierarchical_.emplace_back();
@@ -132,10 +133,17 @@ struct MpiRuntime::Impl {
     s.op = index;
   }
 
+  /// What the collectives router knows of this rank's group's `sequence`-th collective along `dim`.
+  [[nodiscard]] collectives::GroupCall group_call(std::uint8_t dim, std::uint32_t sequence, CollKind kind,
+                                                  double bytes) const {
+    const auto me = static_cast<schedule::Rank>(rank_);
+    return runtime::group_call(job_, plan_.grid.group_member(me, dim, 0), dim, plan_.grid.group_id(me, dim), sequence,
+                               kind, bytes);
+  }
+
   /// Posts a collective of `n` floats with the algorithm the job asks for it (group_layout.hpp); returns
   /// the algorithm's name ("mpi" for the MPI library's own).
   std::string start_collective(Slot& s, const Op& op, std::size_t n) {
-    const auto me = static_cast<schedule::Rank>(rank_);
     const std::uint32_t p = plan_.grid.dim(op.dim).size;
     MPI_Comm comm = comms_[op.dim];
     const std::uint64_t sequence = sequence_[op.dim]++;
@@ -155,11 +163,11 @@ struct MpiRuntime::Impl {
                                   s.comm.request());
       return "mpi";
     }
-    const auto call = runtime::group_call(job_, plan_.grid.group_member(me, op.dim, 0), op.dim,
-                                          plan_.grid.group_id(me, op.dim), static_cast<std::uint32_t>(sequence),
-                                          op.coll, op.bytes);
     const int tag = collective_tag(sequence);
-    const Algorithm algorithm = emulated_algorithm(job_.collective_algorithm, topology_, call, layouts_[op.dim]);
+    const Algorithm algorithm =
+        emulated_algorithm(job_.collective_algorithm, topology_,
+                           group_call(op.dim, static_cast<std::uint32_t>(sequence), op.coll, op.bytes),
+                           hierarchical_[op.dim].valid());
     switch (algorithm) {
       case Algorithm::Tree:
         s.comm.tree().start(s.send.data(), s.recv.data(), n, kTreeChunkBytes / sizeof(float), comm, tag);
@@ -294,7 +302,6 @@ struct MpiRuntime::Impl {
   int rank_ = 0;
   double origin_ = 0;
   std::vector<MPI_Comm> comms_;
-  std::vector<GroupLayout> layouts_;                ///< per dimension: this rank's group on the nodes
   std::vector<HierarchicalComms> hierarchical_;     ///< per dimension; invalid where none may run
   std::vector<std::uint64_t> sequence_;  ///< collectives started per communicator (their tags)
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running

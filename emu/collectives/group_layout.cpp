@@ -1,7 +1,7 @@
 #include "emu/collectives/group_layout.hpp"
 
-#include <algorithm>
-#include <map>
+#include "sim/collectives/group_layout.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -9,41 +9,29 @@ namespace exasim::emu {
 
 using collectives::Algorithm;
 
-GroupLayout group_layout(const runtime::Job& job, const topo::Topology& topology, schedule::Rank rank,
-                         std::size_t dim) {
-  const auto& grid = job.plan->grid;
-  GroupLayout layout;
-  layout.members = grid.dim(dim).size;
-  layout.node = topology.node_of(job.gpu(rank));
-  std::map<std::uint32_t, std::uint32_t> per_node;  // node -> members on it
-  for (std::uint32_t k = 0; k < layout.members; ++k) {
-    const schedule::Rank member = grid.group_member(rank, dim, k);
-    const std::uint32_t node = topology.node_of(job.gpu(member));
-    if (member == rank) layout.local_index = per_node[node];
-    ++per_node[node];
+MemberPlace member_place(const topo::Topology& topology, const collectives::GroupCall& call, std::uint32_t member) {
+  const auto layout = collectives::group_layout(topology, call);
+  MemberPlace place;
+  place.hierarchical = layout.hierarchical();
+  place.node = topology.node_of(call.gpu(call.member(member)));
+  // by_node lists the members by (node, member index): the members of this node before this one are
+  // its local index.
+  for (const std::uint32_t k : layout.by_node) {
+    if (k == member) break;
+    if (topology.node_of(call.gpu(call.member(k))) == place.node) ++place.local_index;
   }
-  layout.nodes = static_cast<std::uint32_t>(per_node.size());
-  const std::uint32_t first = per_node.begin()->second;
-  const bool even = std::all_of(per_node.begin(), per_node.end(), [&](const auto& e) { return e.second == first; });
-  layout.per_node = even ? first : 0;
-  return layout;
+  return place;
 }
 
 Algorithm emulated_algorithm(Algorithm requested, const topo::Topology& topology, const collectives::GroupCall& call,
-                             const GroupLayout& layout) {
-  const bool all_reduce = call.kind == schedule::CollKind::AllReduce;
-  switch (requested) {
-    case Algorithm::Ring: return Algorithm::Ring;
-    case Algorithm::Tree: return all_reduce ? Algorithm::Tree : Algorithm::Ring;
-    case Algorithm::Hierarchical: return layout.hierarchical() ? Algorithm::Hierarchical : Algorithm::Ring;
-    case Algorithm::Auto: break;
-  }
+                             bool hierarchical_ready) {
   const Algorithm chosen = collectives::resolve_algorithm(requested, topology, call);
-  if ((chosen == Algorithm::Hierarchical && !layout.hierarchical()) || (chosen == Algorithm::Tree && !all_reduce) ||
-      chosen == Algorithm::Auto)
-    throw std::logic_error("collectives.algorithm auto chose " + std::string(collectives::to_string(chosen)) +
-                           " for a collective the emulation cannot run it on (the rules of emu/collectives/"
-                           "group_layout.hpp and sim/collectives/router.cpp disagree)");
+  const bool runnable = chosen == Algorithm::Ring || (chosen == Algorithm::Tree && call.kind == schedule::CollKind::AllReduce) ||
+                        (chosen == Algorithm::Hierarchical && hierarchical_ready);
+  if (!runnable)
+    throw std::logic_error("the emulation cannot run collective algorithm " + std::string(collectives::to_string(chosen)) +
+                           " (collectives.algorithm " + std::string(collectives::to_string(requested)) +
+                           ") on this collective: emu/collectives/group_layout.hpp and resolve_algorithm disagree");
   return chosen;
 }
 

@@ -8,7 +8,8 @@ namespace exasim::emu {
 
 HierarchicalComms::HierarchicalComms(MPI_Comm group, int node, int local_index, int coordinate) {
   MPI_Comm_split(group, node, coordinate, &intra_);
-  MPI_Comm_split(group, local_index, coordinate, &inter_);
+  // Across nodes in node order, as the simulator's router orders its inter-node rings (group_layout).
+  MPI_Comm_split(group, local_index, node, &inter_);
 }
 
 HierarchicalComms::~HierarchicalComms() { release(); }

@@ -1,7 +1,7 @@
 #pragma once
 // Hierarchical collectives: ring phases on two sub-communicators of a group that spans N > 1 nodes with
 // L > 1 members on each. `intra` holds the L members of this member's node, `inter` the N members of
-// the group that have this member's local index (one per node); both are ordered by group coordinate
+// the group that have this member's local index (one per node), ordered by group coordinate and by node
 // (HierarchicalComms makes them once per group). The simulator's router runs the same phases
 // (sim/collectives/algorithm.hpp):
 //  - all-reduce of S: intra-node ring reduce-scatter (blocks of S/L), inter-node ring all-reduce of
@@ -40,8 +40,8 @@ enum class HierarchicalKind : std::uint8_t { AllReduce, AllGather, ReduceScatter
 class HierarchicalComms {
  public:
   HierarchicalComms() = default;
-  /// Collective over `group`: every member passes its node (any int naming it), its local index on that
-  /// node and its coordinate in the group.
+  /// Collective over `group`: every member passes its node (distinct nodes, distinct ints, in the order
+  /// the inter-node rings follow), its local index on that node and its coordinate in the group.
   HierarchicalComms(MPI_Comm group, int node, int local_index, int coordinate);
   ~HierarchicalComms();
   HierarchicalComms(HierarchicalComms&& other) noexcept;
