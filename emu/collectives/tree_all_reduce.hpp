@@ -7,8 +7,10 @@
 // the root as soon as its children's chunk c arrived). Chunks move independently, so chunk c+1 climbs
 // while chunk c descends: the pipelining that lets a tree approach the bandwidth of one link.
 //
-// A member sends S/2 x (1 if it has a parent + its number of children) per tree: over both trees about
-// S, as a ring all-reduce (2 (p-1)/p S), but in about 2 log2(p) + chunks steps instead of 2 (p-1).
+// A member sends S/2 x (1 if it has a parent + its number of children) per tree (tree_wire_bytes in
+// sim/collectives/algorithm.hpp): S to 2S over both trees (about 2S for a member inner in one tree and a
+// leaf in the other), against a ring's 2 (p-1)/p S, in about 2 log2(p) + chunks steps instead of
+// 2 (p-1).
 //
 // Like RingCollective, it advances only from test() (the emulated GPU's poll loop), posting what the
 // completed requests allow; messages of one tree between two members go in one direction and in chunk
