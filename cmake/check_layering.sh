@@ -5,8 +5,8 @@
 #  - no SimGrid (<simgrid/...>, <xbt/...>, <smpi/...>) or MPI (<mpi.h>, <mpi_*>) header, and none of the
 #    runtimes' own headers (sim/simgrid/, emu/) that would bring them in;
 #  - Boost (Boost.Graph) only in topologies/*.cpp, never in a header: no Boost type is public.
-# validate/ and sim/cli link no MPI and reach SimGrid only through sim/simgrid's public header, so they
-# include neither directly. Prints FILE:LINE: the include and the rule, and exits 1 on any violation.
+# validate/, sim/api and sim/cli link no MPI and reach SimGrid only through sim/simgrid's public header,
+# so they include neither directly. Prints FILE:LINE: the include and the rule, and exits 1 on any violation.
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
 engine="sim/core sim/schedule sim/gpu sim/collectives sim/flow sim/runtime sim/scenario sim/report traces topologies"
@@ -21,10 +21,10 @@ found=$(
   scan "the engine includes no SimGrid or MPI header" "$runtimes" $engine
   scan "the engine includes no runtime (sim/simgrid, emu) header" "${inc}(sim/simgrid|emu)/" $engine
   scan "Boost (Boost.Graph) only in topologies/*.cpp" "${inc}boost/" $engine | grep -v '^topologies/[^/:]*\.cpp:'
-  scan "validate/ and sim/cli include no SimGrid or MPI header" "$runtimes" validate sim/cli
+  scan "validate/, sim/api and sim/cli include no SimGrid or MPI header" "$runtimes" validate sim/api sim/cli
 )
 if [ -n "$found" ]; then
   printf 'check_layering: includes that break the layering:\n%s\n' "$found"
   exit 1
 fi
-echo "check_layering: engine, validate/ and sim/cli include no SimGrid, MPI or (outside topologies/*.cpp) Boost"
+echo "check_layering: engine, validate/, sim/api and sim/cli include no SimGrid, MPI or (outside topologies/*.cpp) Boost"
