@@ -18,7 +18,7 @@ Summary make_summary(const scenario::Scenario& s, const schedule::Plan& plan, co
   out.network = std::string(s.machine.topology_kind());
   out.routing = s.machine.network.value("routing", std::string("minimal"));
   out.placement = std::string(scenario::to_string(s.placement.policy));
-  out.scheme = plan.scheme;
+  out.scheme = std::string(entry.name);
   out.layout = entry.describe(s);
   out.global_batch = s.training.global_batch;
   out.recompute = std::string(schedule::to_string(s.training.recompute));
