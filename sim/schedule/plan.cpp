@@ -36,6 +36,7 @@ std::uint32_t ring_steps(CollKind kind, std::uint32_t p) {
   return kind == CollKind::AllReduce ? 2 * (p - 1) : p - 1;
 }
 
+// Ring volumes on purpose, whatever the collective algorithm (plan.hpp says why).
 std::vector<double> wire_bytes_per_dim(const Plan& plan, Rank rank) {
   std::vector<double> bytes(plan.grid.dims().size(), 0.0);
   for (const auto& op : plan.stream_of(rank).ops) {
