@@ -61,8 +61,7 @@ Summary make_summary(const scenario::Scenario& s, const schedule::Plan& plan, co
   out.memory = entry.memory_per_gpu(s);
   out.memory_basis = {std::string(gpu::to_string(s.training.dtype)), schedule::param_bytes(s.training).gradients,
                       std::string(schedule::to_string(s.training.recompute)),
-                      std::string(schedule::to_string(s.training.attention)),
-                      s.training.dropout};
+                      std::string(schedule::to_string(s.training.attention)), s.training.dropout};
   out.memory_capacity_bytes = s.machine.gpu_choice.device.hbm_capacity_bytes.value;
 
   out.events = r.events;

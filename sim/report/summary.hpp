@@ -20,8 +20,8 @@ namespace exasim::report {
 /// One dimension of the process grid (AxoNN x, y, z, data; Megatron tp, pp, dp), in the plan's order.
 struct DimensionSummary {
   std::string name;
-  double exposed_comm_s = 0;          ///< mean over ranks of the time waiting for this dimension's collectives
-  double rank0_wire_bytes = 0;        ///< bytes rank 0 put on the wire for it
+  double exposed_comm_s = 0;    ///< mean over ranks of the time waiting for this dimension's collectives
+  double rank0_wire_bytes = 0;  ///< bytes rank 0 put on the wire for it
   std::uint64_t rank0_collectives = 0;
 };
 
@@ -39,8 +39,8 @@ struct Summary {
   double parameters = 0;
   std::uint32_t gpus = 0;
   std::string network, routing, placement;
-  std::string scheme;                             ///< parallel.scheme (the scheme table's name)
-  std::vector<scenario::LayoutField> layout;      ///< the scheme's figures (Scheme::describe)
+  std::string scheme;                         ///< parallel.scheme (the scheme table's name)
+  std::vector<scenario::LayoutField> layout;  ///< the scheme's figures (Scheme::describe)
   std::int64_t global_batch = 0;
   std::string recompute, attention, dtype;
   double dropout = 0;

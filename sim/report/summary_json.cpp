@@ -6,8 +6,7 @@ namespace exasim::report {
 
 nlohmann::ordered_json parallel_json(const Summary& s) {
   nlohmann::ordered_json parallel = {{"scheme", s.scheme}};
-  for (const auto& field : s.layout)
-    std::visit([&](auto value) { parallel[field.name] = value; }, field.value);
+  for (const auto& field : s.layout) std::visit([&](auto value) { parallel[field.name] = value; }, field.value);
   return parallel;
 }
 
@@ -34,7 +33,8 @@ nlohmann::ordered_json to_json(const Summary& s) {
       {"placement", s.placement},
       {"parallel", parallel_json(s)},
       {"global_batch", s.global_batch},
-      {"training", {{"recompute", s.recompute}, {"attention", s.attention}, {"dropout", s.dropout}, {"dtype", s.dtype}}},
+      {"training",
+       {{"recompute", s.recompute}, {"attention", s.attention}, {"dropout", s.dropout}, {"dtype", s.dtype}}},
       {"iteration_time_s", s.iteration_time_s},
       {"model_flops", s.model_flops},
       {"hardware_flops", s.hardware_flops},
@@ -46,13 +46,18 @@ nlohmann::ordered_json to_json(const Summary& s) {
       {"total_pflops", s.total_pflops},
       {"breakdown_s", {{"compute", s.compute_s}, {"exposed_comm", exposed}, {"idle", s.idle_s}}},
       {"memory_per_gpu_bytes", m.total()},
-      {"memory_breakdown_bytes", {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
-                                  {"activations", m.activations}, {"workspace", m.workspace}}},
-      {"memory_basis", {{"dtype", basis.dtype},
-                        {"gradient_bytes", basis.gradient_bytes},
-                        {"recompute", basis.recompute},
-                        {"attention", basis.attention},
-                        {"dropout", basis.dropout}}},
+      {"memory_breakdown_bytes",
+       {{"weights", m.weights},
+        {"gradients", m.gradients},
+        {"optimizer", m.optimizer},
+        {"activations", m.activations},
+        {"workspace", m.workspace}}},
+      {"memory_basis",
+       {{"dtype", basis.dtype},
+        {"gradient_bytes", basis.gradient_bytes},
+        {"recompute", basis.recompute},
+        {"attention", basis.attention},
+        {"dropout", basis.dropout}}},
       {"memory_capacity_bytes", s.memory_capacity_bytes},
       {"comm_bytes_per_rank", bytes},
       {"collectives_per_rank", count},

@@ -51,7 +51,8 @@ void print_summary(std::ostream& out, const Summary& s) {
       << "  where the time goes (mean over ranks):\n";
   auto line = [&](const std::string& label, double seconds) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "    %-22s %10.4f s  %5.1f%%\n", label.c_str(), seconds, t > 0 ? 100 * seconds / t : 0);
+    std::snprintf(buf, sizeof buf, "    %-22s %10.4f s  %5.1f%%\n", label.c_str(), seconds,
+                  t > 0 ? 100 * seconds / t : 0);
     out << buf;
   };
   line("compute", s.compute_s);
@@ -63,12 +64,13 @@ void print_summary(std::ostream& out, const Summary& s) {
   }
   const auto& m = s.memory;
   out << "\n  memory per GPU     " << fixed(m.total() / 1e9, 1) << " GB of " << fixed(s.memory_capacity_bytes / 1e9, 1)
-      << " GB (weights " << fixed(m.weights / 1e9, 1) << ", gradients " << fixed(m.gradients / 1e9, 1)
-      << ", optimizer " << fixed(m.optimizer / 1e9, 1) << ", activations " << fixed(m.activations / 1e9, 1)
-      << ", workspace " << fixed(m.workspace / 1e9, 1) << ")\n";
+      << " GB (weights " << fixed(m.weights / 1e9, 1) << ", gradients " << fixed(m.gradients / 1e9, 1) << ", optimizer "
+      << fixed(m.optimizer / 1e9, 1) << ", activations " << fixed(m.activations / 1e9, 1) << ", workspace "
+      << fixed(m.workspace / 1e9, 1) << ")\n";
   const auto& mb = s.memory_basis;
-  out << "                     " << mb.dtype << " weights, " << fixed(mb.gradient_bytes, 0) << " B gradients, recompute "
-      << mb.recompute << ", " << mb.attention << " attention, dropout " << fixed(mb.dropout, 2) << "\n";
+  out << "                     " << mb.dtype << " weights, " << fixed(mb.gradient_bytes, 0)
+      << " B gradients, recompute " << mb.recompute << ", " << mb.attention << " attention, dropout "
+      << fixed(mb.dropout, 2) << "\n";
   out << "\n  communication of rank 0 (bytes on the wire, ring algorithms):\n";
   for (const auto& d : s.dimensions) {
     char buf[160];

@@ -65,7 +65,8 @@ TEST_CASE("the JSON view holds every field of the summary under its documented k
   CHECK(j["network"] == s.network);
   CHECK(j["routing"] == s.routing);
   CHECK(j["placement"] == s.placement);
-  CHECK(j["parallel"].dump() == R"({"scheme":"megatron","tp":4,"pp":2,"sequence_parallel":true,"scatter_gather":false})");
+  CHECK(j["parallel"].dump() ==
+        R"({"scheme":"megatron","tp":4,"pp":2,"sequence_parallel":true,"scatter_gather":false})");
   CHECK(j["global_batch"] == s.global_batch);
   CHECK(j["training"].dump() == R"({"recompute":"selective","attention":"flash","dropout":0.1,"dtype":"bf16"})");
   CHECK(j["iteration_time_s"] == s.iteration_time_s);

@@ -1,6 +1,6 @@
+#include "sim/scenario/scheme.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/scheme.hpp"
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
 #include "sim/schedule/memory.hpp"

@@ -35,15 +35,22 @@ schedule::MemoryEstimate memory_axonn4d(const Scenario& s) {
 // The grid's dimensions as the plan names them (x, y, z, data), prefixed with g as in the scenario.
 std::vector<LayoutField> describe_axonn4d(const Scenario& s) {
   const auto& a = s.axonn;
-  return {{"gx", std::int64_t{a.gx}}, {"gy", std::int64_t{a.gy}}, {"gz", std::int64_t{a.gz}},
+  return {{"gx", std::int64_t{a.gx}},
+          {"gy", std::int64_t{a.gy}},
+          {"gz", std::int64_t{a.gz}},
           {"gdata", std::int64_t{a.gdata}}};
 }
 
 }  // namespace
 
 Scheme axonn4d_scheme() {
-  return {SchemeId::Axonn4D, "axonn4d", load_axonn4d, plan_axonn4d, memory_axonn4d, transformer_flops,
-          describe_axonn4d};
+  return {.id = SchemeId::Axonn4D,
+          .name = "axonn4d",
+          .load = load_axonn4d,
+          .build_plan = plan_axonn4d,
+          .memory_per_gpu = memory_axonn4d,
+          .flops = transformer_flops,
+          .describe = describe_axonn4d};
 }
 
 }  // namespace exasim::scenario

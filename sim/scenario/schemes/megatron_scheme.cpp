@@ -50,8 +50,13 @@ std::vector<LayoutField> describe_megatron(const Scenario& s) {
 }  // namespace
 
 Scheme megatron_scheme() {
-  return {SchemeId::Megatron, "megatron", load_megatron, plan_megatron, memory_megatron, transformer_flops,
-          describe_megatron};
+  return {.id = SchemeId::Megatron,
+          .name = "megatron",
+          .load = load_megatron,
+          .build_plan = plan_megatron,
+          .memory_per_gpu = memory_megatron,
+          .flops = transformer_flops,
+          .describe = describe_megatron};
 }
 
 }  // namespace exasim::scenario
