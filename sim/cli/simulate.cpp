@@ -62,7 +62,7 @@ void write_traces(const std::filesystem::path& dir, const scenario::PreparedJob&
 
 }  // namespace
 
-report::Summary simulate(const scenario::Scenario& s, const SimulateOptions& options, std::ostream& log) {
+report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& options, std::ostream& log) {
   api::SimulateOptions run;
   run.backend = api::parse_backend(options.backend);
   run.check_memory = !options.ignore_memory;
@@ -94,7 +94,7 @@ Command add_simulate_command(CLI::App& app) {
   struct Options {
     std::string scenario_path, out_dir;
     std::vector<std::string> overrides;
-    SimulateOptions sim;
+    SimulateFlags sim;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -112,7 +112,7 @@ Command add_simulate_command(CLI::App& app) {
   cmd->add_flag("--reference-solver", o->sim.reference_solver,
                 "Re-solve every flow at every event (slow; for checking the incremental solver)");
   return {cmd, [o](std::ostream& out, std::ostream& err) {
-            SimulateOptions options = o->sim;
+            SimulateFlags options = o->sim;
             if (!o->out_dir.empty()) options.out_dir = o->out_dir;
             auto scenario = scenario::load_scenario(o->scenario_path, o->overrides);
             auto summary = simulate(scenario, options, err);

@@ -11,8 +11,8 @@
 
 namespace exasim::cli {
 
-/// The command's options as given (api::SimulateOptions is what they become).
-struct SimulateOptions {
+/// The command's flags as given; simulate() turns them into api::SimulateOptions.
+struct SimulateFlags {
   std::string backend = "fast";         ///< fast or simgrid
   std::optional<std::string> out_dir;   ///< write trace.csv, trace.json and summary.json here
   std::string trace_ranks;              ///< "0-7,12"; empty: all ranks up to 256 GPUs, else ranks 0-7
@@ -22,7 +22,7 @@ struct SimulateOptions {
 
 /// Runs the scenario; returns its summary. Writes traces when `out_dir` is set. Bad options are
 /// InputErrors.
-[[nodiscard]] report::Summary simulate(const scenario::Scenario& s, const SimulateOptions& options, std::ostream& log);
+[[nodiscard]] report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& options, std::ostream& log);
 
 /// Parses "0-7,12,40-41" into a predicate over ranks < world; InputError on malformed lists.
 [[nodiscard]] std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world);
