@@ -1,19 +1,18 @@
 #pragma once
 // What the benches that compare exasim with published runs (bench_frontier, bench_published) share:
 // their command line (--skip-large, --only NAME, --set path=value), running one scenario file with the
-// fast flow core as `exasim simulate` does, and the breakdown of an iteration in % of its time.
+// fast flow core through the library call `exasim simulate` makes (sim/api), and the breakdown of an
+// iteration in % of its time.
 // Header-only: each bench is one translation unit.
 
+#include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
-#include "sim/flow/fast_runtime.hpp"
-#include "sim/report/report.hpp"
-#include "sim/scenario/prepared_job.hpp"
+#include "sim/report/summary.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -63,8 +62,8 @@ inline std::optional<nlohmann::ordered_json> load_published(const std::string& d
 }
 
 struct CaseResult {
-  nlohmann::ordered_json summary;  ///< report::summary_json of the run; empty when it did not run
-  double wall_s = 0;               ///< wall-clock time of the simulation itself
+  report::Summary summary;  ///< of the run; meaningless when `error` is set
+  double wall_s = 0;        ///< wall-clock time of the simulation itself
   std::string error;               ///< why the case did not run (input)
   std::string memory_error;        ///< why it does not fit the GPU's memory (empty: it fits)
 };
@@ -83,12 +82,10 @@ inline CaseResult run_case(const std::string& path, const std::vector<std::strin
       if (!run_when_memory_fails) throw;
       r.memory_error = e.what();
     }
-    auto prepared = scenario::prepare_job(s);
-    flow::FastRuntime runtime(*prepared->topology, flow::FastOptions{});
-    const auto t0 = std::chrono::steady_clock::now();
-    auto result = runtime.run(prepared->job, [](runtime::Rank) { return false; }, {});
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.summary = report::summary_json(s, prepared->plan, result);
+    api::SimulateOptions options;
+    options.check_memory = false;  // checked above
+    r.summary = api::simulate(s, options);
+    r.wall_s = r.summary.wall_s;
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -97,12 +94,11 @@ inline CaseResult run_case(const std::string& path, const std::vector<std::strin
 
 /// Where the iteration went, in % of it (mean over ranks): compute, exposed communication per
 /// dimension, idle.
-inline nlohmann::ordered_json breakdown_percent(const nlohmann::ordered_json& summary) {
-  const double t = summary["iteration_time_s"].get<double>();
-  const auto& b = summary["breakdown_s"];
-  nlohmann::ordered_json out = {{"compute", 100 * b["compute"].get<double>() / t}};
-  for (const auto& [dim, s] : b["exposed_comm"].items()) out["exposed_" + dim] = 100 * s.get<double>() / t;
-  out["idle"] = 100 * b["idle"].get<double>() / t;
+inline nlohmann::ordered_json breakdown_percent(const report::Summary& summary) {
+  const double t = summary.iteration_time_s;
+  nlohmann::ordered_json out = {{"compute", 100 * summary.compute_s / t}};
+  for (const auto& d : summary.dimensions) out["exposed_" + d.name] = 100 * d.exposed_comm_s / t;
+  out["idle"] = 100 * summary.idle_s / t;
   return out;
 }
 

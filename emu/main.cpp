@@ -11,7 +11,7 @@
 #include "emu/mpi_runtime.hpp"
 #include "emu/trace_records.hpp"
 #include "sim/core/error.hpp"
-#include "sim/report/report.hpp"
+#include "sim/report/summary_views.hpp"
 #include "sim/scenario/prepared_job.hpp"
 
 #include <CLI/CLI.hpp>
@@ -164,7 +164,8 @@ int emulate(const Args& a) {
   auto result = runtime.run(prepared->job, {}, observer);
   if (rank != 0) return 0;
 
-  auto summary = report::summary_json(*s, prepared->plan, result);
+  const auto typed = report::make_summary(*s, prepared->plan, result);
+  auto summary = report::to_json(typed);
   summary["measured_iterations_s"] = runtime.iteration_times_s();
   summary["emulation"] = {{"ranks", world},
                           {"time_scale", a.options.time_scale},
@@ -187,7 +188,7 @@ int emulate(const Args& a) {
   if (a.json) {
     std::cout << summary.dump() << "\n";
   } else {
-    report::print_summary(std::cout, summary);
+    report::print_summary(std::cout, typed);
     std::cout << "  measured iterations (s):";
     for (double t : runtime.iteration_times_s()) std::cout << " " << t;
     std::cout << "  (median reported)\n  collectives of rank 0 by algorithm:";

@@ -1,6 +1,6 @@
 #include "emu/trace_records.hpp"
 
-#include "sim/report/report.hpp"
+#include "sim/report/trace_collector.hpp"
 
 #include <unistd.h>  // getpid
 

@@ -4,9 +4,7 @@
 #include "emu/trace_records.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
-#include "sim/flow/fast_runtime.hpp"
-#include "sim/report/report.hpp"
-#include "sim/scenario/prepared_job.hpp"
+#include "sim/api/simulate.hpp"
 #include "validate/calibration_fit.hpp"
 #include "validate/mpirun.hpp"
 
@@ -137,13 +135,16 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path, 
       doc["machine"].erase(key);
   }
   auto s = scenario::parse_scenario(doc, scenario_path);
-  auto prepared = scenario::prepare_job(s);
-  emu::apply_emulation_scales(*prepared, emu);
-  report::TraceCollector collector(prepared->plan);
-  flow::FastRuntime fast(*prepared->topology, {});
-  auto result = fast.run(prepared->job, [](runtime::Rank) { return true; }, collector.observer());
-  iteration_s = result.iteration_s;
-  return collector.rows();
+  api::SimulateOptions options;
+  options.check_memory = false;
+  options.adjust_job = [&](scenario::PreparedJob& job) { emu::apply_emulation_scales(job, emu); };
+  options.traced_ranks.assign(s.gpus, true);
+  std::vector<trace::TraceRow> rows;
+  options.on_trace = [&](const scenario::PreparedJob&, std::vector<trace::TraceRow> traced) {
+    rows = std::move(traced);
+  };
+  iteration_s = api::simulate(s, options).iteration_time_s;
+  return rows;
 }
 
 ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& o, std::ostream& log) {

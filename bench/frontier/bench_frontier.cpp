@@ -79,15 +79,15 @@ int main(int argc, char** argv) {
       emit(line);
       continue;
     }
-    const double pred = r.summary["percent_of_peak"].get<double>();
-    line.update({{"gpus", r.summary["gpus"]},
+    const double pred = r.summary.percent_of_peak;
+    line.update({{"gpus", r.summary.gpus},
                  {"predicted_percent_of_peak", pred},
                  {"difference_points", pred - pub},
                  {"relative_difference_pct", 100 * (pred - pub) / pub},
-                 {"predicted_tflops_per_gcd", r.summary["tflops_per_gpu"]},
+                 {"predicted_tflops_per_gcd", r.summary.tflops_per_gpu},
                  {"published_tflops_per_gcd", c["tflops_per_gcd"]},
-                 {"predicted_mfu_percent", r.summary["mfu_percent"]},
-                 {"iteration_time_s", r.summary["iteration_time_s"]},
+                 {"predicted_mfu_percent", r.summary.mfu_percent},
+                 {"iteration_time_s", r.summary.iteration_time_s},
                  {"breakdown_percent_of_iteration", breakdown_percent(r.summary)},
                  {"wall_s", r.wall_s}});
     emit(line);
@@ -117,15 +117,15 @@ int main(int argc, char** argv) {
         emit(line);
         continue;
       }
-      const std::uint32_t gpus = r.summary["gpus"].get<std::uint32_t>();
-      const double eff = r.summary["tflops_per_gpu"].get<double>() / base->summary["tflops_per_gpu"].get<double>();
+      const std::uint32_t gpus = r.summary.gpus;
+      const double eff = r.summary.tflops_per_gpu / base->summary.tflops_per_gpu;
       line.update({{"gpus", gpus},
-                   {"base_gpus", base->summary["gpus"]},
+                   {"base_gpus", base->summary.gpus},
                    {"predicted_efficiency", eff},
                    {"published_efficiency", 1.0},
                    {"published_confirmed_at_this_point", gpus == largest},
-                   {"predicted_percent_of_peak", r.summary["percent_of_peak"]},
-                   {"iteration_time_s", r.summary["iteration_time_s"]},
+                   {"predicted_percent_of_peak", r.summary.percent_of_peak},
+                   {"iteration_time_s", r.summary.iteration_time_s},
                    {"breakdown_percent_of_iteration", breakdown_percent(r.summary)},
                    {"wall_s", r.wall_s}});
       emit(line);

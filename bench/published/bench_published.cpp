@@ -15,6 +15,7 @@
 // run (sensitivities); --only keeps the runs whose name contains NAME.
 
 #include "bench/bench_case.hpp"
+#include "sim/report/summary_views.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -32,14 +33,15 @@ namespace {
 
 constexpr std::uint32_t kLargeGpus = 4096;  // --skip-large leaves out runs above this
 
-/// Published figure -> the summary_json field that predicts it. Figures not listed (hfu_percent) are
-/// printed but not compared: their definition is not exasim's.
-const std::map<std::string, std::string>& predicted_field() {
-  static const std::map<std::string, std::string> m = {{"iteration_time_s", "iteration_time_s"},
-                                                       {"hardware_tflops_per_gpu", "tflops_per_gpu"},
-                                                       {"hardware_percent_of_peak", "percent_of_peak"},
-                                                       {"model_tflops_per_gpu", "model_tflops_per_gpu"},
-                                                       {"mfu_percent", "mfu_percent"}};
+/// Published figure -> the Summary field that predicts it. Figures not listed (hfu_percent) are printed
+/// but not compared: their definition is not exasim's.
+const std::map<std::string, double report::Summary::*>& predicted_field() {
+  static const std::map<std::string, double report::Summary::*> m = {
+      {"iteration_time_s", &report::Summary::iteration_time_s},
+      {"hardware_tflops_per_gpu", &report::Summary::tflops_per_gpu},
+      {"hardware_percent_of_peak", &report::Summary::percent_of_peak},
+      {"model_tflops_per_gpu", &report::Summary::model_tflops_per_gpu},
+      {"mfu_percent", &report::Summary::mfu_percent}};
   return m;
 }
 
@@ -51,11 +53,12 @@ struct SuiteTally {
 
 json memory_json(const bench::CaseResult& r) {
   const auto& s = r.summary;
-  json breakdown = json::object();
-  for (const auto& [k, v] : s["memory_breakdown_bytes"].items()) breakdown[k] = v.get<double>() / 1e9;
+  const auto& m = s.memory;
+  json breakdown = {{"weights", m.weights / 1e9}, {"gradients", m.gradients / 1e9}, {"optimizer", m.optimizer / 1e9},
+                    {"activations", m.activations / 1e9}, {"workspace", m.workspace / 1e9}};
   json out = {{"fits_memory", r.memory_error.empty()},
-              {"per_gpu_gb", s["memory_per_gpu_bytes"].get<double>() / 1e9},
-              {"capacity_gb", s["memory_capacity_bytes"].get<double>() / 1e9},
+              {"per_gpu_gb", m.total() / 1e9},
+              {"capacity_gb", s.memory_capacity_bytes / 1e9},
               {"breakdown_gb", breakdown}};
   if (!r.memory_error.empty()) out["why"] = r.memory_error;
   return out;
@@ -111,13 +114,13 @@ int main(int argc, char** argv) {
     const auto& s = r.summary;
     json predicted = json::object(), error = json::object();
     for (const auto& [figure, field] : predicted_field()) {
-      predicted[figure] = s[field];
+      predicted[figure] = s.*field;
       if (run["published"].contains(figure)) {
         const double pub = run["published"][figure].get<double>();
-        error[figure] = 100 * (s[field].get<double>() - pub) / pub;
+        error[figure] = 100 * (s.*field - pub) / pub;
       }
     }
-    line.update({{"gpus", s["gpus"]}, {"machine", s["machine"]}, {"model", s["model"]}, {"parallel", s["parallel"]},
+    line.update({{"gpus", s.gpus}, {"machine", s.machine}, {"model", s.model}, {"parallel", report::parallel_json(s)},
                  {"predicted", predicted}, {"relative_error_pct", error}});
     if (!error.contains(primary)) {
       line["error"] = "published.json: the run has no '" + primary + "', its suite's primary figure";
@@ -133,14 +136,14 @@ int main(int argc, char** argv) {
     // The iteration time the published TFLOP/s imply under exasim's flop count (same count as the paper
     // for Megatron's formula; an estimate where the source's count is not stated).
     const auto& pub = run["published"];
-    const double gpus = s["gpus"].get<double>();
+    const double gpus = s.gpus;
     if (!pub.contains("iteration_time_s")) {
       if (pub.contains("hardware_tflops_per_gpu"))
         line["published_iteration_time_implied_s"] =
-            s["hardware_flops"].get<double>() / (pub["hardware_tflops_per_gpu"].get<double>() * 1e12 * gpus);
+            s.hardware_flops / (pub["hardware_tflops_per_gpu"].get<double>() * 1e12 * gpus);
       else if (pub.contains("model_tflops_per_gpu"))
         line["published_iteration_time_implied_s"] =
-            s["model_flops"].get<double>() / (pub["model_tflops_per_gpu"].get<double>() * 1e12 * gpus);
+            s.model_flops / (pub["model_tflops_per_gpu"].get<double>() * 1e12 * gpus);
     }
     line.update({{"breakdown_percent_of_iteration", bench::breakdown_percent(s)}, {"memory", memory_json(r)},
                  {"wall_s", r.wall_s}});

@@ -1,4 +1,6 @@
+#include "sim/api/simulate.hpp"
 #include "sim/cli/cli.hpp"
+#include "sim/report/summary_views.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -517,4 +519,17 @@ TEST_CASE("megatron scenarios run, and invalid combinations exit 2 naming the fi
   expect({"--set", "parallel.virtual_stages=2", "--set", "training.global_batch=4"},
          "parallel.virtual_stages: the interleaved schedule needs the micro-batches per pipeline");
   expect({"--set", "parallel.tpp=2"}, "parallel.tpp: unknown field");
+}
+
+TEST_CASE("exasim simulate prints views of the library call's summary", "[integration]") {
+  auto path = write_temp("library.json", kGood);
+  const auto summary = exasim::api::simulate(exasim::scenario::load_scenario(path));
+  auto json = exasim_run({"simulate", path, "--json"});
+  REQUIRE(json.code == 0);
+  CHECK(json.out == exasim::report::to_json(summary).dump() + "\n");
+  auto text = exasim_run({"simulate", path});
+  REQUIRE(text.code == 0);
+  std::ostringstream expected;
+  exasim::report::print_summary(expected, summary);
+  CHECK(text.out == expected.str());
 }

@@ -2,14 +2,9 @@
 
 #include "sim/cli/command.hpp"
 
+#include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
-#include "sim/flow/fast_runtime.hpp"
-#if EXASIM_HAVE_SIMGRID
-#include "sim/simgrid/simgrid_runtime.hpp"
-#endif
-#include "sim/scenario/prepared_job.hpp"
-#include "sim/report/compute_breakdown.hpp"
-#include "sim/report/report.hpp"
+#include "sim/report/summary_views.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -46,62 +41,46 @@ std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world) 
   return keep;
 }
 
-nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptions& options, std::ostream& log) {
-  if (options.backend != "fast" && options.backend != "simgrid")
-    throw InputError("--backend", options.backend, "unknown backend (allowed: fast, simgrid)");
-#if !EXASIM_HAVE_SIMGRID
-  if (options.backend == "simgrid")
-    throw InputError("--backend", options.backend,
-                     "this exasim was built without SimGrid (configured with EXASIM_WITH_SIMGRID=OFF or SimGrid not "
-                     "found); use --backend fast, or rebuild with libsimgrid-dev installed");
-#endif
-  if (!options.ignore_memory) scenario::check_memory_fits(s);
-  auto prepared = scenario::prepare_job(s);
-  const auto& plan = prepared->plan;
-  const auto& topology = prepared->topology;
-  const auto& job = prepared->job;
+namespace {
 
-  report::TraceCollector collector(plan);
-  std::vector<bool> traced;
-  if (options.out_dir) {
-    if (!options.trace_ranks.empty()) {
-      traced = parse_rank_list(options.trace_ranks, s.gpus);
-    } else if (s.gpus <= 256) {
-      traced.assign(s.gpus, true);
-    } else {
-      traced = parse_rank_list("0-7", s.gpus);
-      log << "exasim: tracing ranks 0-7 of " << s.gpus << " (choose others with --trace-ranks)\n";
-    }
-  }
-  std::unique_ptr<runtime::Runtime> runtime;
-  if (options.backend == "simgrid") {
-#if EXASIM_HAVE_SIMGRID
-    runtime = sg::make_simgrid_runtime(*topology, {});
-#endif  // without SimGrid the backend was refused above
-  } else {
-    flow::FastOptions fast_options;
-    fast_options.full_resolve = options.reference_solver;
-    fast_options.progress = flow::terminal_progress_bar();  // stderr, only when it is a terminal
-    runtime = std::make_unique<flow::FastRuntime>(*topology, fast_options);
-  }
-  auto observe = [&](runtime::Rank r) { return r < traced.size() && traced[r]; };
-  runtime::OpObserver observer;
-  if (options.out_dir) observer = collector.observer();
-  auto result = runtime->run(job, observe, observer);
-  auto summary = report::summary_json(s, plan, result);
-  summary["compute_by_kernel_s"] = report::compute_by_kernel(plan, job.kernel_time_s);
-  // Wall time goes to the log, not the summary: outputs must be byte-identical run to run.
-  log << "exasim: simulated " << s.gpus << " GPUs in " << result.wall_s << " s of wall time\n";
+/// The ranks `exasim simulate --out` traces: --trace-ranks, else all up to 256 GPUs, else 0-7 (said on `log`).
+std::vector<bool> traced_ranks(const std::string& trace_ranks, std::uint32_t gpus, std::ostream& log) {
+  if (!trace_ranks.empty()) return parse_rank_list(trace_ranks, gpus);
+  if (gpus <= 256) return std::vector<bool>(gpus, true);
+  log << "exasim: tracing ranks 0-7 of " << gpus << " (choose others with --trace-ranks)\n";
+  return parse_rank_list("0-7", gpus);
+}
 
+void write_traces(const std::filesystem::path& dir, const scenario::PreparedJob& job,
+                  const std::vector<trace::TraceRow>& rows) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
+  trace::write_csv((dir / "trace.csv").string(), rows);
+  trace::write_chrome_json((dir / "trace.json").string(), rows, job.topology->gpus_per_node());
+}
+
+}  // namespace
+
+report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& options, std::ostream& log) {
+  api::SimulateOptions run;
+  run.backend = api::parse_backend(options.backend);
+  run.check_memory = !options.ignore_memory;
+  run.reference_solver = options.reference_solver;
+  run.progress_bar = true;
   if (options.out_dir) {
-    std::filesystem::path dir(*options.out_dir);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
-    auto rows = collector.rows();
-    trace::write_csv((dir / "trace.csv").string(), rows);
-    trace::write_chrome_json((dir / "trace.json").string(), rows, topology->gpus_per_node());
-    std::ofstream(dir / "summary.json") << summary.dump(2) << '\n';
+    run.traced_ranks = traced_ranks(options.trace_ranks, s.gpus, log);
+    run.on_trace = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
+                                                                  std::vector<trace::TraceRow> rows) {
+      write_traces(dir, job, rows);
+    };
+  }
+  auto summary = api::simulate(s, run);
+  // Wall time goes to the log, not the summary's views: outputs must be byte-identical run to run.
+  log << "exasim: simulated " << s.gpus << " GPUs in " << summary.wall_s << " s of wall time\n";
+  if (options.out_dir) {
+    const std::filesystem::path dir(*options.out_dir);
+    std::ofstream(dir / "summary.json") << report::to_json(summary).dump(2) << '\n';
     std::ofstream(dir / "scenario.resolved.json") << s.resolved.dump(2) << '\n';
   }
   return summary;
@@ -115,7 +94,7 @@ Command add_simulate_command(CLI::App& app) {
   struct Options {
     std::string scenario_path, out_dir;
     std::vector<std::string> overrides;
-    SimulateOptions sim;
+    SimulateFlags sim;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -133,12 +112,12 @@ Command add_simulate_command(CLI::App& app) {
   cmd->add_flag("--reference-solver", o->sim.reference_solver,
                 "Re-solve every flow at every event (slow; for checking the incremental solver)");
   return {cmd, [o](std::ostream& out, std::ostream& err) {
-            SimulateOptions options = o->sim;
+            SimulateFlags options = o->sim;
             if (!o->out_dir.empty()) options.out_dir = o->out_dir;
             auto scenario = scenario::load_scenario(o->scenario_path, o->overrides);
             auto summary = simulate(scenario, options, err);
             if (o->json) {
-              out << summary.dump() << "\n";
+              out << report::to_json(summary).dump() << "\n";
             } else {
               report::print_summary(out, summary);
               if (options.out_dir) out << "  traces written to " << *options.out_dir << "/trace.csv and trace.json\n";

@@ -1,9 +1,9 @@
 #pragma once
-// `exasim simulate`: scenario -> plan -> runtime -> summary and traces.
+// `exasim simulate`: its command-line options onto the library call (sim/api/simulate.hpp), and the
+// files of --out (traces, summary.json, the resolved scenario).
 
+#include "sim/report/summary.hpp"
 #include "sim/scenario/scenario.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -11,17 +11,18 @@
 
 namespace exasim::cli {
 
-struct SimulateOptions {
-  std::string backend = "fast";
+/// The command's flags as given; simulate() turns them into api::SimulateOptions.
+struct SimulateFlags {
+  std::string backend = "fast";         ///< fast or simgrid
   std::optional<std::string> out_dir;   ///< write trace.csv, trace.json and summary.json here
   std::string trace_ranks;              ///< "0-7,12"; empty: all ranks up to 256 GPUs, else ranks 0-7
   bool reference_solver = false;
   bool ignore_memory = false;         ///< simulate even when the memory model says it does not fit
 };
 
-/// Runs the scenario; returns the summary JSON. Writes traces when `out_dir` is set. Bad options are
+/// Runs the scenario; returns its summary. Writes traces when `out_dir` is set. Bad options are
 /// InputErrors.
-[[nodiscard]] nlohmann::ordered_json simulate(const scenario::Scenario& s, const SimulateOptions& options, std::ostream& log);
+[[nodiscard]] report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& options, std::ostream& log);
 
 /// Parses "0-7,12,40-41" into a predicate over ranks < world; InputError on malformed lists.
 [[nodiscard]] std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world);

@@ -28,16 +28,16 @@ std::string class_name(int c) {
 
 }  // namespace
 
-nlohmann::ordered_json compute_by_kernel(const schedule::Plan& plan, const std::vector<double>& kernel_time_s) {
+std::vector<KernelClassTime> compute_by_kernel(const schedule::Plan& plan, const std::vector<double>& kernel_time_s) {
   std::array<double, kClasses> seconds{};
   for (const auto& stream : plan.streams)
     for (const auto& op : stream.ops)
       if (op.type == schedule::OpType::Compute)
         seconds[class_of(plan.kernels.at(op.kernel))] += kernel_time_s.at(op.kernel);
   const double streams = plan.streams.empty() ? 1.0 : static_cast<double>(plan.streams.size());
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  std::vector<KernelClassTime> out;
   for (int c = 0; c < kClasses; ++c)
-    if (seconds[c] > 0) out[class_name(c)] = seconds[c] / streams;
+    if (seconds[c] > 0) out.push_back({class_name(c), seconds[c] / streams});
   return out;
 }
 

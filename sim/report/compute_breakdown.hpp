@@ -12,15 +12,19 @@
 
 #include "sim/schedule/plan.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include <string>
 #include <vector>
 
 namespace exasim::report {
 
+struct KernelClassTime {
+  std::string kernel_class;
+  double seconds = 0;
+};
+
 /// Seconds per kernel class (classes with no kernel left out), in a fixed order; `kernel_time_s` is
 /// indexed like plan.kernels (runtime::Job::kernel_time_s).
-[[nodiscard]] nlohmann::ordered_json compute_by_kernel(const schedule::Plan& plan,
-                                                       const std::vector<double>& kernel_time_s);
+[[nodiscard]] std::vector<KernelClassTime> compute_by_kernel(const schedule::Plan& plan,
+                                                           const std::vector<double>& kernel_time_s);
 
 }  // namespace exasim::report

@@ -4,8 +4,7 @@ namespace exasim::scenario {
 
 std::unique_ptr<PreparedJob> prepare_job(const Scenario& s) {
   auto p = std::make_unique<PreparedJob>();
-  p->plan = s.scheme == "megatron" ? schedule::build_megatron_plan(s.model, s.megatron, s.training, s.overlap)
-                                   : schedule::build_axonn4d_plan(s.model, s.axonn, s.training, s.overlap);
+  p->plan = scheme_of(s).build_plan(s);
   p->topology = build_topology(s.machine, s.gpus, s.seed);
   p->gpu = gpu::make_gpu_model(s.machine.gpu_choice);
   p->job.plan = &p->plan;

@@ -51,44 +51,6 @@ void apply_override(nlohmann::json& doc, const std::string& text, const std::str
   if (assignment.parts.size() == 1) origin.erase(assignment.parts[0]);
 }
 
-std::uint32_t positive_dim(const JsonView& parallel, const char* key, std::int64_t fallback = 1) {
-  return static_cast<std::uint32_t>(parallel.integer_or(key, fallback, 1, 1 << 22));
-}
-
-// Rank layout x fastest, then y, z, data (docs/axonn.md section 1).
-void load_axonn4d(const JsonView& parallel, Scenario& s) {
-  parallel.check_keys({"scheme", "gx", "gy", "gz", "gdata"});
-  s.axonn = {positive_dim(parallel, "gx"), positive_dim(parallel, "gy"), positive_dim(parallel, "gz"),
-             positive_dim(parallel, "gdata")};
-  const auto& a = s.axonn;
-  const std::uint64_t product = std::uint64_t{a.gx} * a.gy * a.gz * a.gdata;
-  if (product != s.gpus) {
-    parallel.fail("gdata", "gx*gy*gz*gdata = " + std::to_string(a.gx) + "*" + std::to_string(a.gy) + "*" +
-                               std::to_string(a.gz) + "*" + std::to_string(a.gdata) + " = " + std::to_string(product) +
-                               " must equal gpus = " + std::to_string(s.gpus));
-  }
-  if (auto bad = schedule::axonn4d_infeasibility(s.model, s.axonn, s.training.global_batch); !bad.why.empty())
-    throw InputError(s.source, bad.field, bad.why);
-}
-
-// Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
-void load_megatron(const JsonView& parallel, Scenario& s) {
-  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-                       "scatter_gather", "grad_accumulation_fusion"});
-  auto& m = s.megatron;
-  m.tp = positive_dim(parallel, "tp");
-  m.pp = positive_dim(parallel, "pp");
-  m.dp = positive_dim(parallel, "dp");
-  m.zero = static_cast<std::uint32_t>(parallel.integer_or("zero", 0, 0, 3));
-  m.micro_batch = positive_dim(parallel, "micro_batch");
-  m.virtual_stages = positive_dim(parallel, "virtual_stages");
-  m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
-  m.scatter_gather = parallel.boolean_or("scatter_gather", true);
-  m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
-  if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty())
-    throw InputError(s.source, bad.field, bad.why);
-}
-
 }  // namespace
 
 Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std::vector<std::string>& overrides) {
@@ -142,19 +104,17 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   }
 
   auto parallel = root.object("parallel");
-  s.scheme = parallel.choice("scheme", {"axonn4d", "megatron"});
-  if (s.scheme == "axonn4d") {
-    load_axonn4d(parallel, s);
-  } else {
-    load_megatron(parallel, s);
-  }
+  const std::string scheme_name = parallel.string("scheme");
+  const Scheme* entry = find_scheme(scheme_name);
+  if (!entry) parallel.fail("scheme", "'" + scheme_name + "' is not one of: " + scheme_names());
+  s.scheme = entry->id;
+  entry->load(parallel, s);
   s.resolved = std::move(doc);
   return s;
 }
 
 schedule::MemoryEstimate memory_per_gpu(const Scenario& s) {
-  return s.scheme == "megatron" ? schedule::estimate_megatron_memory(s.model, s.megatron, s.training)
-                                : schedule::estimate_axonn4d_memory(s.model, s.axonn, s.training);
+  return scheme_of(s).memory_per_gpu(s);
 }
 
 void check_memory_fits(const Scenario& s) {

@@ -9,6 +9,7 @@
 #include "sim/collectives/algorithm.hpp"
 #include "sim/scenario/machine.hpp"
 #include "sim/scenario/placement.hpp"
+#include "sim/scenario/scheme.hpp"
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
 #include "sim/schedule/memory.hpp"
@@ -28,9 +29,9 @@ struct Scenario {
   MachineSpec machine;
   schedule::ModelSpec model;
   std::uint32_t gpus = 0;
-  std::string scheme;             ///< "axonn4d" or "megatron"
-  schedule::Axonn4DConfig axonn;   ///< scheme axonn4d
-  schedule::MegatronConfig megatron;  ///< scheme megatron
+  SchemeId scheme = SchemeId::Axonn4D;  ///< parallel.scheme; its entry: scheme_of(scenario)
+  schedule::Axonn4DConfig axonn;        ///< scheme axonn4d
+  schedule::MegatronConfig megatron;    ///< scheme megatron
   schedule::TrainingSpec training;
   schedule::OverlapSpec overlap;
   PlacementSpec placement;
@@ -38,6 +39,9 @@ struct Scenario {
   collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;
   std::uint64_t seed = 1;
 };
+
+/// The scheme table's entry for the scenario's `parallel.scheme`.
+[[nodiscard]] inline const Scheme& scheme_of(const Scenario& scenario) { return scheme(scenario.scheme); }
 
 /// Bytes per GPU the scenario's scheme needs (schedule/memory.hpp; the worst pipeline stage for megatron).
 [[nodiscard]] schedule::MemoryEstimate memory_per_gpu(const Scenario& scenario);

@@ -1,0 +1,48 @@
+#pragma once
+// The one library call from a scenario to its typed Summary: prepare the job (plan, network, kernel
+// times, placement), run it on the chosen runtime, summarise. `exasim simulate`, the benches and
+// `exasim validate` all go through it; commands to come (tune, sweep, place, report) call it in a loop.
+// Text and JSON are views of the result (sim/report/summary_views.hpp).
+
+#include "sim/report/summary.hpp"
+#include "sim/scenario/prepared_job.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "traces/trace.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace exasim::api {
+
+enum class Backend {
+  Fast,     ///< exasim's flow core (sim/flow)
+  Simgrid,  ///< SimGrid 3.32, the reference (sim/simgrid); optional at build time (EXASIM_WITH_SIMGRID)
+};
+
+/// "fast" or "simgrid"; InputError("--backend", ...) on anything else.
+[[nodiscard]] Backend parse_backend(const std::string& name);
+
+struct SimulateOptions {
+  Backend backend = Backend::Fast;
+  /// Refuse (InputError) a scenario the memory model says does not fit the GPU (`--ignore-memory` off).
+  bool check_memory = true;
+  /// Fast core only: re-solve every flow at every event (slow; checks the incremental solver).
+  bool reference_solver = false;
+  /// Fast core only: a progress bar on stderr when it is a terminal.
+  bool progress_bar = false;
+  /// Called on the prepared job before it runs: what-ifs on kernel times or bytes (exasim validate
+  /// scales them as its emulation does).
+  std::function<void(scenario::PreparedJob&)> adjust_job;
+  /// Ranks whose ops are traced (indexed by rank; shorter than the world: the rest are not).
+  std::vector<bool> traced_ranks;
+  /// Receives the traced ranks' ops after the run (TraceCollector's order: deterministic), with the
+  /// job they ran. Without it nothing is traced.
+  std::function<void(const scenario::PreparedJob&, std::vector<trace::TraceRow>)> on_trace;
+};
+
+/// Simulates one iteration of `s`. InputError on what the scenario asks and the machine or this build
+/// cannot give (memory, nodes, a backend not built in). The Summary's compute_by_kernel is filled.
+[[nodiscard]] report::Summary simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
+
+}  // namespace exasim::api

@@ -1,0 +1,108 @@
+#include "sim/api/simulate.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/flow/fast_runtime.hpp"
+#include "sim/report/summary_views.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace exasim;
+
+namespace {
+
+// 16 GPUs, two layers: a run takes milliseconds.
+scenario::Scenario small() {
+  return scenario::parse_scenario(nlohmann::json::parse(R"({"machine": "simple-a100",
+    "model": {"layers": 2, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
+    "gpus": 16, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 2},
+    "training": {"global_batch": 16, "recompute": "full"}, "seed": 3})"),
+                                  "small.json");
+}
+
+}  // namespace
+
+TEST_CASE("simulate gives the summary of the chain it replaces", "[integration]") {
+  const auto s = small();
+  const auto summary = api::simulate(s);
+
+  // The chain exasim simulate, the benches and validate/ each assembled by hand.
+  auto prepared = scenario::prepare_job(s);
+  flow::FastRuntime fast(*prepared->topology, {});
+  auto expected = report::make_summary(s, prepared->plan, fast.run(prepared->job, {}, {}));
+  expected.compute_by_kernel = report::compute_by_kernel(prepared->plan, prepared->job.kernel_time_s);
+
+  CHECK(report::to_json(summary).dump() == report::to_json(expected).dump());
+  CHECK(summary.backend == "fast");
+  CHECK(summary.iteration_time_s > 0);
+  CHECK(summary.ranks.size() == 16);
+  REQUIRE(summary.compute_by_kernel);
+  CHECK_FALSE(summary.compute_by_kernel->empty());
+  CHECK(summary.wall_s > 0);
+}
+
+TEST_CASE("simulate traces only the ranks asked for, and only with a receiver", "[integration]") {
+  const auto s = small();
+  api::SimulateOptions options;
+  options.traced_ranks = {false, true, false, true};
+  std::set<std::uint32_t> seen;
+  std::size_t calls = 0;
+  options.on_trace = [&](const scenario::PreparedJob& job, std::vector<trace::TraceRow> rows) {
+    ++calls;
+    CHECK(job.plan.grid.world_size() == 16);
+    for (const auto& row : rows) seen.insert(row.rank);
+  };
+  const auto traced = api::simulate(s, options);
+  CHECK(calls == 1);
+  CHECK(seen == std::set<std::uint32_t>{1, 3});
+  // Observing changes the result by rounding only: the fast core sums an unobserved rank's consecutive
+  // kernels into one event (sim/flow/fast_runtime.cpp), a traced rank's are added one by one.
+  const auto untraced = api::simulate(s);
+  CHECK(traced.iteration_time_s == Approx(untraced.iteration_time_s).epsilon(1e-12));
+  CHECK(traced.flows == untraced.flows);
+}
+
+TEST_CASE("simulate applies adjust_job before the run", "[integration]") {
+  const auto s = small();
+  const auto base = api::simulate(s);
+  api::SimulateOptions options;
+  options.adjust_job = [](scenario::PreparedJob& job) {
+    for (auto& t : job.job.kernel_time_s) t *= 2;
+  };
+  const auto slower = api::simulate(s, options);
+  CHECK(slower.compute_s == Approx(2 * base.compute_s));
+  CHECK(slower.iteration_time_s > base.iteration_time_s);
+}
+
+TEST_CASE("backends are named fast or simgrid", "[unit]") {
+  CHECK(api::parse_backend("fast") == api::Backend::Fast);
+  CHECK(api::parse_backend("simgrid") == api::Backend::Simgrid);
+  CHECK_THROWS_WITH(api::parse_backend("ns3"), Catch::Contains("unknown backend (allowed: fast, simgrid)"));
+}
+
+TEST_CASE("the simgrid backend runs, or is refused when this build has none", "[integration]") {
+  const auto s = small();
+  api::SimulateOptions options;
+  options.backend = api::Backend::Simgrid;
+#if EXASIM_HAVE_SIMGRID
+  const auto summary = api::simulate(s, options);
+  CHECK(summary.backend == "simgrid");
+  CHECK(summary.flows == api::simulate(s).flows);
+#else
+  CHECK_THROWS_WITH(api::simulate(s, options), Catch::Contains("this exasim was built without SimGrid"));
+#endif
+}
+
+TEST_CASE("simulate refuses a scenario that does not fit unless told not to check", "[integration]") {
+  auto doc = nlohmann::json::parse(R"({"machine": "simple-a100",
+    "model": {"layers": 2, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
+    "gpus": 16, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 2},
+    "training": {"global_batch": 16, "recompute": "full"}, "seed": 3})");
+  doc["model"]["hidden"] = 16384;
+  doc["model"]["heads"] = 128;
+  doc["model"]["layers"] = 64;
+  const auto s = scenario::parse_scenario(doc, "big.json");
+  REQUIRE(scenario::memory_per_gpu(s).total() > s.machine.gpu_choice.device.hbm_capacity_bytes.value);
+  CHECK_THROWS_AS(api::simulate(s), InputError);
+}

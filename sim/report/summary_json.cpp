@@ -1,0 +1,76 @@
+#include "sim/report/summary_views.hpp"
+
+#include <variant>
+
+namespace exasim::report {
+
+nlohmann::ordered_json parallel_json(const Summary& s) {
+  nlohmann::ordered_json parallel = {{"scheme", s.scheme}};
+  for (const auto& field : s.layout) std::visit([&](auto value) { parallel[field.name] = value; }, field.value);
+  return parallel;
+}
+
+nlohmann::ordered_json to_json(const Summary& s) {
+  using json = nlohmann::ordered_json;
+  json exposed = json::object(), bytes = json::object(), count = json::object();
+  for (const auto& d : s.dimensions) {
+    exposed[d.name] = d.exposed_comm_s;
+    bytes[d.name] = d.rank0_wire_bytes;
+    count[d.name] = d.rank0_collectives;
+  }
+  const auto& m = s.memory;
+  const auto& basis = s.memory_basis;
+  json out = {
+      {"scenario", s.scenario},
+      {"backend", s.backend},
+      {"machine", s.machine},
+      {"gpu", s.gpu},
+      {"model", s.model},
+      {"parameters", s.parameters},
+      {"gpus", s.gpus},
+      {"network", s.network},
+      {"routing", s.routing},
+      {"placement", s.placement},
+      {"parallel", parallel_json(s)},
+      {"global_batch", s.global_batch},
+      {"training",
+       {{"recompute", s.recompute}, {"attention", s.attention}, {"dropout", s.dropout}, {"dtype", s.dtype}}},
+      {"iteration_time_s", s.iteration_time_s},
+      {"model_flops", s.model_flops},
+      {"hardware_flops", s.hardware_flops},
+      {"tflops_per_gpu", s.tflops_per_gpu},
+      {"model_tflops_per_gpu", s.model_tflops_per_gpu},
+      {"peak_tflops_per_gpu", s.peak_tflops_per_gpu},
+      {"percent_of_peak", s.percent_of_peak},
+      {"mfu_percent", s.mfu_percent},
+      {"total_pflops", s.total_pflops},
+      {"breakdown_s", {{"compute", s.compute_s}, {"exposed_comm", exposed}, {"idle", s.idle_s}}},
+      {"memory_per_gpu_bytes", m.total()},
+      {"memory_breakdown_bytes",
+       {{"weights", m.weights},
+        {"gradients", m.gradients},
+        {"optimizer", m.optimizer},
+        {"activations", m.activations},
+        {"workspace", m.workspace}}},
+      {"memory_basis",
+       {{"dtype", basis.dtype},
+        {"gradient_bytes", basis.gradient_bytes},
+        {"recompute", basis.recompute},
+        {"attention", basis.attention},
+        {"dropout", basis.dropout}}},
+      {"memory_capacity_bytes", s.memory_capacity_bytes},
+      {"comm_bytes_per_rank", bytes},
+      {"collectives_per_rank", count},
+      {"events", s.events},
+      {"flows", s.flows},
+      {"seed", s.seed},
+  };
+  if (s.compute_by_kernel) {
+    json classes = json::object();
+    for (const auto& c : *s.compute_by_kernel) classes[c.kernel_class] = c.seconds;
+    out["compute_by_kernel_s"] = classes;
+  }
+  return out;
+}
+
+}  // namespace exasim::report

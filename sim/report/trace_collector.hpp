@@ -1,0 +1,30 @@
+#pragma once
+// Turns the ops a runtime observed into trace rows (traces/trace.hpp: trace.csv, Perfetto's trace.json).
+
+#include "sim/runtime/runtime.hpp"
+#include "sim/schedule/plan.hpp"
+#include "traces/trace.hpp"
+
+#include <vector>
+
+namespace exasim::report {
+
+/// Collects observed ops into trace rows (thread-compatible with one runtime at a time).
+class TraceCollector {
+ public:
+  explicit TraceCollector(const schedule::Plan& plan) : plan_(plan) {}
+  [[nodiscard]] runtime::OpObserver observer();
+  /// Rows sorted by rank, then start time, then op order: deterministic.
+  [[nodiscard]] std::vector<trace::TraceRow> rows() const;
+
+ private:
+  struct Record {
+    runtime::Rank rank;
+    std::uint32_t op;
+    double t0, t1;
+  };
+  const schedule::Plan& plan_;
+  std::vector<Record> records_;
+};
+
+}  // namespace exasim::report

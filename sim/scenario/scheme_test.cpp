@@ -1,0 +1,115 @@
+#include "sim/scenario/scheme.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/schedule/axonn4d.hpp"
+#include "sim/schedule/megatron.hpp"
+#include "sim/schedule/memory.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace exasim;
+
+namespace {
+
+nlohmann::json axonn_doc() {
+  return nlohmann::json::parse(R"({
+    "machine": "simple-a100", "model": "gpt-5b", "gpus": 64,
+    "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8},
+    "training": {"global_batch": 512, "recompute": "full"}})");
+}
+
+nlohmann::json megatron_doc() {
+  return nlohmann::json::parse(R"({
+    "machine": "simple-a100", "model": "gpt-5b", "gpus": 16,
+    "parallel": {"scheme": "megatron", "tp": 2, "pp": 2, "dp": 4, "zero": 1, "micro_batch": 2,
+                 "sequence_parallel": true},
+    "training": {"global_batch": 64, "recompute": "selective"}})");
+}
+
+/// Two plans are the same when they have the same scheme, grid, kernels and op streams.
+void check_same_plan(const schedule::Plan& a, const schedule::Plan& b) {
+  CHECK(a.scheme == b.scheme);
+  CHECK(a.grid.world_size() == b.grid.world_size());
+  REQUIRE(a.kernels.size() == b.kernels.size());
+  for (std::size_t k = 0; k < a.kernels.size(); ++k) CHECK(a.kernels[k].flops == b.kernels[k].flops);
+  REQUIRE(a.streams.size() == b.streams.size());
+  for (std::size_t i = 0; i < a.streams.size(); ++i) CHECK(a.streams[i].ops.size() == b.streams[i].ops.size());
+}
+
+void check_same_memory(const schedule::MemoryEstimate& a, const schedule::MemoryEstimate& b) {
+  CHECK(a.weights == b.weights);
+  CHECK(a.gradients == b.gradients);
+  CHECK(a.optimizer == b.optimizer);
+  CHECK(a.activations == b.activations);
+  CHECK(a.workspace == b.workspace);
+}
+
+}  // namespace
+
+TEST_CASE("the scheme table lists every scheme once, in SchemeId order", "[unit]") {
+  const auto table = scenario::schemes();
+  REQUIRE(table.size() == 2);
+  CHECK(table[0].name == "axonn4d");
+  CHECK(table[1].name == "megatron");
+  for (const auto& entry : table) {
+    CHECK(&scenario::scheme(entry.id) == &entry);
+    CHECK(scenario::find_scheme(entry.name) == &entry);
+  }
+  CHECK(scenario::find_scheme("zero3") == nullptr);
+  CHECK(scenario::scheme_names() == "axonn4d, megatron");
+}
+
+TEST_CASE("an unknown parallel.scheme is an InputError listing the table", "[unit]") {
+  auto doc = axonn_doc();
+  doc["parallel"]["scheme"] = "zero3";
+  CHECK_THROWS_WITH(scenario::parse_scenario(doc, "s.json"),
+                    Catch::Contains("s.json: parallel.scheme: 'zero3' is not one of: axonn4d, megatron"));
+  doc["parallel"].erase("scheme");
+  CHECK_THROWS_AS(scenario::parse_scenario(doc, "s.json"), InputError);
+}
+
+TEST_CASE("the axonn4d entry loads, plans and estimates as the AxoNN functions do", "[unit]") {
+  const auto s = scenario::parse_scenario(axonn_doc(), "s.json");
+  CHECK(s.scheme == scenario::SchemeId::Axonn4D);
+  CHECK(s.scheme == "axonn4d");
+  CHECK_FALSE(s.scheme == "megatron");
+  const auto& entry = scenario::scheme_of(s);
+  CHECK(entry.id == scenario::SchemeId::Axonn4D);
+  CHECK(s.axonn.gdata == 8);
+  check_same_plan(entry.build_plan(s), schedule::build_axonn4d_plan(s.model, s.axonn, s.training, s.overlap));
+  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_axonn4d_memory(s.model, s.axonn, s.training));
+  check_same_memory(scenario::memory_per_gpu(s), schedule::estimate_axonn4d_memory(s.model, s.axonn, s.training));
+  const auto layout = entry.describe(s);
+  REQUIRE(layout.size() == 4);
+  CHECK(layout[0].name == "gx");
+  CHECK(layout[3].name == "gdata");
+  CHECK(std::get<std::int64_t>(layout[3].value) == 8);
+  const auto flops = entry.flops(s);
+  CHECK(flops.hardware > flops.model);  // full recomputation adds a forward pass
+}
+
+TEST_CASE("the megatron entry loads, plans and estimates as the Megatron functions do", "[unit]") {
+  const auto s = scenario::parse_scenario(megatron_doc(), "s.json");
+  CHECK(s.scheme == "megatron");
+  const auto& entry = scenario::scheme_of(s);
+  CHECK(entry.id == scenario::SchemeId::Megatron);
+  CHECK(s.megatron.tp == 2);
+  CHECK(s.megatron.zero == 1);
+  check_same_plan(entry.build_plan(s), schedule::build_megatron_plan(s.model, s.megatron, s.training, s.overlap));
+  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_megatron_memory(s.model, s.megatron, s.training));
+  const auto layout = entry.describe(s);
+  REQUIRE(layout.size() == 8);
+  CHECK(layout[0].name == "tp");
+  CHECK(std::get<std::int64_t>(layout[0].value) == 2);
+  CHECK(layout[6].name == "sequence_parallel");
+  CHECK(std::get<bool>(layout[6].value));
+}
+
+TEST_CASE("each entry checks its own keys and feasibility", "[unit]") {
+  auto axonn = axonn_doc();
+  axonn["parallel"]["tp"] = 2;  // a Megatron key
+  CHECK_THROWS_AS(scenario::parse_scenario(axonn, "s.json"), InputError);
+  auto megatron = megatron_doc();
+  megatron["parallel"]["dp"] = 3;  // tp*pp*dp != gpus
+  CHECK_THROWS_AS(scenario::parse_scenario(megatron, "s.json"), InputError);
+}

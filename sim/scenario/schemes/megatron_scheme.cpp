@@ -1,0 +1,62 @@
+#include "sim/scenario/schemes/megatron_scheme.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/schedule/megatron.hpp"
+
+namespace exasim::scenario {
+
+namespace {
+
+// Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
+void load_megatron(const JsonView& parallel, Scenario& s) {
+  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
+                       "scatter_gather", "grad_accumulation_fusion"});
+  auto& m = s.megatron;
+  m.tp = parallel_degree(parallel, "tp");
+  m.pp = parallel_degree(parallel, "pp");
+  m.dp = parallel_degree(parallel, "dp");
+  m.zero = static_cast<std::uint32_t>(parallel.integer_or("zero", 0, 0, 3));
+  m.micro_batch = parallel_degree(parallel, "micro_batch");
+  m.virtual_stages = parallel_degree(parallel, "virtual_stages");
+  m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
+  m.scatter_gather = parallel.boolean_or("scatter_gather", true);
+  m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
+  if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty())
+    throw InputError(s.source, bad.field, bad.why);
+}
+
+schedule::Plan plan_megatron(const Scenario& s) {
+  return schedule::build_megatron_plan(s.model, s.megatron, s.training, s.overlap);
+}
+
+schedule::MemoryEstimate memory_megatron(const Scenario& s) {
+  return schedule::estimate_megatron_memory(s.model, s.megatron, s.training);
+}
+
+// grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it.
+std::vector<LayoutField> describe_megatron(const Scenario& s) {
+  const auto& m = s.megatron;
+  return {{"tp", std::int64_t{m.tp}},
+          {"pp", std::int64_t{m.pp}},
+          {"dp", std::int64_t{m.dp}},
+          {"zero", std::int64_t{m.zero}},
+          {"micro_batch", std::int64_t{m.micro_batch}},
+          {"virtual_stages", std::int64_t{m.virtual_stages}},
+          {"sequence_parallel", m.sequence_parallel},
+          {"scatter_gather", m.scatter_gather}};
+}
+
+}  // namespace
+
+Scheme megatron_scheme() {
+  return {.id = SchemeId::Megatron,
+          .name = "megatron",
+          .load = load_megatron,
+          .build_plan = plan_megatron,
+          .memory_per_gpu = memory_megatron,
+          .flops = transformer_flops,
+          .describe = describe_megatron};
+}
+
+}  // namespace exasim::scenario
