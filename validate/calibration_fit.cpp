@@ -1,4 +1,4 @@
-#include "validate/calibration_fit.hpp"
+#include "validate/internal/calibration_fit.hpp"
 
 #include "sim/schedule/plan.hpp"
 

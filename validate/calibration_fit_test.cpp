@@ -1,4 +1,4 @@
-#include "validate/calibration_fit.hpp"
+#include "validate/internal/calibration_fit.hpp"
 
 #include "sim/core/json_view.hpp"
 #include "sim/scenario/machine.hpp"

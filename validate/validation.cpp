@@ -5,7 +5,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 #include "sim/api/simulate.hpp"
-#include "validate/calibration_fit.hpp"
+#include "validate/internal/calibration_fit.hpp"
 #include "validate/mpirun.hpp"
 
 #include <unistd.h>  // gethostname, getpid

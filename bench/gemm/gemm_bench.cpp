@@ -1,4 +1,4 @@
-// gemm_bench: time GEMMs and write them as a calibration CSV (sim/gpu/calibration.hpp), printing one JSON
+// gemm_bench: time GEMMs and write them as a calibration CSV (sim/gpu/internal/calibration.hpp), printing one JSON
 // line per shape with the shape-aware model's prediction beside the measurement.
 //
 //   gemm_bench --backend host --shapes 512,512,512;1024,1024,1024 --out host.csv

@@ -12,7 +12,7 @@
 // LIMITATIONS:
 //  - the node of a member is topology.node_of(job.gpu(rank)): the scenario's machine and placement.
 //    `exasim validate` simulates on the calibrated host, which keeps that node size
-//    (validate/calibration_fit.hpp, machine_with_node_size) so that both sides split groups alike;
+//    (validate/internal/calibration_fit.hpp, machine_with_node_size) so that both sides split groups alike;
 //  - auto's choice depends on the machine's bandwidths and latencies (cost_model.hpp), which differ
 //    between the scenario's machine (the emulation's) and the calibrated one (validate's simulation):
 //    under auto the two sides may pick different algorithms (rank0_collectives_by_algorithm says what

@@ -1,4 +1,4 @@
-#include "sim/collectives/cost_model.hpp"
+#include "sim/collectives/internal/cost_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 // auto's estimate and choice (cost_model.hpp) on simple-a100's shape.
-#include "sim/collectives/cost_model.hpp"
+#include "sim/collectives/internal/cost_model.hpp"
 
 #include "sim/collectives/double_binary_tree.hpp"
-#include "sim/collectives/test_support.hpp"
+#include "sim/collectives/internal/test_support.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 #include "sim/collectives/router.hpp"
 
-#include "sim/collectives/cost_model.hpp"
+#include "sim/collectives/internal/cost_model.hpp"
 #include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/group_layout.hpp"

@@ -4,7 +4,7 @@
 #include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/group_layout.hpp"
-#include "sim/collectives/test_support.hpp"
+#include "sim/collectives/internal/test_support.hpp"
 #include "topologies/fat_tree.hpp"
 #include "topologies/test_support.hpp"
 

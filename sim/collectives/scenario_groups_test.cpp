@@ -1,7 +1,7 @@
 // The router on the real groups of a shipped scenario (Perlmutter, 4,096 A100s, AxoNN 4D 2 x 4 x 8 x 64,
 // packed): every algorithm the key can name, resolved and routed for the first collective of each kind
 // rank 0 posts along each dimension. No runtime runs: this checks the groups, not the timing.
-#include "sim/collectives/cost_model.hpp"
+#include "sim/collectives/internal/cost_model.hpp"
 #include "sim/collectives/group_layout.hpp"
 #include "sim/collectives/router.hpp"
 #include "sim/runtime/runtime.hpp"

@@ -1,4 +1,4 @@
-#include "sim/gpu/calibration.hpp"
+#include "sim/gpu/internal/calibration.hpp"
 
 #include "sim/core/error.hpp"
 #include "sim/gpu/shape_aware_gpu.hpp"

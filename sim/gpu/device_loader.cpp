@@ -3,7 +3,7 @@
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
-#include "sim/gpu/calibration.hpp"
+#include "sim/gpu/internal/calibration.hpp"
 #include "sim/gpu/shape_aware_gpu.hpp"
 
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
-#include "sim/gpu/calibration.hpp"
+#include "sim/gpu/internal/calibration.hpp"
 
 #include <catch2/catch.hpp>
 

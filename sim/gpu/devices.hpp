@@ -25,7 +25,7 @@
 //    bf16) is assumed to carry over (shape_aware_gpu.hpp);
 //  - the efficiencies of flash attention and of every memory-bound kernel family are estimates, not
 //    measurements: one number per family and vendor (devices.cpp, kFamilyEstimates), easy to replace with
-//    a machine file override or a calibration CSV efficiency row (calibration.hpp).
+//    a machine file override or a calibration CSV efficiency row (internal/calibration.hpp).
 
 #include "sim/gpu/kernel.hpp"
 

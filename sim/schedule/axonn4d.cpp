@@ -1,7 +1,7 @@
 #include "sim/schedule/axonn4d.hpp"
 
 #include "sim/schedule/stream_builder.hpp"
-#include "sim/schedule/layer_kernels.hpp"
+#include "sim/schedule/internal/layer_kernels.hpp"
 
 #include <stdexcept>
 

@@ -8,7 +8,7 @@
 // reduce-scatter of the weight gradient. Transformer mapping: QKV (H -> H + 2 kv_hidden), attention-out
 // (H->H, transposed), MLP up (H -> ffn, or 2 ffn for SwiGLU's gate and up), MLP down (ffn -> H,
 // transposed); between them the attention core on the y-shard of heads and the norm, residual/dropout and
-// activation kernels of layer_kernels.hpp. Full recomputation repeats each layer's forward (with its
+// activation kernels of internal/layer_kernels.hpp. Full recomputation repeats each layer's forward (with its
 // all-gathers and forward all-reduces) before its backward; selective recomputation repeats only the
 // attention core before the attention backward. After backward, the gradient shards are all-reduced over
 // data (fp32 by default). Then the optimizer step.

@@ -1,4 +1,4 @@
-#include "sim/schedule/layer_kernels.hpp"
+#include "sim/schedule/internal/layer_kernels.hpp"
 
 namespace exasim::schedule {
 

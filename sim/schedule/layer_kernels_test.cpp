@@ -1,6 +1,6 @@
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/flops.hpp"
-#include "sim/schedule/layer_kernels.hpp"
+#include "sim/schedule/internal/layer_kernels.hpp"
 #include "sim/schedule/megatron.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,8 +1,8 @@
 #include "sim/schedule/megatron.hpp"
 
-#include "sim/schedule/pipeline_schedule.hpp"
+#include "sim/schedule/internal/pipeline_schedule.hpp"
 #include "sim/schedule/stream_builder.hpp"
-#include "sim/schedule/layer_kernels.hpp"
+#include "sim/schedule/internal/layer_kernels.hpp"
 
 #include <algorithm>
 #include <stdexcept>

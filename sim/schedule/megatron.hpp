@@ -11,7 +11,7 @@
 //
 // One iteration on a stage:
 //  - m = global_batch / (dp * micro_batch) micro-batches (gradient accumulation), run by the 1F1B or
-//    the interleaved schedule (pipeline_schedule.hpp) with Send/Recv of micro_batch x seq x hidden
+//    the interleaved schedule (internal/pipeline_schedule.hpp) with Send/Recv of micro_batch x seq x hidden
 //    activations and gradients between stages in the math type (divided by tp with sequence
 //    parallelism, whose p2p tensors are sequence-sharded, and with Megatron's scatter-gather,
 //    parallel.scatter_gather, default on: each TP rank sends 1/tp of the tensor and the receiving stage
@@ -20,7 +20,7 @@
 //    s, s + pp, ...; the (vocab-parallel) embedding is on the first model chunk, final norm, LM head and
 //    loss on the last;
 //  - each layer: column-parallel QKV (query heads/tp, key/value heads/tp), the attention core on those
-//    heads (flash or standard, layer_kernels.hpp), row-parallel attention output, column-parallel MLP up
+//    heads (flash or standard, internal/layer_kernels.hpp), row-parallel attention output, column-parallel MLP up
 //    (GeLU, or SwiGLU's gate and up), row-parallel MLP down, and the norms, bias-dropout-adds and
 //    activation kernels between them. Forward: one TP all-reduce after each row-parallel
 //    layer; backward: one after each column-parallel layer's dX GEMM, overlapped with its dW GEMM

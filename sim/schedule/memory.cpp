@@ -22,7 +22,7 @@ MemoryEstimate finish(MemoryEstimate e, double transient_bytes) {
   return e;
 }
 
-/// Chunk-micro-batches a stage has run forward but not backward at its peak (pipeline_schedule.hpp).
+/// Chunk-micro-batches a stage has run forward but not backward at its peak (internal/pipeline_schedule.hpp).
 std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std::uint32_t stage) {
   const std::int64_t p = c.pp, s = stage, v = c.virtual_stages;
   if (v == 1) return std::min(micro_batches, p - s);

@@ -55,7 +55,7 @@
 //   full:      the layer's input e sbh (/outer); working set: one layer's everything.
 // Which micro-batches are in flight: a Megatron stage holds every (chunk-)micro-batch it has run forward
 // but not yet backward: min(m, p - s) for 1F1B, the interleaved schedule's warm-up + 1 chunk-micro-batches
-// (pipeline_schedule.hpp); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
+// (internal/pipeline_schedule.hpp); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
 //
 // WORKSPACE (an estimate, not a measured figure): transient buffers that scale with the configuration -
 // the logits on the stage with the LM head (kept in fp32 by the cross-entropy, 4 B, plus their gradient in

@@ -1,4 +1,4 @@
-#include "sim/schedule/pipeline_schedule.hpp"
+#include "sim/schedule/internal/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <stdexcept>
