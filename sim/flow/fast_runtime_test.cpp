@@ -1,5 +1,6 @@
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/flow/flow_network.hpp"
+#include "sim/exec/test_support.hpp"
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
@@ -54,6 +55,25 @@ TEST_CASE("ring all-reduce on uniform links takes 2(p-1)/p*S/B plus its latency 
     double expected = 2.0 * (p - 1) / p * S / B + 2.0 * (p - 1) * (lat + overhead);
     INFO("Expectation: " << expected << " s for p = " << p);
     CHECK(run_time(topo, job_for(plan, 0, overhead)) == Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("a collective of two stages of two bundles each shares links and pays two latency terms", "[unit]") {
+  const double S = 256e6, B = 100e9, lat = 2e-6, overhead = 3e-6;
+  const std::uint32_t p = 4;
+  auto plan = empty_plan(p);
+  schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
+  auto topo = one_node(p, B, lat);
+  const auto job = job_for(plan, 0, overhead);
+  const exec::SplitRingRouter split;
+  for (bool full : {false, true}) {
+    flow::FastOptions options{full};
+    options.router = &split;
+    const auto result = flow::FastRuntime(topo, options).run(job, {}, {});
+    const double latency_term = 2.0 * (p - 1) * (lat + overhead);
+    CHECK(result.iteration_s == Approx(2.0 * (p - 1) / p * S / B + 2 * latency_term).epsilon(1e-9));
+    CHECK(result.flows == 4);
+    CHECK(result.rank0_wire_bytes[0] == Approx(2.0 * (p - 1) / p * S));
   }
 }
 

@@ -53,12 +53,16 @@ CrossCheckResult run_cross_check(const CrossCheckCase& c) {
   result.gpus = plan.grid.world_size();
   {
     auto machine = c.make_machine();
-    flow::FastRuntime fast(*machine, {});
+    flow::FastOptions options;
+    options.router = c.router;
+    flow::FastRuntime fast(*machine, options);
     result.fast = fast.run(job, {}, {});
   }
   {
     auto machine = c.make_machine();
-    result.simgrid = make_simgrid_runtime(*machine, {})->run(job, {}, {});
+    SimgridOptions options;
+    options.router = c.router;
+    result.simgrid = make_simgrid_runtime(*machine, options)->run(job, {}, {});
   }
   return result;
 }
