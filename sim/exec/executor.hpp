@@ -53,13 +53,16 @@ namespace exasim::exec {
 using runtime::Rank;
 using InstanceId = std::uint32_t;
 
-class Executor {
+/// The core over a network backend of type `Network`: NetworkBackend itself (exec::Executor, virtual
+/// calls), or a backend's own final class (calls per event direct and inline, executor_impl.hpp).
+template <class Network>
+class BasicExecutor {
  public:
   /// `backend`, `observe`, `observer` and `router` must outlive the executor; `observer` may be empty.
   /// Throws std::invalid_argument when the plan needs more GPUs than the machine has.
-  Executor(const topo::Topology& topology, const runtime::Job& job, NetworkBackend& backend,
-           const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer,
-           const StageRouter& router = default_router());
+  BasicExecutor(const topo::Topology& topology, const runtime::Job& job, Network& backend,
+                const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer,
+                const StageRouter& router = default_router());
 
   /// Every rank runs from its first op until it computes or blocks (at the current time, 0).
   void start();
@@ -100,7 +103,7 @@ class Executor {
 
   /// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
   /// member's Wait. Half a cache line: every member of a group touches it, from ranks all over the
-  /// machine; what only launches and stage ends need is kept beside, per id (Launch).
+  /// machine; what only launches and stage ends need is kept beside, per id (StageState, LaterStages).
   struct Instance {
     double bytes = 0;
     Rank first_member = 0;  ///< Send/Recv: the sender
@@ -111,17 +114,23 @@ class Executor {
     std::uint8_t dim = 0;
     schedule::CollKind kind{};
     bool done = false;
+    /// Stages not ended yet, the current one included; 0 until launched. Here, not beside: stage ends
+    /// and launches touch the instance anyway, and a second record would be a second cache miss.
+    std::uint8_t stages_left = 0;
   };
   static_assert(sizeof(Instance) == 32);
 
-  /// A launched instance's progress through its stages.
-  struct Launch {
-    double latency_s = 0;            ///< of the current stage: from its last byte to its end
-    std::uint32_t group = 0;         ///< group id (Send/Recv: the receiver), for routing and ordering
-    std::uint32_t sequence = 0;      ///< the group's (pair's) count of earlier collectives (transfers)
-    std::uint32_t bundles_left = 0;  ///< flows of the current stage still moving
-    std::uint8_t stage = 0;          ///< the current stage
-    std::uint8_t stages = 0;         ///< 0 until the first stage launches
+  /// The current stage of a launched instance, per id: what a flow end needs.
+  struct StageState {
+    double latency_s = 0;            ///< from the stage's last byte to its end
+    std::uint32_t bundles_left = 0;  ///< flows of the stage still moving
+  };
+  /// What routing a collective's later stages needs, per id; written only for collectives of more
+  /// than one stage.
+  struct LaterStages {
+    std::uint32_t group = 0;     ///< group id
+    std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along the dimension
+    std::uint8_t stages = 0;
     collectives::Algorithm algorithm{};
   };
 
@@ -181,11 +190,26 @@ class Executor {
   void post(Rank r, const schedule::Op& op);
   void grow_open_rings();
   void post_p2p(Rank r, const schedule::Op& op);
-  void defer_launch(InstanceId id, std::uint32_t group_or_receiver, std::uint32_t sequence, bool p2p);
+  /// A collective, transfer or next stage is ready: it starts at launch_ready(), with the others that
+  /// became ready then, in an order that names them.
+  void defer_launch(InstanceId id, std::uint32_t group_or_receiver, std::uint32_t sequence, bool p2p) {
+    const Instance& inst = instances_[id];
+    ready_.push_back({(std::uint64_t{inst.first_member} << 32) | (std::uint64_t{p2p} << 8) | inst.dim,
+                      (std::uint64_t{group_or_receiver} << 32) | sequence, id});
+  }
   void launch_p2p(InstanceId id, Rank receiver, std::uint32_t sequence);
   void launch_stage(InstanceId id, std::uint32_t group_id, std::uint32_t sequence);
   void complete(InstanceId id);
-  void consume(Rank r, std::uint16_t s);
+  /// Rank r is done with the collective in `s` (its Wait returned). Small and on every Wait: inline,
+  /// with what only observed ranks need out of line.
+  void consume(Rank r, std::uint16_t s) {
+    const InstanceId id = slot(r, s);
+    if (observed(r)) report_post(r, s, id);
+    slot(r, s) = kNone;
+    if (--instances_[id].refs == 0) free_instances_.push_back(id);
+  }
+  /// Reports the post of the collective in slot `s` of an observed rank, from post to completion.
+  void report_post(Rank r, std::uint16_t s, InstanceId id);
   InstanceId allocate();
   void report(Rank r, std::uint32_t op_index, double t0, double t1) {
     if (observed(r)) observer_(r, op_index, t0, t1);
@@ -197,7 +221,7 @@ class Executor {
   const schedule::ProcessGrid& grid_;
   const std::size_t dims_;
   const Rank world_;
-  NetworkBackend& backend_;
+  Network& backend_;
   const runtime::OpObserver& observer_;
   const StageRouter& router_;
   const topo::LinkLoadView* const load_;
@@ -236,7 +260,8 @@ class Executor {
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
-  std::vector<Launch> launches_;  ///< per instance
+  std::vector<StageState> stage_state_;  ///< per instance
+  std::vector<LaterStages> later_stages_;  ///< per instance
   std::vector<double> done_s_;    ///< per instance, with an observer only: when it completed
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;  ///< a transfer being launched (kept for its capacity)
@@ -248,5 +273,9 @@ class Executor {
   std::vector<bool> observed_;
   std::vector<std::vector<PostRecord>> post_;
 };
+
+/// The core for any backend, through NetworkBackend's virtual functions (SimGrid, tests).
+using Executor = BasicExecutor<NetworkBackend>;
+extern template class BasicExecutor<NetworkBackend>;
 
 }  // namespace exasim::exec

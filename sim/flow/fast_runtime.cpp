@@ -1,6 +1,6 @@
 #include "sim/flow/fast_runtime.hpp"
 
-#include "sim/exec/executor.hpp"
+#include "sim/exec/executor_impl.hpp"
 #include "sim/flow/event_queue.hpp"
 #include "sim/flow/flow_network.hpp"
 
@@ -48,9 +48,13 @@ NodeLayout node_layout(const topo::Topology& topo, const runtime::Job& job) {
 }
 
 /// The fast network backend: FlowNetwork's max-min flows and an EventQueue of timers and predicted
-/// flow ends, driving the execution core one instant at a time.
+/// flow ends, driving the execution core one instant at a time. The core is compiled against this
+/// class (exec::BasicExecutor<FastNetwork>): its calls into the backend, one or more per event, are
+/// direct and inline rather than virtual (measured: the virtual core cost 5-10 % at 32k GCDs).
 class FastNetwork final : public exec::NetworkBackend {
  public:
+  using Core = exec::BasicExecutor<FastNetwork>;
+
   FastNetwork(const topo::Topology& topo, const runtime::Job& job, const FastOptions& options)
       : network_(topo.links(), options.full_resolve, node_layout(topo, job)), progress_(options.progress),
         reverse_instants_(options.reverse_instants), first_load_read_link_(topo.first_load_read_link()) {}
@@ -69,7 +73,7 @@ class FastNetwork final : public exec::NetworkBackend {
       if (links[i] >= first_load_read_link_) network_.hold(links + i, 1);
   }
 
-  runtime::RunResult run(exec::Executor& core) {
+  runtime::RunResult run(Core& core) {
     core_ = &core;
     core.start();
     std::vector<Event> batch;
@@ -133,7 +137,7 @@ class FastNetwork final : public exec::NetworkBackend {
 
   FlowNetwork network_;
   EventQueue<Event> queue_;
-  exec::Executor* core_ = nullptr;
+  Core* core_ = nullptr;
   double now_ = 0;
 
   const ProgressCallback progress_;
@@ -155,7 +159,7 @@ runtime::RunResult FastRuntime::run(const runtime::Job& job, const std::function
                                     const runtime::OpObserver& observer) {
   auto start = std::chrono::steady_clock::now();
   FastNetwork network(topology_, job, options_);
-  exec::Executor core(topology_, job, network, observe, observer,
+  FastNetwork::Core core(topology_, job, network, observe, observer,
                       options_.router ? *options_.router : exec::default_router());
   auto result = network.run(core);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
