@@ -1,7 +1,7 @@
 #include "sim/exec/executor.hpp"
 
+#include "sim/exec/test_support.hpp"
 #include "sim/schedule/stream_builder.hpp"
-#include "topologies/single_switch.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +10,7 @@
 
 using namespace exasim;
 using schedule::CollKind;
+using namespace exec::testing;  // one_node, one_dim_plan, job_for
 
 namespace {
 
@@ -97,32 +98,11 @@ class TwoStageRouter final : public exec::StageRouter {
   const ToyNetwork& network_;
 };
 
-topo::SingleSwitch one_node(std::uint32_t gpus) {
-  topo::SingleSwitchParams p;
-  p.node = {gpus, 100e9, 1e-6, 1, 25e9, 1e-6};
-  p.nodes = 1;
-  return topo::SingleSwitch(p);
-}
-
-schedule::Plan plan_of(std::uint32_t p) {
-  schedule::Plan plan;
-  plan.grid = schedule::ProcessGrid({{"x", p}});
-  plan.streams.resize(1);
-  return plan;
-}
-
-runtime::Job job_for(const schedule::Plan& plan, double kernel_s) {
-  runtime::Job job;
-  job.plan = &plan;
-  job.kernel_time_s.assign(plan.kernels.size(), kernel_s);
-  return job;
-}
-
 }  // namespace
 
 TEST_CASE("a collective runs its stages one after another, each after its slowest bundle and latency", "[unit]") {
   const double S = 1e9, rate = 1e9;  // a bundle of S bytes takes 1 s
-  auto plan = plan_of(4);
+  auto plan = one_dim_plan(4);
   schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
   const auto topo = one_node(4);
   const auto job = job_for(plan, 0);
@@ -148,7 +128,7 @@ TEST_CASE("the core reports deadlocks and plan mismatches in its own words", "[u
   const auto topo = one_node(2);
   ToyNetwork network(1e9);
   SECTION("a Send nobody receives") {
-    auto plan = plan_of(2);
+    auto plan = one_dim_plan(2);
     schedule::StreamBuilder b(plan, plan.streams[0]);
     b.wait(b.start("lonely", CollKind::Send, 0, 1e6, 1));
     const auto job = job_for(plan, 0);
@@ -156,7 +136,7 @@ TEST_CASE("the core reports deadlocks and plan mismatches in its own words", "[u
     CHECK_THROWS_WITH(network.run(core), "deadlock: rank 0 stuck at op lonely");
   }
   SECTION("Send and Recv of different sizes") {
-    auto plan = plan_of(2);
+    auto plan = one_dim_plan(2);
     plan.role_dim = 0;
     plan.streams.resize(2);
     schedule::StreamBuilder s(plan, plan.streams[0]), r(plan, plan.streams[1]);
@@ -169,7 +149,7 @@ TEST_CASE("the core reports deadlocks and plan mismatches in its own words", "[u
 }
 
 TEST_CASE("observed ranks see each kernel and each collective from post to completion", "[unit]") {
-  auto plan = plan_of(2);
+  auto plan = one_dim_plan(2);
   schedule::StreamBuilder b(plan, plan.streams[0]);
   b.compute("k1", gpu::gemm(1, 1, 1));
   b.compute("k2", gpu::gemm(2, 2, 2));
