@@ -50,11 +50,11 @@
 //    between the two; minimal and Valiant routes are identical.
 //  - wire sizes are whole bytes (SimGrid takes integers): at most one byte per flow differs.
 //  - every running timer or flow holds a worker actor (128 KiB stack; idle workers are reused), and
-//    each bundle is one communication. SimGrid 3.32 keeps
-//    every host-to-host communication in one kernel-wide list and removes it by linear search when it
-//    ends (fixed in 3.34), so wall time grows with the number of concurrent flows: about 1 s for 13k
-//    flows at 256 GPUs, 3-5 s for 50k flows at 1,024, 30-90 s for 200k flows at 4,096 (2 busy cores).
-//    It is the reference, not the sweep engine.
+//    each bundle is one communication. SimGrid 3.32 keeps every host-to-host communication in one
+//    kernel-wide list and removes it by linear search when it ends (fixed in 3.34), so wall time grows
+//    with the number of concurrent flows: bench/simgrid takes 0.3-0.6 s for 14-19k flows at 1,024
+//    GPUs and 3-4.5 s for 50-70k flows at 4,096 (2 busy cores), 10-60 times the fast core. It is the
+//    reference, not the sweep engine.
 //  - same modelling limits as the fast core: latency term after the bandwidth phase, compute never
 //    slows down because of communication (both from the execution core).
 
