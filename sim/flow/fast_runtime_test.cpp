@@ -378,6 +378,13 @@ TEST_CASE("answers do not depend on the order in which an instant's events are h
     auto b = flow::FastRuntime(topo, backwards).run(job, {}, {});
     CHECK(a.iteration_s == b.iteration_s);
     for (std::size_t r = 0; r < a.ranks.size(); ++r) CHECK(a.ranks[r].exposed_s == b.ranks[r].exposed_s);
+    // Later stages of collectives are routed in the same order as first stages.
+    const exec::SplitRingRouter split;
+    flow::FastOptions staged;
+    staged.router = &split;
+    backwards.router = &split;
+    CHECK(flow::FastRuntime(topo, staged).run(job, {}, {}).iteration_s ==
+          flow::FastRuntime(topo, backwards).run(job, {}, {}).iteration_s);
   }
   const schedule::ModelSpec pipelined{"t", 8, 256, 8, 128, 1000};
   auto plan = schedule::build_megatron_plan(pipelined, {4, 4, 2, 2, 1, 2, true}, {32, schedule::Recompute::Full}, {true, true, true, true});
