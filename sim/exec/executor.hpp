@@ -103,7 +103,7 @@ class BasicExecutor {
 
   /// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
   /// member's Wait. Half a cache line: every member of a group touches it, from ranks all over the
-  /// machine; what only launches and stage ends need is kept beside, per id (StageState, LaterStages).
+  /// machine; what only launches and stage ends need is kept beside, per id (stage_latency_s_, bundles_left_, LaterStages).
   struct Instance {
     double bytes = 0;
     Rank first_member = 0;  ///< Send/Recv: the sender
@@ -120,11 +120,11 @@ class BasicExecutor {
   };
   static_assert(sizeof(Instance) == 32);
 
-  /// The current stage of a launched instance, per id: what a flow end needs.
-  struct StageState {
-    double latency_s = 0;            ///< from the stage's last byte to its end
-    std::uint32_t bundles_left = 0;  ///< flows of the stage still moving
-  };
+  /// Set in the tag of a flow whose stage has other bundles: its end first counts down bundles_left_.
+  /// A flow alone in its stage (every ring) then costs one read of stage_latency_s_ at its end, as
+  /// the fast core did before stages (a read-modify-write of a count beside it measured slower).
+  static constexpr std::uint32_t kOneOfSeveral = 0x80000000u;
+
   /// What routing a collective's later stages needs, per id; written only for collectives of more
   /// than one stage.
   struct LaterStages {
@@ -260,7 +260,8 @@ class BasicExecutor {
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
-  std::vector<StageState> stage_state_;  ///< per instance
+  std::vector<double> stage_latency_s_;     ///< per instance: its current stage's latency term
+  std::vector<std::uint32_t> bundles_left_;  ///< per instance: bundles of its current stage still moving
   std::vector<LaterStages> later_stages_;  ///< per instance
   std::vector<double> done_s_;    ///< per instance, with an observer only: when it completed
   std::vector<double> wire_rank0_;

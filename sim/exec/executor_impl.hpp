@@ -92,8 +92,11 @@ void BasicExecutor<Network>::compute_ended(Rank r) {
 template <class Network>
 void BasicExecutor<Network>::flow_ended(std::uint32_t tag) {
   ++events_;
-  StageState& s = stage_state_[tag];
-  if (--s.bundles_left == 0) backend_.start_timer(s.latency_s, TimerKind::StageLatency, tag);
+  if (tag & kOneOfSeveral) {
+    tag &= ~kOneOfSeveral;
+    if (--bundles_left_[tag] > 0) return;
+  }
+  backend_.start_timer(stage_latency_s_[tag], TimerKind::StageLatency, tag);
 }
 
 template <class Network>
@@ -253,7 +256,7 @@ void BasicExecutor<Network>::launch_p2p(InstanceId id, Rank receiver, std::uint3
   const std::uint64_t flow_key = collectives::p2p_flow_key(job_.seed, inst.first_member, receiver, sequence);
   topo_.route(job_.gpu(inst.first_member), job_.gpu(receiver), flow_key, load_, route_);
   inst.stages_left = 1;
-  stage_state_[id] = {topo_.latency_s(route_) + job_.collective_step_overhead_s, 1};
+  stage_latency_s_[id] = topo_.latency_s(route_) + job_.collective_step_overhead_s;
   if (inst.first_member == 0) wire_rank0_[inst.dim] += inst.bytes;
   ++flows_;
   backend_.start_flow(route_, inst.bytes, id);
@@ -281,13 +284,16 @@ void BasicExecutor<Network>::launch_stage(InstanceId id, std::uint32_t group_id,
   const std::uint8_t dim = inst.dim;  // routing below may not move instances_, but keep no reference
   router_.route_stage(algorithm, topo_, call, stage, load_, hold_hop_, stage_);
   wire_rank0_[dim] += stage_.rank0_wire_bytes;
-  StageState& s = stage_state_[id];
-  s = {stage_.latency_s, static_cast<std::uint32_t>(stage_.bundles.size())};
+  stage_latency_s_[id] = stage_.latency_s;
   flows_ += stage_.bundles.size();
+  std::uint32_t tag = id;
+  if (stage_.bundles.size() > 1) {
+    bundles_left_[id] = static_cast<std::uint32_t>(stage_.bundles.size());
+    tag |= kOneOfSeveral;
+  }
   // Start every bundle before any can end (a backend may report flow_ended() from start_flow()).
-  for (const auto& b : stage_.bundles)
-    backend_.start_flow({stage_.links.data() + b.begin, b.count}, b.bytes, id);
-  if (stage_.bundles.empty()) backend_.start_timer(s.latency_s, TimerKind::StageLatency, id);
+  for (const auto& b : stage_.bundles) backend_.start_flow({stage_.links.data() + b.begin, b.count}, b.bytes, tag);
+  if (stage_.bundles.empty()) backend_.start_timer(stage_.latency_s, TimerKind::StageLatency, id);
 }
 
 template <class Network>
@@ -334,8 +340,10 @@ InstanceId BasicExecutor<Network>::allocate() {
     instances_[id] = Instance{};
     return id;
   }
+  if (instances_.size() >= kOneOfSeveral) throw std::length_error("execution core: too many collectives in flight");
   instances_.emplace_back();
-  stage_state_.emplace_back();
+  stage_latency_s_.emplace_back();
+  bundles_left_.emplace_back();
   later_stages_.emplace_back();
   if (observer_) done_s_.push_back(0);
   return static_cast<InstanceId>(instances_.size() - 1);
