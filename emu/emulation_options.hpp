@@ -18,11 +18,14 @@ namespace exasim::emu {
 ///  - Cpu: real single-precision GEMM tiles on the CPU until the time is up (needs a core per rank).
 enum class ComputeMode : std::uint8_t { Sleep, Spin, Cpu };
 
-/// How all-gathers and reduce-scatters run (all-reduces are always MPI_Iallreduce, Open MPI's ring):
-///  - Ring: rings of MPI_Isend/MPI_Irecv (ring_collective.hpp), the algorithm of NCCL/RCCL and of the
-///    simulator, so one calibrated step latency describes every kind (the default);
-///  - Mpi: MPI_Iallgather / MPI_Ireduce_scatter_block, whatever algorithm the MPI library picks (Open
-///    MPI's libnbc: one-round exchanges), to compare with the MPI library itself.
+/// How collectives run (the name "ring" predates collectives.algorithm and is kept for the command line):
+///  - Ring: the scenario's collectives.algorithm over MPI_Isend/MPI_Irecv (emu/collectives/), the
+///    algorithms of NCCL/RCCL and of the simulator; ring all-reduces are MPI_Iallreduce (Open MPI's
+///    ring), ring all-gathers / reduce-scatters exasim's rings, so one calibrated step latency describes
+///    every kind (the default);
+///  - Mpi: MPI_Iallreduce / MPI_Iallgather / MPI_Ireduce_scatter_block for every collective, whatever
+///    algorithm the MPI library picks (Open MPI's libnbc: one-round exchanges), to compare with the MPI
+///    library itself; collectives.algorithm is then ignored.
 enum class CollectiveAlgorithm : std::uint8_t { Ring, Mpi };
 
 struct EmulationOptions {

@@ -158,7 +158,7 @@ int emulate(const Args& a) {
   emu::apply_emulation_scales(*prepared, a.options);
   inject_fault(a);
 
-  emu::MpiRuntime runtime(a.options);
+  emu::MpiRuntime runtime(a.options, *prepared->topology);
   std::vector<emu::OpRecord> records;
   auto observer = [&](runtime::Rank r, std::uint32_t op, double t0, double t1) { records.push_back({r, op, t0, t1}); };
   auto result = runtime.run(prepared->job, {}, observer);
@@ -173,7 +173,8 @@ int emulate(const Args& a) {
                           {"collectives", emu::to_string(a.options.collectives)},
                           {"warmup", a.options.warmup},
                           {"poll_interval_s", a.options.poll_interval_s},
-                          {"rank0_mean_sleep_overshoot_s", runtime.mean_sleep_overshoot_s()}};
+                          {"rank0_mean_sleep_overshoot_s", runtime.mean_sleep_overshoot_s()},
+                          {"rank0_collectives_by_algorithm", runtime.collectives_by_algorithm()}};
   if (!a.out_dir.empty()) {
     std::filesystem::path dir(a.out_dir);
     std::filesystem::create_directories(dir);
@@ -189,7 +190,10 @@ int emulate(const Args& a) {
     report::print_summary(std::cout, summary);
     std::cout << "  measured iterations (s):";
     for (double t : runtime.iteration_times_s()) std::cout << " " << t;
-    std::cout << "  (median reported)\n";
+    std::cout << "  (median reported)\n  collectives of rank 0 by algorithm:";
+    for (const auto& [algorithm, count] : runtime.collectives_by_algorithm())
+      std::cout << " " << algorithm << " " << count;
+    std::cout << "\n";
   }
   return 0;
 }
@@ -210,7 +214,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--compute", a.compute, "sleep | spin | cpu (real GEMM tiles; at most one rank per core)")
       ->capture_default_str();
-  app.add_option("--collectives", a.collectives, "All-gather / reduce-scatter: ring | mpi")->capture_default_str();
+  app.add_option("--collectives", a.collectives,
+                 "ring: exasim's collectives (collectives.algorithm) | mpi: the MPI library's for every collective")
+      ->capture_default_str();
   app.add_option("--iterations", a.options.iterations, "Measured iterations (median reported)")->capture_default_str();
   app.add_option("--warmup", a.options.warmup, "Iterations run first and discarded")->capture_default_str();
   app.add_option("--poll-us", a.poll_us, "Test outstanding collectives every this many microseconds")

@@ -160,7 +160,7 @@ class Bench {
       MPI_Iallreduce(out.data(), in.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm, c.request());
     else
       c.ring().start(pt.kind == "all_gather" ? RingKind::AllGather : RingKind::ReduceScatter, out.data(), in.data(),
-                     block, comm, ring_tag(sequence++));
+                     block, comm, collective_tag(sequence++));
     poller_.wait(c, pt.kind);
     double t = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

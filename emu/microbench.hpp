@@ -4,7 +4,7 @@
 //  - exchange: k rank pairs swapping messages at once (how concurrent copies share cores and memory);
 //  - all_reduce / all_gather / reduce_scatter vs buffer size and group size, every rank busy (the world
 //    split into groups that all run at once, as the plans do), posted exactly as the emulated plans post
-//    them (libnbc's ring all-reduce; ring_collective.hpp for the others). Their repetitions are
+//    them (libnbc's ring all-reduce; collectives/ring_collective.hpp for the others). Their repetitions are
 //    interleaved: each round runs every point once, a point's time is its median over 15 rounds.
 // Every wait tests and sleeps exactly as the emulated iterations do (mpi_progress.hpp), so the fitted
 // machine describes the path validation measures.

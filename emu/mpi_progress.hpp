@@ -6,7 +6,7 @@
 // software path that validation runs.
 
 #include "emu/emulated_gpu.hpp"
-#include "emu/ring_collective.hpp"
+#include "emu/collectives/pending_comm.hpp"
 
 #include <mpi.h>
 

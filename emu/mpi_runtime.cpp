@@ -1,11 +1,13 @@
 #include "emu/mpi_runtime.hpp"
 
+#include "emu/collectives/group_layout.hpp"
 #include "emu/emulated_gpu.hpp"
 #include "emu/mpi_progress.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -13,6 +15,7 @@ namespace exasim::emu {
 
 namespace {
 
+using collectives::Algorithm;
 using schedule::CollKind;
 using schedule::Op;
 using schedule::OpType;
@@ -25,6 +28,7 @@ struct Slot {
   std::uint32_t op = 0;
   double posted_s = 0;
   double done_s = 0;
+  double ring_wire_bytes = 0;  ///< what a ring would send: the count of MPI library requests
   std::vector<float> send, recv;
 
   void reserve(std::size_t send_n, std::size_t recv_n) {
@@ -37,15 +41,17 @@ struct Slot {
 /// The measured iteration of one rank.
 struct IterationRecord {
   runtime::RankTimes times;
+  std::vector<double> wire_bytes;  ///< per dimension, bytes this rank sent (counted where exasim's collectives ran)
+  std::map<std::string, std::uint64_t> by_algorithm;  ///< collectives this rank ran, per algorithm
   std::vector<OpRecord> ops;
 };
 
 }  // namespace
 
 struct MpiRuntime::Impl {
-  Impl(const EmulationOptions& options, const runtime::Job& job)
-      : options_(options), job_(job), plan_(*job.plan), gpu_(options.compute, options.poll_interval_s),
-        poller_(gpu_, options.timeout_s) {
+  Impl(const EmulationOptions& options, const runtime::Job& job, const topo::Topology& topology)
+      : options_(options), job_(job), plan_(*job.plan), topology_(topology),
+        gpu_(options.compute, options.poll_interval_s), poller_(gpu_, options.timeout_s) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -57,12 +63,24 @@ struct MpiRuntime::Impl {
       MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(plan_.grid.group_id(me, d)),
                      static_cast<int>(plan_.grid.coord(me, d)), &comm);
       comms_.push_back(comm);
+      // Sub-communicators made once per group, and only where hierarchical collectives may run
+      // (MPI_Comm_split is collective over the group: every member decides alike from the same layout).
+      const auto dim = static_cast<std::uint8_t>(d);
+      const auto place = member_place(topology, group_call(dim, 0, CollKind::AllReduce, 0), plan_.grid.coord(me, d));
+      const bool may_split = job.collective_algorithm == Algorithm::Hierarchical ||
+                             job.collective_algorithm == Algorithm::Auto;
+      if (may_split && place.hierarchical && options.collectives != CollectiveAlgorithm::Mpi)
+        hierarchical_.emplace_back(comm, static_cast<int>(place.node), static_cast<int>(place.local_index),
+                                   static_cast<int>(plan_.grid.coord(me, d)));
+      else
+        hierarchical_.emplace_back();
     }
     sequence_.assign(comms_.size(), 0);
     slots_.resize(plan_.stream_of(me).slots);
   }
 
   ~Impl() {
+    hierarchical_.clear();  // before the group communicators they were split from
     for (auto& c : comms_) MPI_Comm_free(&c);
   }
 
@@ -87,32 +105,13 @@ struct MpiRuntime::Impl {
     const std::uint32_t p = plan_.grid.dim(op.dim).size;
     MPI_Comm comm = comms_[op.dim];
     const std::size_t n = emulated_elements(op.bytes, schedule::is_p2p(op.coll) ? 1 : p);
-    const int block = static_cast<int>(n / p);
     s.posted_s = MPI_Wtime() - origin_;
+    s.ring_wire_bytes = schedule::ring_wire_bytes(op.coll, p, 4.0 * static_cast<double>(n));
     switch (op.coll) {
       case CollKind::AllReduce:
-        s.reserve(n, n);
-        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
-                       s.comm.request());
-        break;
       case CollKind::AllGather:
-        s.reserve(n / p, n);
-        if (options_.collectives == CollectiveAlgorithm::Mpi) {
-          MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, s.comm.request());
-          break;
-        }
-        s.comm.ring().start(RingKind::AllGather, s.send.data(), s.recv.data(), block, comm,
-                            ring_tag(sequence_[op.dim]++));
-        break;
       case CollKind::ReduceScatter:
-        s.reserve(n, n);
-        if (options_.collectives == CollectiveAlgorithm::Mpi) {
-          MPI_Ireduce_scatter_block(s.send.data(), s.recv.data(), block, MPI_FLOAT, gpu_side_reduction(), comm,
-                                    s.comm.request());
-          break;
-        }
-        s.comm.ring().start(RingKind::ReduceScatter, s.send.data(), s.recv.data(), block, comm,
-                            ring_tag(sequence_[op.dim]++));
+        ++by_algorithm_[start_collective(s, op, n)];
         break;
       case CollKind::Send:
       case CollKind::Recv: {
@@ -133,11 +132,73 @@ struct MpiRuntime::Impl {
     s.op = index;
   }
 
+  /// What the collectives router knows of this rank's group's `sequence`-th collective along `dim`.
+  [[nodiscard]] collectives::GroupCall group_call(std::uint8_t dim, std::uint32_t sequence, CollKind kind,
+                                                  double bytes) const {
+    const auto me = static_cast<schedule::Rank>(rank_);
+    return runtime::group_call(job_, plan_.grid.group_member(me, dim, 0), dim, plan_.grid.group_id(me, dim), sequence,
+                               kind, bytes);
+  }
+
+  /// Posts a collective of `n` floats with the algorithm the job asks for it (group_layout.hpp); returns
+  /// the algorithm's name ("mpi" for the MPI library's own).
+  std::string start_collective(Slot& s, const Op& op, std::size_t n) {
+    const std::uint32_t p = plan_.grid.dim(op.dim).size;
+    MPI_Comm comm = comms_[op.dim];
+    const std::uint64_t sequence = sequence_[op.dim]++;
+    const int block = static_cast<int>(n / p);
+    if (op.coll == CollKind::AllGather)
+      s.reserve(n / p, n);
+    else
+      s.reserve(n, n);
+    if (options_.collectives == CollectiveAlgorithm::Mpi) {  // the MPI library's own algorithms, to compare
+      if (op.coll == CollKind::AllReduce)
+        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
+                       s.comm.request());
+      else if (op.coll == CollKind::AllGather)
+        MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, s.comm.request());
+      else
+        MPI_Ireduce_scatter_block(s.send.data(), s.recv.data(), block, MPI_FLOAT, gpu_side_reduction(), comm,
+                                  s.comm.request());
+      return "mpi";
+    }
+    const int tag = collective_tag(sequence);
+    const Algorithm algorithm =
+        emulated_algorithm(job_.collective_algorithm, topology_,
+                           group_call(op.dim, static_cast<std::uint32_t>(sequence), op.coll, op.bytes),
+                           hierarchical_[op.dim].valid());
+    switch (algorithm) {
+      case Algorithm::Tree:
+        s.comm.tree().start(s.send.data(), s.recv.data(), n, kTreeChunkBytes / sizeof(float), comm, tag);
+        return std::string(collectives::to_string(algorithm));
+      case Algorithm::Hierarchical: {
+        const auto kind = op.coll == CollKind::AllReduce   ? HierarchicalKind::AllReduce
+                          : op.coll == CollKind::AllGather ? HierarchicalKind::AllGather
+                                                           : HierarchicalKind::ReduceScatter;
+        s.comm.hierarchical().start(kind, s.send.data(), s.recv.data(), n, hierarchical_[op.dim], tag);
+        return std::string(collectives::to_string(algorithm));
+      }
+      case Algorithm::Ring:
+      case Algorithm::Auto:  // never returned by emulated_algorithm
+        break;
+    }
+    // Ring: libnbc's ring all-reduce (validate/mpirun.cpp asks Open MPI for it), exasim's rings otherwise.
+    if (op.coll == CollKind::AllReduce)
+      MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
+                     s.comm.request());
+    else
+      s.comm.ring().start(op.coll == CollKind::AllGather ? RingKind::AllGather : RingKind::ReduceScatter,
+                          s.send.data(), s.recv.data(), block, comm, tag);
+    return std::string(collectives::to_string(Algorithm::Ring));
+  }
+
   IterationRecord iterate() {
     const auto me = static_cast<schedule::Rank>(rank_);
     const auto& ops = plan_.stream_of(me).ops;
     IterationRecord it;
+    by_algorithm_.clear();
     it.times.exposed_s.assign(plan_.grid.dims().size(), 0.0);
+    it.wire_bytes.assign(plan_.grid.dims().size(), 0.0);
     it.ops.reserve(ops.size());
     poller_.barrier(MPI_COMM_WORLD, "the barrier that starts an iteration");
     origin_ = MPI_Wtime();
@@ -179,6 +240,8 @@ struct MpiRuntime::Impl {
           }
           const double t1 = now();
           it.times.exposed_s[op.dim] += t1 - t0;
+          const auto counted = s.comm.bytes_sent();
+          it.wire_bytes[op.dim] += counted ? static_cast<double>(*counted) : s.ring_wire_bytes;
           it.ops.push_back({me, s.op, s.posted_s, std::max(s.done_s, s.posted_s)});
           it.ops.push_back({me, i, t0, t1});
           s.active = false;
@@ -187,6 +250,7 @@ struct MpiRuntime::Impl {
       }
     }
     it.times.finish_s = now();
+    it.by_algorithm = by_algorithm_;
     return it;
   }
 
@@ -223,7 +287,7 @@ struct MpiRuntime::Impl {
     } else {
       result.ranks.push_back(mine.times);
     }
-    result.rank0_wire_bytes = schedule::wire_bytes_per_dim(plan_, me);
+    result.rank0_wire_bytes = mine.wire_bytes;  // rank 0's own, there: what its collectives sent
     result.rank0_collectives = schedule::collectives_per_dim(plan_, me);
     return result;
   }
@@ -231,23 +295,27 @@ struct MpiRuntime::Impl {
   EmulationOptions options_;
   const runtime::Job& job_;
   const schedule::Plan& plan_;
+  const topo::Topology& topology_;
   EmulatedGpu gpu_;
   Poller poller_;
   int rank_ = 0;
   double origin_ = 0;
   std::vector<MPI_Comm> comms_;
-  std::vector<std::uint64_t> sequence_;  ///< rings started per communicator (their tags)
+  std::vector<HierarchicalComms> hierarchical_;     ///< per dimension; invalid where none may run
+  std::vector<std::uint64_t> sequence_;  ///< collectives started per communicator (their tags)
+  std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;
 };
 
-MpiRuntime::MpiRuntime(EmulationOptions options) : options_(options) {}
+MpiRuntime::MpiRuntime(EmulationOptions options, const topo::Topology& topology)
+    : options_(options), topology_(topology) {}
 MpiRuntime::~MpiRuntime() = default;
 
 runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<bool(runtime::Rank)>& observe,
                                    const runtime::OpObserver& observer) {
   const double wall_start = MPI_Wtime();
-  Impl impl(options_, job);
+  Impl impl(options_, job, topology_);
   for (std::uint32_t i = 0; i < options_.warmup; ++i) (void)impl.iterate();
   std::vector<IterationRecord> measured;
   for (std::uint32_t i = 0; i < options_.iterations; ++i) measured.push_back(impl.iterate());
@@ -265,6 +333,7 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
   const std::size_t median = order[(order.size() - 1) / 2];
 
   auto result = impl.gather(measured[median], iterations_s_[median]);
+  by_algorithm_ = measured[median].by_algorithm;
   if (observer) {
     for (const auto& r : impl.gathered_)
       if (!observe || observe(r.rank)) observer(r.rank, r.op, r.t_start_s, r.t_end_s);

@@ -3,9 +3,13 @@
 // plan's overlap structure, on an emulated GPU; times every op.
 //
 // Per grid dimension the world communicator is split into the rank's group (ordered by coordinate).
-// CollStart posts MPI_Iallreduce (libnbc's ring) or a ring all-gather / reduce-scatter over
-// MPI_Isend/MPI_Irecv (ring_collective.hpp) on float buffers of the plan's size (Send/Recv: MPI_Isend /
-// MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
+// CollStart posts the collective with the algorithm the scenario's collectives.algorithm gives it
+// (collectives/group_layout.hpp): under ring, MPI_Iallreduce (libnbc's ring) or a ring all-gather /
+// reduce-scatter over MPI_Isend/MPI_Irecv (collectives/ring_collective.hpp); under tree, all-reduces as
+// a double binary tree (collectives/tree_all_reduce.hpp); under hierarchical, ring phases on the
+// intra-node and equal-local-index sub-communicators of groups that span nodes evenly, split once per
+// group (collectives/hierarchical_collective.hpp); all on float buffers of the plan's size (Send/Recv:
+// MPI_Isend / MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
 // Wait blocks until that request completes; Compute runs the emulated GPU, which keeps testing the
 // outstanding requests so that they progress under it. Buffers are allocated per handle slot on first
 // use and reused (they only grow), never per op.
@@ -18,24 +22,30 @@
 //  - Buffers are floats whatever the plan's dtype (S bytes = S/4 floats), and reductions move bytes
 //    without summing them (gpu_side_reduction in mpi_progress.hpp): the GPU's arithmetic is not the
 //    host CPU's to emulate.
-//  - Open MPI picks the collective algorithms (libnbc); `exasim emulate` asks it for rings where it
-//    can (see validate/mpirun.hpp), the algorithm the simulator models.
+//  - Open MPI picks the algorithm of the ring all-reduce (libnbc); `exasim emulate` asks it for its
+//    ring (see validate/mpirun.hpp), the algorithm the simulator models. Every other collective is
+//    exasim's own over point-to-point messages, whose bytes are counted (rank0_wire_bytes).
 //  - Clocks of different hosts are not synchronised: per-rank times are relative to that rank's exit
 //    from the start barrier, so cross-host skew is the barrier's skew (microseconds on one host).
 
 #include "emu/emulation_options.hpp"
 #include "emu/trace_records.hpp"
 #include "sim/runtime/runtime.hpp"
+#include "topologies/topology.hpp"
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace exasim::emu {
 
 class MpiRuntime final : public runtime::Runtime {
  public:
-  /// MPI must be initialised; the world size must equal the plan's.
-  explicit MpiRuntime(EmulationOptions options);
+  /// MPI must be initialised; the world size must equal the plan's. `topology` (the scenario's machine,
+  /// which must outlive run()) says which node each rank is on, for the hierarchical algorithm.
+  MpiRuntime(EmulationOptions options, const topo::Topology& topology);
   ~MpiRuntime() override;
   MpiRuntime(const MpiRuntime&) = delete;
   MpiRuntime& operator=(const MpiRuntime&) = delete;
@@ -48,13 +58,18 @@ class MpiRuntime final : public runtime::Runtime {
 
   /// Iteration time of every measured iteration (the slowest rank's finish), after run().
   [[nodiscard]] const std::vector<double>& iteration_times_s() const { return iterations_s_; }
+  /// Collectives this rank ran in the reported iteration, per algorithm ("ring", "tree", "hierarchical",
+  /// "mpi"), after run(): what collectives.algorithm (auto included) became on this rank's groups.
+  [[nodiscard]] const std::map<std::string, std::uint64_t>& collectives_by_algorithm() const { return by_algorithm_; }
   /// Mean lateness of this rank's compute sleeps, after run() (a health figure).
   [[nodiscard]] double mean_sleep_overshoot_s() const { return overshoot_s_; }
 
  private:
   struct Impl;
   EmulationOptions options_;
+  const topo::Topology& topology_;
   std::vector<double> iterations_s_;
+  std::map<std::string, std::uint64_t> by_algorithm_;
   double overshoot_s_ = 0;
 };
 

@@ -12,6 +12,7 @@ packages=(
   libboost-graph-dev   # topologies/
   libsimgrid-dev       # reference runtime (sim/simgrid)
   openmpi-bin libopenmpi-dev  # emulation runtime (emu/)
+  clang-format         # style check (ctest format:clang-format, .clang-format)
 )
 
 missing=()

@@ -133,4 +133,30 @@ nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbe
   };
 }
 
+nlohmann::json machine_with_node_size(const nlohmann::json& machine, std::uint32_t gpus_per_node) {
+  if (gpus_per_node <= 1) return machine;
+  nlohmann::json reshaped = machine;
+  const auto& node = machine.at("node");
+  const double bandwidth = node.at("nic_bandwidth_Bps").get<double>();
+  const double nic_latency = node.at("nic_latency_s").get<double>();
+  const double switch_latency = machine.at("network").value("switch_latency_s", 0.0);
+  const std::string why =
+      "this host has no nodes: every GPU gets a rank's calibrated share, inside a node as between nodes";
+  reshaped["node"] = {
+      {"gpus", gpus_per_node},
+      {"gpu_links", "nvswitch"},
+      {"gpu_switch_bandwidth_Bps", bandwidth},
+      {"gpu_gpu_latency_s", 2 * nic_latency + switch_latency},
+      {"nics", gpus_per_node},
+      {"nic_bandwidth_Bps", bandwidth},
+      {"nic_latency_s", nic_latency},
+      {"sources",
+       {{"gpus", "the scenario's GPUs per node (exasim validate), so that groups span nodes as when emulated"},
+        {"gpu_switch_bandwidth_Bps", why},
+        {"gpu_gpu_latency_s", "the latency of a NIC-to-NIC route of this machine: " + why},
+        {"nic_bandwidth_Bps", node.contains("sources") ? node["sources"].value("nic_bandwidth_Bps", why) : why},
+        {"nic_latency_s", node.contains("sources") ? node["sources"].value("nic_latency_s", why) : why}}}};
+  return reshaped;
+}
+
 }  // namespace exasim::validate

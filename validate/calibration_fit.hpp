@@ -12,7 +12,7 @@
 //
 // One (latency, bandwidth) pair serves every collective kind because the emulator runs every kind as
 // a ring of the same step (libnbc's ring all-reduce; ring all-gather and reduce-scatter of
-// emu/ring_collective.hpp): before that, Open MPI's one-round linear all-gather and all-to-all were
+// emu/collectives/ring_collective.hpp): before that, Open MPI's one-round linear all-gather and all-to-all were
 // fitted as p-1-step rings and the fit was off by about 30% rms, its step latency a third of what an
 // all-reduce step costs.
 //
@@ -24,7 +24,10 @@
 //  - a host loaded by other work during calibration gives a slower machine file: calibrate on a quiet
 //    host (the microbenchmarks interleave their repetitions, which spreads a short load, no more);
 //  - ping-pong figures (one pair, idle host) are recorded as gpu_gpu_* for information only: with one GPU
-//    per node no route uses them.
+//    per node no route uses them;
+//  - a scenario with several GPUs per node (hierarchical collectives split groups by node) is simulated
+//    on machine_with_node_size: the same per-rank bandwidth and step latency whichever "node" a peer
+//    is on, since on this host every rank is on the same one.
 
 #include "emu/microbench_samples.hpp"
 
@@ -64,5 +67,13 @@ struct HostCalibration {
 /// The machine file (topologies/presets schema) of the host; "gpu" is a placeholder that validation
 /// replaces by the scenario's.
 [[nodiscard]] nlohmann::ordered_json machine_json(const HostCalibration& fit, const emu::Microbench& bench);
+
+/// The calibrated machine (machine_json's) with nodes of `gpus_per_node` GPUs, so that a scenario's groups
+/// span nodes in the simulation as in the emulation (which places ranks on the scenario's machine) and
+/// both sides pick the same collective algorithms. Every GPU keeps what a rank has on this host: its
+/// own NIC of the calibrated bandwidth and, inside a node, one link up to an NVSwitch-like fabric and
+/// one down at that bandwidth with the NIC route's latency (two NIC latencies), so that a ring step
+/// costs the same inside a node as between nodes. 1 GPU per node returns the machine as it is.
+[[nodiscard]] nlohmann::json machine_with_node_size(const nlohmann::json& machine, std::uint32_t gpus_per_node);
 
 }  // namespace exasim::validate

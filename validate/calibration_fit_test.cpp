@@ -27,8 +27,10 @@ TEST_CASE("a negative latency is clamped to zero and the bandwidth refitted", "[
   CHECK_THROWS_AS(validate::fit_latency_bandwidth({{1, 1e6, 1e-3}}), std::invalid_argument);
 }
 
-TEST_CASE("microbenchmarks become a loadable single_switch machine with one node per rank", "[unit]") {
-  // A synthetic host: 10 us per step, 1 GB/s per rank when all ranks are busy, 5 GB/s for a lone pair.
+namespace {
+
+/// A synthetic host: 10 us per step, 1 GB/s per rank when all ranks are busy, 5 GB/s for a lone pair.
+emu::Microbench synthetic_host() {
   emu::Microbench bench;
   bench.host = "testhost";
   bench.ranks = 4;
@@ -44,6 +46,13 @@ TEST_CASE("microbenchmarks become a loadable single_switch machine with one node
                                                      : schedule::CollKind::ReduceScatter;
         bench.samples.push_back({kind, p, 4 / p, s, schedule::ring_steps(k, p) * 10e-6 + schedule::ring_wire_bytes(k, p, s) / 1e9});
       }
+  return bench;
+}
+
+}  // namespace
+
+TEST_CASE("microbenchmarks become a loadable single_switch machine with one node per rank", "[unit]") {
+  const auto bench = synthetic_host();
   auto fit = validate::fit_host(bench);
   CHECK(fit.collectives.bandwidth_Bps == Approx(1e9).epsilon(1e-6));
   CHECK(fit.collectives.latency_s == Approx(10e-6).epsilon(1e-6));
@@ -59,4 +68,30 @@ TEST_CASE("microbenchmarks become a loadable single_switch machine with one node
   CHECK(spec.node.nic_bandwidth_Bps == Approx(1e9).epsilon(1e-6));
   // One ring step pays NIC up + NIC down + overhead = the fitted step latency.
   CHECK(2 * spec.node.nic_latency_s + spec.collective_step_overhead_s == Approx(10e-6).epsilon(1e-6));
+}
+
+TEST_CASE("the calibrated machine reshaped to nodes of 4 costs a ring step the same inside and across nodes",
+          "[unit]") {
+  const auto bench = synthetic_host();
+  const auto calibrated = nlohmann::json::parse(validate::machine_json(validate::fit_host(bench), bench).dump());
+  CHECK(validate::machine_with_node_size(calibrated, 1) == calibrated);
+  const auto doc = validate::machine_with_node_size(calibrated, 4);
+  auto spec = scenario::load_machine_spec(JsonView(doc, "calibration.json", ""));
+  REQUIRE(spec.node.gpus == 4);
+  CHECK(spec.node.nics == 4);
+  const auto topology = scenario::build_topology(spec, 8);
+  REQUIRE(topology->node_count() == 2);
+  auto route = [&](topo::GpuId src, topo::GpuId dst) {
+    std::vector<topo::LinkId> links;
+    topology->route(src, dst, 1, nullptr, links);
+    return links;
+  };
+  const auto inside = route(0, 1), across = route(1, 5);
+  CHECK(topology->latency_s(inside) == Approx(topology->latency_s(across)).epsilon(1e-12));
+  CHECK(topology->latency_s(across) == Approx(2 * spec.node.nic_latency_s).epsilon(1e-12));
+  // Every link of both routes runs at the per-rank bandwidth: a rank has as much inside a node as out.
+  for (const auto* r : {&inside, &across})
+    for (auto id : *r) CHECK(topology->links()[id].bandwidth_Bps == Approx(1e9).epsilon(1e-6));
+  // The step overhead is the calibrated one: the reshaping touches only the node.
+  CHECK(doc["collectives"] == calibrated["collectives"]);
 }

@@ -67,7 +67,7 @@ std::string default_calibration_path(std::uint32_t ranks) {
     dir = fs::path(h) / ".cache" / "exasim";
   else
     dir = fs::temp_directory_path() / "exasim-cache";
-  // v2: all-gather and reduce-scatter run as rings (emu/ring_collective.hpp); a v1 file measured Open
+  // v2: all-gather and reduce-scatter run as rings (emu/collectives/ring_collective.hpp); a v1 file measured Open
   // MPI's linear algorithms and must not be reused.
   return (dir / ("calibration-v2-" + host_name() + "-" + std::to_string(ranks) + "ranks.json")).string();
 }
@@ -128,6 +128,8 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path, 
   // A bad machine file is named as such: its network too, which only building it checks.
   (void)scenario::build_topology(scenario::load_machine_spec(view), 0);
   auto doc = scenario::load_scenario(scenario_path, overrides).resolved;
+  // The scenario's node size stays: hierarchical collectives split groups by node (calibration_fit.hpp).
+  machine = machine_with_node_size(machine, doc["machine"]["node"]["gpus"].get<std::uint32_t>());
   for (const char* key : {"node", "network", "collectives"}) {
     if (machine.contains(key))
       doc["machine"][key] = machine[key];

@@ -33,7 +33,8 @@ inline void add_emulation_flags(CLI::App* cmd, EmulationFlags& f) {
   cmd->add_option("--compute", f.compute, "Emulated GPU: sleep | spin | cpu (real GEMM tiles, a core per rank)")
       ->capture_default_str();
   cmd->add_option("--collectives", f.collectives,
-                  "All-gather / reduce-scatter: ring (point-to-point rings, as NCCL) | mpi (the MPI library's)")
+                  "ring: the scenario's collectives.algorithm over point-to-point messages, as NCCL (all-reduce rings:"
+                  " libnbc's) | mpi: the MPI library's own algorithm for every collective")
       ->capture_default_str();
   cmd->add_option("--iterations", f.options.iterations, "Measured iterations (median reported)")->capture_default_str();
   cmd->add_option("--warmup", f.options.warmup, "Iterations run first and discarded")->capture_default_str();

@@ -13,11 +13,22 @@
 
 namespace exasim::collectives {
 
-/// Ring hop `position` of the `sequence`-th collective (0-based, in posting order) of group `group`
-/// along grid dimension `dim`.
+/// Hop `position` of the `sequence`-th collective (0-based, in posting order) of group `group` along
+/// grid dimension `dim`. A ring's hop k has position k (hop_position gives the other algorithms' hops).
 [[nodiscard]] constexpr std::uint64_t collective_flow_key(std::uint64_t seed, std::uint32_t dim, std::uint32_t group,
                                                           std::uint32_t sequence, std::uint32_t position) {
   return mix64(mix64(mix64(seed ^ (std::uint64_t{dim} << 56) ^ group) ^ sequence) ^ position);
+}
+
+/// Algorithms other than ring, for hop_position.
+enum class PositionTag : std::uint32_t { Tree = 1, Hierarchical = 2, AllToAll = 3 };
+
+/// The position of hop `index` (counted over the stage's bundles) of stage `stage` (0 .. 3) of an
+/// algorithm other than ring. Bit 31 is set, so it never equals a ring's position (k < p < 2^31); the
+/// tag and stage keep the algorithms and stages apart; index takes 27 bits and wraps beyond 2^27 hops
+/// (an all-to-all of more than 11,585 members: keys then repeat, routes stay valid).
+[[nodiscard]] constexpr std::uint32_t hop_position(PositionTag tag, std::uint32_t stage, std::uint32_t index) {
+  return 0x8000'0000u | static_cast<std::uint32_t>(tag) << 29 | (stage & 3u) << 27 | (index & 0x07FF'FFFFu);
 }
 
 /// The `sequence`-th Send/Recv transfer (0-based) from rank `sender` to rank `receiver`.

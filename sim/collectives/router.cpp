@@ -1,6 +1,9 @@
 #include "sim/collectives/router.hpp"
 
+#include "sim/collectives/cost_model.hpp"
+#include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/flow_key.hpp"
+#include "sim/collectives/group_layout.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -22,11 +25,22 @@ double route_hop(const topo::Topology& topology, const GroupCall& call, Rank src
   return topology.latency_s(out.links.data() + start, count);
 }
 
+/// Closes the bundle that started at links[begin] with `bytes` per hop.
+void end_bundle(StageRoute& out, std::size_t begin, double bytes) {
+  out.bundles.push_back({static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(out.links.size() - begin), bytes});
+}
+
+std::int64_t rank0_member(const GroupCall& call) {
+  for (std::uint32_t k = 0; k < call.size(); ++k)
+    if (call.member(k) == 0) return k;
+  return -1;
+}
+
 /// The ring of today: member k sends to member k+1, in group order, as one bundle.
 void route_ring(const topo::Topology& topology, const GroupCall& call, const topo::LinkLoadView* load,
                 const OnHop& on_hop, StageRoute& out) {
   const std::uint32_t p = call.size();
-  const double wire = schedule::ring_wire_bytes(call.kind, p, call.bytes);
+  const double wire = ring_wire_bytes(call.kind, p, call.bytes);
   double hop_latency_s = 0;
   bool rank0_member = false;
   for (std::uint32_t k = 0; k < p; ++k) {
@@ -34,28 +48,136 @@ void route_ring(const topo::Topology& topology, const GroupCall& call, const top
     hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, src, call.member((k + 1) % p), k, load, on_hop, out));
     rank0_member = rank0_member || src == 0;
   }
-  out.bundles.push_back({0, static_cast<std::uint32_t>(out.links.size()), wire});
-  out.latency_s = schedule::ring_steps(call.kind, p) * (hop_latency_s + call.step_overhead_s);
+  end_bundle(out, 0, wire);
+  out.latency_s = ring_steps(call.kind, p) * (hop_latency_s + call.step_overhead_s);
   if (rank0_member) out.rank0_wire_bytes = wire;
+}
+
+/// The double binary tree: per tree, one bundle of every edge up (reduce) then every edge down
+/// (broadcast), S/2 per hop.
+void route_tree(const topo::Topology& topology, const GroupCall& call, const topo::LinkLoadView* load,
+                const OnHop& on_hop, StageRoute& out) {
+  const std::uint32_t p = call.size();
+  double hop_latency_s = 0;
+  std::uint32_t index = 0;
+  auto hop = [&](std::uint32_t from, std::int64_t to) {
+    const std::uint32_t position = hop_position(PositionTag::Tree, 0, index++);
+    hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, call.member(from),
+                                                      call.member(static_cast<std::uint32_t>(to)), position, load,
+                                                      on_hop, out));
+  };
+  for (int tree = 0; tree < 2; ++tree) {
+    const std::size_t begin = out.links.size();
+    for (std::uint32_t r = 0; r < p; ++r) {
+      const auto parent = double_binary_tree_links(p, r, tree).parent;
+      if (parent != kNoMember) hop(r, parent);
+    }
+    for (std::uint32_t r = 0; r < p; ++r) {
+      const auto parent = double_binary_tree_links(p, r, tree).parent;
+      if (parent != kNoMember) hop(static_cast<std::uint32_t>(parent), r);
+    }
+    end_bundle(out, begin, call.bytes / 2);
+  }
+  out.latency_s = tree_steps(p) * (hop_latency_s + call.step_overhead_s);
+  if (const auto m = rank0_member(call); m >= 0) out.rank0_wire_bytes = tree_wire_bytes(p, static_cast<std::uint32_t>(m), call.bytes);
+}
+
+/// Stage `stage` of the hierarchical algorithm: rings inside each node or across nodes.
+void route_hierarchical(const topo::Topology& topology, const GroupCall& call, std::uint32_t stage_index,
+                        const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
+  const GroupLayout layout = group_layout(topology, call);
+  if (!layout.hierarchical())
+    throw std::logic_error("route_stage: hierarchical needs members spread evenly, more than one per node, over "
+                           "more than one node (resolve_algorithm falls back to ring)");
+  const std::uint32_t n = layout.nodes, L = layout.per_node;
+  const HierarchicalStage stage = hierarchical_stage(call.kind, n, L, call.bytes, stage_index);
+  const double wire = hierarchical_stage_wire_bytes(stage);
+  double hop_latency_s = 0;
+  std::uint32_t index = 0;
+  // Ring number `ring` has `size` members; member(ring, k) is the k-th.
+  auto route_rings = [&](std::uint32_t rings, std::uint32_t size, auto member_of) {
+    for (std::uint32_t ring = 0; ring < rings; ++ring) {
+      const std::size_t begin = out.links.size();
+      for (std::uint32_t k = 0; k < size; ++k) {
+        const Rank src = call.member(member_of(ring, k)), dst = call.member(member_of(ring, (k + 1) % size));
+        const std::uint32_t position = hop_position(PositionTag::Hierarchical, stage_index, index++);
+        hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, src, dst, position, load, on_hop, out));
+      }
+      end_bundle(out, begin, wire);
+    }
+  };
+  if (stage.inter_node)
+    route_rings(L, n, [&](std::uint32_t j, std::uint32_t i) { return layout.by_node[i * L + j]; });
+  else
+    route_rings(n, L, [&](std::uint32_t i, std::uint32_t j) { return layout.by_node[i * L + j]; });
+  out.latency_s = hierarchical_stage_steps(stage) * (hop_latency_s + call.step_overhead_s);
+  if (layout.rank0_member >= 0) out.rank0_wire_bytes = wire;
 }
 
 }  // namespace
 
-Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& /*topology*/, const GroupCall& /*call*/) {
-  if (requested == Algorithm::Ring || requested == Algorithm::Auto) return Algorithm::Ring;
-  throw std::logic_error("collective algorithm " + std::string(to_string(requested)) + " is not implemented yet");
+Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call) {
+  switch (requested) {
+    case Algorithm::Ring: return Algorithm::Ring;
+    case Algorithm::Tree:
+      return call.kind == CollKind::AllReduce && call.size() >= 2 ? Algorithm::Tree : Algorithm::Ring;
+    case Algorithm::Hierarchical:
+      if (schedule::is_p2p(call.kind)) return Algorithm::Ring;
+      return group_layout(topology, call).hierarchical() ? Algorithm::Hierarchical : Algorithm::Ring;
+    case Algorithm::Auto: {
+      if (schedule::is_p2p(call.kind) || call.size() < 2) return Algorithm::Ring;
+      const GroupLayout layout = group_layout(topology, call);
+      return choose_fastest(call.kind, cost_inputs(topology, call, layout), call.bytes);
+    }
+  }
+  throw std::logic_error("resolve_algorithm: unknown algorithm");
 }
 
-std::uint32_t stage_count(Algorithm /*resolved*/, const topo::Topology& /*topology*/, const GroupCall& /*call*/) {
-  return 1;
+std::uint32_t stage_count(Algorithm resolved, const topo::Topology& /*topology*/, const GroupCall& call) {
+  switch (resolved) {
+    case Algorithm::Ring:
+    case Algorithm::Tree: return 1;
+    case Algorithm::Hierarchical: return hierarchical_stage_count(call.kind);
+    case Algorithm::Auto: break;
+  }
+  throw std::logic_error("stage_count: resolve the algorithm first (auto)");
 }
 
 void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   out.clear();
-  if (resolved != Algorithm::Ring || stage != 0)
+  if (stage >= stage_count(resolved, topology, call))
     throw std::logic_error("route_stage: no stage " + std::to_string(stage) + " for " + std::string(to_string(resolved)));
-  route_ring(topology, call, load, on_hop, out);
+  switch (resolved) {
+    case Algorithm::Ring: route_ring(topology, call, load, on_hop, out); return;
+    case Algorithm::Tree:
+      if (call.kind != CollKind::AllReduce) throw std::logic_error("route_stage: tree runs all-reduce only");
+      route_tree(topology, call, load, on_hop, out);
+      return;
+    case Algorithm::Hierarchical: route_hierarchical(topology, call, stage, load, on_hop, out); return;
+    case Algorithm::Auto: break;
+  }
+}
+
+void route_all_to_all(const topo::Topology& topology, const GroupCall& call, const topo::LinkLoadView* load,
+                      const OnHop& on_hop, StageRoute& out) {
+  out.clear();
+  const std::uint32_t p = call.size();
+  if (p < 2) return;
+  const double share = call.bytes / p;
+  double hop_latency_s = 0;
+  std::uint32_t index = 0;
+  for (std::uint32_t i = 0; i < p; ++i) {
+    for (std::uint32_t d = 1; d < p; ++d) {
+      const std::size_t begin = out.links.size();
+      const std::uint32_t position = hop_position(PositionTag::AllToAll, 0, index++);
+      hop_latency_s = std::max(hop_latency_s,
+                               route_hop(topology, call, call.member(i), call.member((i + d) % p), position, load, on_hop, out));
+      end_bundle(out, begin, share);
+    }
+  }
+  out.latency_s = all_to_all_steps(p) * (hop_latency_s + call.step_overhead_s);
+  if (rank0_member(call) >= 0) out.rank0_wire_bytes = all_to_all_wire_bytes(p, call.bytes);
 }
 
 }  // namespace exasim::collectives

@@ -13,8 +13,23 @@
 // Each hop is routed with its flow key (flow_key.hpp) and reported to `on_hop` right after, so that a
 // runtime can count it as load before the next hop of the same collective is routed.
 //
+// What each algorithm routes (closed forms in algorithm.hpp, derivations in docs/collectives.md):
+//  - ring: one stage, one bundle: hop k = member k -> member k+1 (mod p), flow-key position k, each
+//    hop carrying ring_wire_bytes; latency ring_steps x (slowest hop + overhead).
+//  - tree (all-reduce): one stage, two bundles, one per tree of the double binary tree: first every
+//    member's hop up to its parent (reduce), then every parent's hop down to each child (broadcast),
+//    each hop carrying S/2; latency tree_steps = 2 x depth x (slowest hop of both trees + overhead).
+//  - hierarchical: per stage (hierarchical_stage) either one ring bundle per node over its L members
+//    in group order, or one ring bundle per local index over the nodes in node-id order
+//    (group_layout.hpp); each hop carries the stage's ring wire bytes; latency: the stage's ring steps
+//    x (its slowest hop + overhead).
+//  - direct all-to-all (route_all_to_all): one stage of p(p-1) one-hop bundles of S/p.
+// Hops of algorithms other than ring take flow-key positions from hop_position (flow_key.hpp), so
+// ring keys are those of before and no two hops of one collective share a key.
+//
 // LIMITATIONS: hop latencies of a stage are not summed along the tree's depth beyond `steps` x the
-// slowest hop; chunking (NCCL's pipelining granularity) is not modelled.
+// slowest hop; chunking (NCCL's pipelining granularity) is not modelled; a bundle moves at its slowest
+// hop's rate, so a tree's fast intra-node edges wait for its slowest edge, as a pipelined tree does.
 
 #include "sim/collectives/algorithm.hpp"
 #include "sim/schedule/grid.hpp"
@@ -70,17 +85,26 @@ struct StageRoute {
 /// Called after each hop is routed with the links of that hop.
 using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
 
-/// The algorithm a collective runs: `requested` unless it is Auto (then the rule of docs/collectives.md)
-/// or does not apply to this collective (tree for anything but all-reduce, hierarchical where the
-/// members are not spread evenly over more than one node): then ring. Never returns Auto.
+/// The algorithm a collective runs: `requested` unless it is Auto (then choose_fastest, cost_model.hpp)
+/// or does not apply to this collective (tree for anything but an all-reduce of 2 or more members,
+/// hierarchical where the members are not spread evenly, more than one per node, over more than one
+/// node): then ring. Never returns Auto. Deterministic: a function of the call and the topology.
 [[nodiscard]] Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call);
 
-/// Stages of `call` under a resolved algorithm.
+/// Stages of `call` under a resolved algorithm: 1 for ring and tree, hierarchical_stage_count for
+/// hierarchical. std::logic_error for Auto (resolve it first).
 [[nodiscard]] std::uint32_t stage_count(Algorithm resolved, const topo::Topology& topology, const GroupCall& call);
 
 /// Routes stage `stage` of `call` under a resolved algorithm into `out` (cleared first). `load` may be
 /// null (no adaptive routing input).
 void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out);
+
+/// Routes a direct all-to-all among `call`'s members into `out` (cleared first): one stage in which
+/// every member sends call.bytes / p to every other member, each pair its own one-hop bundle (member i's
+/// sends in the order i+1, i+2, ... mod p), latency 1 x (slowest hop + overhead). call.kind is ignored:
+/// no CollKind names all-to-all and no plan emits one yet (docs/collectives.md).
+void route_all_to_all(const topo::Topology& topology, const GroupCall& call, const topo::LinkLoadView* load,
+                      const OnHop& on_hop, StageRoute& out);
 
 }  // namespace exasim::collectives

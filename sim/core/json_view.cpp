@@ -150,7 +150,10 @@ FieldAssignment parse_assignment(const std::string& text) {
 void assign_field(nlohmann::json& doc, const FieldAssignment& a, const std::string& document_name) {
   nlohmann::json* node = &doc;
   for (std::size_t i = 0; i + 1 < a.parts.size(); ++i) {
-    if (!node->is_object() || !node->contains(a.parts[i]) || !(*node)[a.parts[i]].is_object())
+    // A missing optional section (`collectives`, `overlap`...) is created: the loader's check_keys
+    // still rejects a misspelt one, naming the allowed keys.
+    if (node->is_object() && !node->contains(a.parts[i])) (*node)[a.parts[i]] = nlohmann::json::object();
+    if (!node->is_object() || !(*node)[a.parts[i]].is_object())
       throw InputError("--set", a.path, "'" + a.parts[i] + "' is not an object in " + document_name);
     node = &(*node)[a.parts[i]];
   }

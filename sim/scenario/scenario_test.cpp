@@ -31,6 +31,17 @@ TEST_CASE("presets are inlined and --set overrides any field", "[unit]") {
   CHECK(t.model.hidden == 5120);
 }
 
+TEST_CASE("a --set override creates a missing optional section and still rejects a misspelt one", "[unit]") {
+  auto s = scenario::parse_scenario(base(), "s.json", {"collectives.algorithm=tree"});
+  CHECK(s.collective_algorithm == collectives::Algorithm::Tree);
+  CHECK(scenario::parse_scenario(base(), "s.json").collective_algorithm == collectives::Algorithm::Ring);
+  CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"colectives.algorithm=tree"}),
+                    Catch::Contains("colectives") && Catch::Contains("collectives"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"collectives.algorithm=star"}),
+                    Catch::Contains("collectives.algorithm") && Catch::Contains("ring, tree, hierarchical, auto"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"gpus.count=3"}), Catch::Contains("'gpus' is not an object"));
+}
+
 TEST_CASE("errors in a preset's fields name the preset file", "[unit]") {
   CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"model.layers=-1"}),
                     Catch::Contains("configs/models/gpt-5b.json: model.layers: must be an integer"));

@@ -45,6 +45,7 @@ Rank p2p_partner(const ProcessGrid& grid, Rank rank, const Op& op) {
   return grid.group_member(rank, op.dim, p2p_partner_coord(grid.coord(rank, op.dim), op.peer, grid.dim(op.dim).size));
 }
 
+// Ring volumes on purpose, whatever the collective algorithm (plan.hpp says why).
 std::vector<double> wire_bytes_per_dim(const Plan& plan, Rank rank) {
   std::vector<double> bytes(plan.grid.dims().size(), 0.0);
   for (const auto& op : plan.stream_of(rank).ops) {

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Style check, run by ctest (format:clang-format, label unit): check_format.sh [ROOT]
+# Fails, listing the files, when clang-format (style: ROOT/.clang-format) would change any tracked C++
+# file; scripts/format.sh rewrites them. Outside a git checkout (a source tarball) every *.cpp/*.hpp
+# under the source folders is checked.
+root=${1:-$(dirname "$0")/..}
+cd "$root" || exit 2
+command -v clang-format >/dev/null || { echo "check_format: clang-format is not installed (scripts/install-deps.sh)"; exit 1; }
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  files=$(git ls-files '*.cpp' '*.hpp' | grep -v '^cmake/testdata/')
+else
+  files=$(find sim emu topologies traces validate bench examples -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
+fi
+bad=""
+for f in $files; do
+  [ -f "$f" ] || continue
+  clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || bad="$bad $f"
+done
+if [ -n "$bad" ]; then
+  printf 'check_format: clang-format would change:%s\n(run scripts/format.sh)\n' "$bad" | tr ' ' '\n'
+  exit 1
+fi
+echo "check_format: $(echo $files | wc -w) files match .clang-format"

@@ -1,0 +1,2 @@
+// Fixture: sim/flow may include its own internals.
+#include "sim/flow/internal/solver.hpp"

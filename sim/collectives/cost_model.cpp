@@ -1,0 +1,98 @@
+#include "sim/collectives/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+namespace exasim::collectives {
+
+namespace {
+
+double max_latency(const CostInputs& in) { return std::max(in.intra.latency_s, in.inter.latency_s); }
+
+/// One sampled route's latency and bottleneck bandwidth (unloaded, flow key 0: deterministic).
+HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId dst) {
+  std::vector<topo::LinkId> route;
+  topology.route(src, dst, 0, nullptr, route);
+  HopCost hop{topology.latency_s(route), std::numeric_limits<double>::infinity()};
+  for (topo::LinkId l : route) hop.bandwidth_Bps = std::min(hop.bandwidth_Bps, topology.links()[l].bandwidth_Bps);
+  return hop;
+}
+
+}  // namespace
+
+bool applies(Algorithm algorithm, CollKind kind, const CostInputs& in) {
+  if (schedule::is_p2p(kind)) return algorithm == Algorithm::Ring;
+  switch (algorithm) {
+    case Algorithm::Ring: return true;
+    case Algorithm::Tree: return kind == CollKind::AllReduce && in.p >= 2;
+    case Algorithm::Hierarchical: return in.nodes > 1 && in.per_node > 1;
+    case Algorithm::Auto: return false;
+  }
+  return false;
+}
+
+double estimate_s(Algorithm algorithm, CollKind kind, const CostInputs& in, double S) {
+  if (!applies(algorithm, kind, in)) return std::numeric_limits<double>::infinity();
+  const double o = in.step_overhead_s;
+  const double shared_inter_Bps = in.inter.bandwidth_Bps / in.nic_share;
+  switch (algorithm) {
+    case Algorithm::Ring:
+      return ring_steps(kind, in.p) * (max_latency(in) + o) +
+             ring_wire_bytes(kind, in.p, S) / std::min(in.intra.bandwidth_Bps, in.inter.bandwidth_Bps);
+    case Algorithm::Tree:
+      return tree_steps(in.p) * (max_latency(in) + o) +
+             tree_max_wire_bytes(in.p, S) / std::min(in.intra.bandwidth_Bps, shared_inter_Bps);
+    case Algorithm::Hierarchical: {
+      double t = 0;
+      for (std::uint32_t s = 0; s < hierarchical_stage_count(kind); ++s) {
+        const HierarchicalStage stage = hierarchical_stage(kind, in.nodes, in.per_node, S, s);
+        const HopCost& hop = stage.inter_node ? in.inter : in.intra;
+        const double bandwidth = stage.inter_node ? shared_inter_Bps : hop.bandwidth_Bps;
+        t += hierarchical_stage_steps(stage) * (hop.latency_s + o) + hierarchical_stage_wire_bytes(stage) / bandwidth;
+      }
+      return t;
+    }
+    case Algorithm::Auto: break;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+Algorithm choose_fastest(CollKind kind, const CostInputs& in, double S) {
+  Algorithm best = Algorithm::Ring;
+  double best_s = estimate_s(Algorithm::Ring, kind, in, S);
+  for (Algorithm a : {Algorithm::Tree, Algorithm::Hierarchical}) {
+    const double t = estimate_s(a, kind, in, S);
+    if (t < best_s) {
+      best = a;
+      best_s = t;
+    }
+  }
+  return best;
+}
+
+CostInputs cost_inputs(const topo::Topology& topology, const GroupCall& call, const GroupLayout& layout) {
+  CostInputs in;
+  in.p = layout.p;
+  in.nodes = layout.nodes;
+  in.per_node = layout.per_node;
+  in.step_overhead_s = call.step_overhead_s;
+  if (layout.p < 2) return in;
+  auto gpu_of = [&](std::uint32_t i) { return call.gpu(call.member(layout.by_node[i])); };
+  const topo::GpuId first = gpu_of(0);
+  // by_node is node-major: the first node's members are a prefix.
+  std::uint32_t on_first = 1;
+  while (on_first < layout.p && topology.node_of(gpu_of(on_first)) == topology.node_of(first)) ++on_first;
+  if (on_first > 1) in.intra = sample_hop(topology, first, gpu_of(1));
+  if (on_first < layout.p) in.inter = sample_hop(topology, first, gpu_of(on_first));
+  const std::uint32_t gpn = topology.gpus_per_node(), nics = topology.nics_per_node();
+  if (nics > 0) {
+    std::set<std::uint32_t> used;
+    for (std::uint32_t i = 0; i < on_first; ++i) used.insert(gpu_of(i) % gpn * nics / gpn);
+    in.nic_share = std::ceil(static_cast<double>(on_first) / static_cast<double>(used.size()));
+  }
+  return in;
+}
+
+}  // namespace exasim::collectives
