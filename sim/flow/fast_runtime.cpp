@@ -23,26 +23,33 @@ struct Event {
   EventType type;
 };
 
-/// The node layout for FlowNetwork's node-local flows, or none where a ring mixes hops inside a node
-/// with hops between nodes: its bundle would cross GPU-GPU links together with network links, and
-/// node-local flows must then be solved with the network (a Megatron data-parallel ring over two
-/// GPUs of each node, say). Every ring of the 4D plans in the scale benchmark stays inside a node or
-/// leaves it at every hop.
+/// Whether a bundle of the group of rank r along d may cross GPU-GPU links together with network links.
+/// A ring's bundle joins member k to member k + 1; a tree's (when the job may run trees: `tree` or
+/// `auto`) joins members in any pairs its two trees make, so any two members count. Hierarchical
+/// stages never mix: one bundle per node, or one per local index between nodes.
+bool group_mixes(const topo::Topology& topo, const runtime::Job& job, std::size_t d, Rank r, bool trees) {
+  const auto& grid = job.plan->grid;
+  const std::uint32_t p = grid.dim(d).size;
+  const auto node = [&](std::uint32_t k) { return topo.node_of(job.gpu(grid.group_member(r, d, k))); };
+  bool inside = false, between = false;
+  for (std::uint32_t k = 0; k < p; ++k)
+    for (std::uint32_t j = k + 1; j < (trees ? p : k + 2); ++j) (node(k) == node(j % p) ? inside : between) = true;
+  return inside && between;
+}
+
+/// The node layout for FlowNetwork's node-local flows, or none where a bundle mixes hops inside a node
+/// with hops between nodes: it would cross GPU-GPU links together with network links, and node-local
+/// flows must then be solved with the network (a Megatron data-parallel ring over two GPUs of each
+/// node, say). Every ring of the 4D plans in the scale benchmark stays inside a node or leaves it at
+/// every hop.
 NodeLayout node_layout(const topo::Topology& topo, const runtime::Job& job) {
   const auto& grid = job.plan->grid;
+  const bool trees = job.collective_algorithm == collectives::Algorithm::Tree ||
+                     job.collective_algorithm == collectives::Algorithm::Auto;
   for (std::size_t d = 0; d < grid.dims().size(); ++d) {
-    const std::uint32_t p = grid.dim(d).size;
-    if (p < 3) continue;  // a ring of two: both hops join the same pair of GPUs
-    for (Rank r = 0; r < grid.world_size(); ++r) {
-      if (grid.coord(r, d) != 0) continue;
-      bool inside = false, between = false;
-      for (std::uint32_t k = 0; k < p; ++k) {
-        const bool same = topo.node_of(job.gpu(grid.group_member(r, d, k))) ==
-                          topo.node_of(job.gpu(grid.group_member(r, d, (k + 1) % p)));
-        (same ? inside : between) = true;
-      }
-      if (inside && between) return {};
-    }
+    if (grid.dim(d).size < 3) continue;  // two members: every hop joins the same pair of GPUs
+    for (Rank r = 0; r < grid.world_size(); ++r)
+      if (grid.coord(r, d) == 0 && group_mixes(topo, job, d, r, trees)) return {};
   }
   return {topo.node_count(), topo.links_per_node(), topo.gpus_per_node()};
 }

@@ -48,6 +48,7 @@ CrossCheckResult run_cross_check(const CrossCheckCase& c) {
   for (std::size_t k = 0; k < plan.kernels.size(); ++k)
     job.kernel_time_s.push_back(20e-6 + 3e-6 * static_cast<double>(k % 7));
   job.collective_step_overhead_s = 1e-6;
+  job.collective_algorithm = c.algorithm;
 
   CrossCheckResult result;
   result.gpus = plan.grid.world_size();

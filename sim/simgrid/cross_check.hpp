@@ -29,6 +29,7 @@ struct CrossCheckCase {
   schedule::Axonn4DConfig grid;
   bool overlap = true;
   const exec::StageRouter* router = nullptr;  ///< both backends' (null: the collectives router)
+  collectives::Algorithm algorithm = collectives::Algorithm::Ring;  ///< the job's collective algorithm
 };
 
 struct CrossCheckResult {
