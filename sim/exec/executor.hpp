@@ -186,7 +186,9 @@ class BasicExecutor {
   std::uint32_t& posted(Rank r, std::uint8_t dim) { return posted_[std::size_t{dim} * world_ + r]; }
   double& exposed_s(Rank r, std::uint8_t dim) { return exposed_s_[std::size_t{dim} * world_ + r]; }
 
-  void advance(Rank r);
+  /// Inline, as in the fast core before the split: out of line it is one more call on every compute
+  /// end and wake-up (callgrind, 4,096 GPUs: 0.45 % more instructions in all).
+  [[gnu::always_inline]] inline void advance(Rank r);
   void post(Rank r, const schedule::Op& op);
   void grow_open_rings();
   void post_p2p(Rank r, const schedule::Op& op);
