@@ -116,8 +116,7 @@ struct MpiRuntime::Impl {
       case CollKind::Send:
       case CollKind::Recv: {
         const auto own = plan_.grid.coord(static_cast<schedule::Rank>(rank_), op.dim);
-        const int size = static_cast<int>(p);
-        const int peer = ((static_cast<int>(own) + op.peer) % size + size) % size;
+        const auto peer = static_cast<int>(schedule::p2p_partner_coord(own, op.peer, p));
         if (op.coll == CollKind::Send) {
           s.reserve(n, 0);
           MPI_Isend(s.send.data(), static_cast<int>(n), MPI_FLOAT, peer, 0, comm, s.comm.request());

@@ -1,7 +1,7 @@
 // simgrid_bench: iteration time and wall time of the fast flow core and of SimGrid on the same 4D plans,
 // from 64 to 4,096 GPUs; one JSON line per case.
 //
-//   simgrid_bench            all cases (the 4,096-GPU ones take about a minute of SimGrid each)
+//   simgrid_bench            all cases (the 4,096-GPU ones take a few seconds of SimGrid each)
 //   simgrid_bench --max-gpus 1024
 //
 // The issue asks for agreement within 1% up to 1,024 GPUs (held by simgrid_tests) and within 2% at

@@ -1,44 +1,37 @@
 #pragma once
-// The fast flow core: exasim's own discrete-event runtime.
+// The fast flow core: exasim's own discrete-event runtime. The execution core (sim/exec/executor.hpp)
+// runs the op streams: matching posts into collectives, Send/Recv pairing, waiters, exposed time,
+// traces, errors and the order of launches, the same code as under SimGrid. This file is its network
+// backend (sim/exec/network_backend.hpp): flows share links by max-min fairness in a FlowNetwork
+// (flow_network.hpp), and an EventQueue (event_queue.hpp) holds the timers and the flows' predicted ends.
 //
-// Events are compute completions, flow completions and collective completions. A collective starts when
-// every member of its group has posted it; a ring collective then becomes one "bundle" flow: its route is
-// every member-to-successor hop's route end to end, and all hops move at one rate, the slowest hop's, as
-// a pipelined ring does (each step waits for the chunk from the previous member). Each hop carries
-// 2(p-1)/p*S bytes for an all-reduce, (p-1)/p*S for all-gather and reduce-scatter. Bundles share links
-// with every other flow by max-min fairness, a link crossed by k hops of a bundle carrying k times its
-// rate. When the bundle ends, the collective completes after its latency term: ring steps x (the slowest
-// ring hop's route latency + the per-step software overhead).
+// Time advances one instant at a time: every event of the instant is handed to the core (including
+// those it adds at the same time), then what became ready launches together (launch_ready()), then
+// the network is re-solved once. Events are compute ends, flow ends and the ends of a collective
+// stage's latency term.
 //
-// Consecutive kernels of a rank that no observer watches are one queue event (their summed time):
-// nothing can happen to a rank between its kernels, since compute never waits for the network. They
-// still count one event each in RunResult::events, as on the other runtimes.
-//
-// Send/Recv (pipeline activations and gradients, plan.hpp): the k-th Send from a to b is matched with the
-// k-th Recv at b from a; once both are posted the pair becomes one flow of `bytes` from a to b, and both
-// handles complete one route latency (+ the per-step overhead) after its last byte. Unmatched posts wait
-// in a queue per (sender, receiver) pair; only pairs that communicate have one, so memory grows with
-// pipeline neighbours, not with world size squared.
+// A collective stage is a set of bundles (sim/collectives/router.hpp); a bundle is one flow whose route
+// is its hops' routes end to end, so that all its hops move at one rate, the slowest hop's, as a
+// pipelined ring does (each step waits for the chunk from the previous member). A link crossed by k
+// hops of a bundle carries k times its rate. A ring's hops carry 2(p-1)/p*S bytes for an all-reduce,
+// (p-1)/p*S for all-gather and reduce-scatter; the stage ends its latency term after its last bundle:
+// ring steps x (the slowest ring hop's route latency + the per-step software overhead).
 //
 // Parallel paths (which global link, which Valiant intermediate) are chosen by flow keys that name the
-// flow (sim/collectives/flow_key.hpp): a ring hop by (dimension, group, the group's collective count, ring
-// position), a transfer by (sender, receiver, the pair's transfer count). They do not depend on the
-// order in which simultaneous collectives launch, so the SimGrid runtime routes every flow the same way.
-// Adaptive routing still sees the load at launch, so the order of launches is part of the answer: the
-// collectives and transfers that become ready at one instant start together at its end, ordered by
-// first member (sender), kind, dimension, group (receiver) and sequence, each seeing the load of those
-// before it. Nothing else depends on the order in which an instant's events are handled, so answers
-// do not either (tested by handling every instant backwards).
+// flow (sim/collectives/flow_key.hpp), so the SimGrid runtime routes every flow the same way. Adaptive
+// routing sees the load at launch, so the core's order of launches is part of the answer; nothing
+// else depends on the order in which an instant's events are handled, so answers do not either
+// (tested by handling every instant backwards).
 //
 // LIMITATIONS:
 //  - the latency term is paid after the bandwidth phase, not interleaved with it (same total for an
 //    isolated collective; under contention the latency neither hides nor worsens bandwidth sharing);
-//  - ring order is the group's rank order; no trees, no hierarchical or NVLS algorithms, no channels;
-//  - a ring's hops are rate-locked for the whole collective: a hop that is slow only for a while slows
+//  - a bundle's hops are rate-locked for the whole stage: a hop that is slow only for a while slows
 //    the others for that while (a real ring has chunk buffers that absorb short stalls);
-//  - Send/Recv is a rendezvous: no eager protocol for small messages, no send buffering;
-//  - compute never slows down because of communication (no SM/CU or memory-bandwidth contention).
+//  - the execution core's limits (sim/exec/executor.hpp): Send/Recv is a rendezvous, compute never
+//    slows down because of communication.
 
+#include "sim/exec/stage_router.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "topologies/topology.hpp"
 
@@ -62,6 +55,8 @@ struct FastOptions {
   ProgressCallback progress = {};  ///< may be empty; see terminal_progress_bar()
   /// Handle the events of each instant in reverse order (for tests: answers must not change).
   bool reverse_instants = false;
+  /// Stages and bundles of collectives; null: the collectives router (tests inject their own).
+  const exec::StageRouter* router = nullptr;
 };
 
 /// A progress bar redrawn in place on stderr, or an empty callback when stderr is not a terminal (so

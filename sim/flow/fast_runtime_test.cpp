@@ -1,5 +1,6 @@
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/flow/flow_network.hpp"
+#include "sim/exec/test_support.hpp"
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
@@ -13,30 +14,9 @@
 
 using namespace exasim;
 using schedule::CollKind;
+using namespace exec::testing;  // one_node, one_dim_plan, job_for
 
 namespace {
-
-topo::SingleSwitch one_node(std::uint32_t gpus, double bw, double latency) {
-  topo::SingleSwitchParams p;
-  p.node = {gpus, bw, latency, 1, 25e9, 1e-6};
-  p.nodes = 1;
-  return topo::SingleSwitch(p);
-}
-
-schedule::Plan empty_plan(std::uint32_t p) {
-  schedule::Plan plan;
-  plan.grid = schedule::ProcessGrid({{"x", p}});
-  plan.streams.resize(1);
-  return plan;
-}
-
-runtime::Job job_for(const schedule::Plan& plan, double kernel_s, double overhead_s) {
-  runtime::Job job;
-  job.plan = &plan;
-  job.kernel_time_s.assign(plan.kernels.size(), kernel_s);
-  job.collective_step_overhead_s = overhead_s;
-  return job;
-}
 
 double run_time(const topo::Topology& topo, const runtime::Job& job, bool full = false) {
   flow::FastRuntime rt(topo, {full});
@@ -48,7 +28,7 @@ double run_time(const topo::Topology& topo, const runtime::Job& job, bool full =
 TEST_CASE("ring all-reduce on uniform links takes 2(p-1)/p*S/B plus its latency term", "[unit]") {
   const double S = 256e6, B = 100e9, lat = 2e-6, overhead = 3e-6;
   for (std::uint32_t p : {2u, 4u, 8u}) {
-    auto plan = empty_plan(p);
+    auto plan = one_dim_plan(p);
     schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
     auto topo = one_node(p, B, lat);
     double expected = 2.0 * (p - 1) / p * S / B + 2.0 * (p - 1) * (lat + overhead);
@@ -57,9 +37,28 @@ TEST_CASE("ring all-reduce on uniform links takes 2(p-1)/p*S/B plus its latency 
   }
 }
 
+TEST_CASE("a collective of two stages of two bundles each shares links and pays two latency terms", "[unit]") {
+  const double S = 256e6, B = 100e9, lat = 2e-6, overhead = 3e-6;
+  const std::uint32_t p = 4;
+  auto plan = one_dim_plan(p);
+  schedule::StreamBuilder(plan, plan.streams[0]).collective("ar", CollKind::AllReduce, 0, S);
+  auto topo = one_node(p, B, lat);
+  const auto job = job_for(plan, 0, overhead);
+  const exec::SplitRingRouter split;
+  for (bool full : {false, true}) {
+    flow::FastOptions options{full};
+    options.router = &split;
+    const auto result = flow::FastRuntime(topo, options).run(job, {}, {});
+    const double latency_term = 2.0 * (p - 1) * (lat + overhead);
+    CHECK(result.iteration_s == Approx(2.0 * (p - 1) / p * S / B + 2 * latency_term).epsilon(1e-9));
+    CHECK(result.flows == 4);
+    CHECK(result.rank0_wire_bytes[0] == Approx(2.0 * (p - 1) / p * S));
+  }
+}
+
 TEST_CASE("all-gather and reduce-scatter move (p-1)/p*S", "[unit]") {
   const double S = 64e6, B = 50e9;
-  auto plan = empty_plan(4);
+  auto plan = one_dim_plan(4);
   schedule::StreamBuilder b(plan, plan.streams[0]);
   b.collective("ag", CollKind::AllGather, 0, S);
   b.collective("rs", CollKind::ReduceScatter, 0, S);
@@ -72,14 +71,14 @@ TEST_CASE("overlapping a collective with compute hides it", "[unit]") {
   const double compute = 5e-3;
   auto topo = one_node(2, B, 0);
 
-  auto overlapped = empty_plan(2);
+  auto overlapped = one_dim_plan(2);
   {
     schedule::StreamBuilder b(overlapped, overlapped.streams[0]);
     auto h = b.start("ar", CollKind::AllReduce, 0, S);
     b.compute("gemm", gpu::gemm(1, 1, 1));
     b.wait(h);
   }
-  auto blocking = empty_plan(2);
+  auto blocking = one_dim_plan(2);
   {
     schedule::StreamBuilder b(blocking, blocking.streams[0]);
     b.collective("ar", CollKind::AllReduce, 0, S);
@@ -379,6 +378,13 @@ TEST_CASE("answers do not depend on the order in which an instant's events are h
     auto b = flow::FastRuntime(topo, backwards).run(job, {}, {});
     CHECK(a.iteration_s == b.iteration_s);
     for (std::size_t r = 0; r < a.ranks.size(); ++r) CHECK(a.ranks[r].exposed_s == b.ranks[r].exposed_s);
+    // Later stages of collectives are routed in the same order as first stages.
+    const exec::SplitRingRouter split;
+    flow::FastOptions staged;
+    staged.router = &split;
+    backwards.router = &split;
+    CHECK(flow::FastRuntime(topo, staged).run(job, {}, {}).iteration_s ==
+          flow::FastRuntime(topo, backwards).run(job, {}, {}).iteration_s);
   }
   const schedule::ModelSpec pipelined{"t", 8, 256, 8, 128, 1000};
   auto plan = schedule::build_megatron_plan(pipelined, {4, 4, 2, 2, 1, 2, true}, {32, schedule::Recompute::Full}, {true, true, true, true});

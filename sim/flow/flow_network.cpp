@@ -133,7 +133,7 @@ FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
   return id;
 }
 
-FlowNetwork::PathId FlowNetwork::find_path(const std::vector<topo::LinkId>& route) const {
+FlowNetwork::PathId FlowNetwork::find_path(std::span<const topo::LinkId> route) const {
   // Only paths through the route's first link can match; it is usually a NIC or GPU link with few.
   const auto& candidates = links_[route[0]].entries;
   std::uint32_t tried = 0;
@@ -151,7 +151,7 @@ FlowNetwork::PathId FlowNetwork::find_path(const std::vector<topo::LinkId>& rout
   return kNoId;
 }
 
-FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route, bool& alone) {
+FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, bool& alone) {
   const PathId id = take_path(route.size());
   Path& p = paths_[id];
   p.flows = 0;
@@ -172,7 +172,7 @@ FlowNetwork::PathId FlowNetwork::new_path(const std::vector<topo::LinkId>& route
   return id;
 }
 
-FlowId FlowNetwork::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
+FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag) {
   if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
   if (local_) {
     if (local_->takes(route)) return kNodeLocal | local_->add(route, bytes, tag);

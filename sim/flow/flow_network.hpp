@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace exasim::flow {
@@ -63,7 +64,10 @@ class FlowNetwork final : public topo::LinkLoadView {
   void hold(const topo::LinkId* links, std::size_t count);
   /// A new flow of `bytes` over `route` (links may repeat); releases holds on the route's links (every
   /// held link must be on it). It gets its rate at the next resolve().
-  FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag);
+  FlowId add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag);
+  FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
+    return add(std::span<const topo::LinkId>(route), bytes, tag);
+  }
   /// Whether a scheduled prediction (flow, version) is still the live one.
   [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const {
     return flow & kNodeLocal ? local_->current(flow & ~kNodeLocal, version) : versions_[flow] == version;
@@ -194,9 +198,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   FlowId take_flow(std::size_t hops);
   PathId take_path(std::size_t hops);
   /// An active path whose route is exactly `route`, or kNoId.
-  [[nodiscard]] PathId find_path(const std::vector<topo::LinkId>& route) const;
+  [[nodiscard]] PathId find_path(std::span<const topo::LinkId> route) const;
   /// Enters a new path on its links; `alone`: no other path crosses any of them (never under full_resolve).
-  PathId new_path(const std::vector<topo::LinkId>& route, bool& alone);
+  PathId new_path(std::span<const topo::LinkId> route, bool& alone);
   void remove_path(PathId p);
   /// The rate of a path alone on the links [first, last) (repeats change nothing): the tightest
   /// capacity over the flow entries there, what progressive filling would freeze it at.

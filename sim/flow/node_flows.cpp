@@ -17,7 +17,7 @@ NodeFlows::NodeFlows(std::uint32_t nodes, std::uint32_t per_node, std::vector<do
     throw std::invalid_argument("NodeFlows: a node has more local links than a path's link mask holds");
 }
 
-bool NodeFlows::takes(const std::vector<topo::LinkId>& route) const {
+bool NodeFlows::takes(std::span<const topo::LinkId> route) const {
   if (route.empty() || !is_local(route[0])) return false;
   const std::uint32_t node = route[0] / per_node_;
   for (const topo::LinkId l : route)
@@ -31,7 +31,7 @@ void NodeFlows::mark(std::uint32_t node) {
   dirty_nodes_.push_back(node);
 }
 
-FlowId NodeFlows::add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
+FlowId NodeFlows::add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag) {
   if (route.size() > kMaxHops)
     throw std::logic_error("NodeFlows::add: a route inside a node with " + std::to_string(route.size()) +
                            " links (at most " + std::to_string(kMaxHops) + ")");

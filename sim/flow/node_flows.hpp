@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 namespace exasim::flow {
@@ -63,13 +64,13 @@ class NodeFlows {
   NodeFlows(std::uint32_t nodes, std::uint32_t per_node, std::vector<double> capacities);
 
   /// Whether every link of the route is one of these links of a single node.
-  [[nodiscard]] bool takes(const std::vector<topo::LinkId>& route) const;
+  [[nodiscard]] bool takes(std::span<const topo::LinkId> route) const;
   /// Whether the link is one of the node-local links (no other route may cross it).
   [[nodiscard]] bool is_local(topo::LinkId link) const {
     return link < nodes_ * per_node_ && link % per_node_ < local_links_;
   }
   /// A new flow; takes(route) must hold. Its rate is set by the next resolve().
-  FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag);
+  FlowId add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag);
   [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const { return versions_[flow] == version; }
   void prefetch(FlowId flow) const { __builtin_prefetch(&flows_[flow]); }
   /// Removes a completed flow; returns its tag.

@@ -36,6 +36,15 @@ std::uint32_t ring_steps(CollKind kind, std::uint32_t p) {
   return kind == CollKind::AllReduce ? 2 * (p - 1) : p - 1;
 }
 
+std::uint32_t p2p_partner_coord(std::uint32_t own_coord, std::int32_t peer, std::uint32_t size) {
+  const auto n = static_cast<std::int64_t>(size);
+  return static_cast<std::uint32_t>(((std::int64_t{own_coord} + peer) % n + n) % n);
+}
+
+Rank p2p_partner(const ProcessGrid& grid, Rank rank, const Op& op) {
+  return grid.group_member(rank, op.dim, p2p_partner_coord(grid.coord(rank, op.dim), op.peer, grid.dim(op.dim).size));
+}
+
 // Ring volumes on purpose, whatever the collective algorithm (plan.hpp says why).
 std::vector<double> wire_bytes_per_dim(const Plan& plan, Rank rank) {
   std::vector<double> bytes(plan.grid.dims().size(), 0.0);

@@ -45,6 +45,11 @@ enum class Phase : std::uint8_t { Forward, Recompute, Backward, Optimizer };
 /// p-1 otherwise.
 [[nodiscard]] std::uint32_t ring_steps(CollKind kind, std::uint32_t p);
 
+/// The coordinate of a Send/Recv partner along a dimension of `size` members: (own + peer) modulo
+/// size, always in [0, size). The one formula every runtime pairs transfers with (MPI ranks of the
+/// dimension's communicator are these coordinates).
+[[nodiscard]] std::uint32_t p2p_partner_coord(std::uint32_t own_coord, std::int32_t peer, std::uint32_t size);
+
 struct Op {
   OpType type = OpType::Compute;
   Phase phase = Phase::Forward;
@@ -74,6 +79,10 @@ struct Plan {
     return streams[role_dim ? grid.coord(rank, *role_dim) : 0];
   }
 };
+
+/// The rank a Send/Recv `op` of `rank` transfers with: p2p_partner_coord() along op.dim, every other
+/// coordinate equal.
+[[nodiscard]] Rank p2p_partner(const ProcessGrid& grid, Rank rank, const Op& op);
 
 /// Bytes `rank` sends on the wire per grid dimension under ring algorithms, from the plan alone. Stays
 /// ring-based whatever `collectives.algorithm` a scenario picks (the MPI emulation relies on it): a

@@ -1,8 +1,10 @@
 #pragma once
-// One simulation on SimGrid's engine in this process: platform, one actor per rank, run, result.
+// One simulation on SimGrid's engine in this process: platform, the execution core (sim/exec) over
+// SimGrid as its network backend, run, result.
 // SimGrid's engine is global and cannot be re-created, so this runs at most once per process
 // (simgrid_runtime.cpp forks a child for each run). No SimGrid type in this header.
 
+#include "sim/exec/stage_router.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "topologies/topology.hpp"
 
@@ -20,11 +22,12 @@ struct ObservedOp {
   double t_end_s = 0;
 };
 
-/// Runs `job` on `topology`. Ops of ranks for which `observe` is true are appended to `observed`, in
+/// Runs `job` on `topology`, collectives routed by `router`. Ops of ranks for which `observe` is true are appended to `observed`, in
 /// the order an OpObserver would have been called. Throws std::logic_error if called twice in one
 /// process, on a deadlock or on mismatched group posts. `wall_s` of the result is left 0.
 [[nodiscard]] runtime::RunResult simulate_in_this_process(const topo::Topology& topology, const runtime::Job& job,
                                                           const std::function<bool(runtime::Rank)>& observe,
-                                                          std::vector<ObservedOp>& observed, bool verbose);
+                                                          std::vector<ObservedOp>& observed, bool verbose,
+                                                          const exec::StageRouter& router = exec::default_router());
 
 }  // namespace exasim::sg

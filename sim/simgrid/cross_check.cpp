@@ -48,17 +48,22 @@ CrossCheckResult run_cross_check(const CrossCheckCase& c) {
   for (std::size_t k = 0; k < plan.kernels.size(); ++k)
     job.kernel_time_s.push_back(20e-6 + 3e-6 * static_cast<double>(k % 7));
   job.collective_step_overhead_s = 1e-6;
+  job.collective_algorithm = c.algorithm;
 
   CrossCheckResult result;
   result.gpus = plan.grid.world_size();
   {
     auto machine = c.make_machine();
-    flow::FastRuntime fast(*machine, {});
+    flow::FastOptions options;
+    options.router = c.router;
+    flow::FastRuntime fast(*machine, options);
     result.fast = fast.run(job, {}, {});
   }
   {
     auto machine = c.make_machine();
-    result.simgrid = make_simgrid_runtime(*machine, {})->run(job, {}, {});
+    SimgridOptions options;
+    options.router = c.router;
+    result.simgrid = make_simgrid_runtime(*machine, options)->run(job, {}, {});
   }
   return result;
 }

@@ -3,6 +3,7 @@
 // both runtimes. Shared by simgrid_runtime_test.cpp (which holds the two within 1%) and
 // bench/simgrid (which prints the table). No SimGrid type here.
 
+#include "sim/exec/stage_router.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/schedule/axonn4d.hpp"
 #include "topologies/routing.hpp"
@@ -27,6 +28,8 @@ struct CrossCheckCase {
   std::function<std::unique_ptr<topo::Topology>()> make_machine;
   schedule::Axonn4DConfig grid;
   bool overlap = true;
+  const exec::StageRouter* router = nullptr;  ///< both backends' (null: the collectives router)
+  collectives::Algorithm algorithm = collectives::Algorithm::Ring;  ///< the job's collective algorithm
 };
 
 struct CrossCheckResult {

@@ -69,15 +69,14 @@ class SimgridRuntime final : public runtime::Runtime {
     std::vector<ObservedOp> observed;
     runtime::RunResult result;
     if (options_.fork) {
-      const bool verbose = options_.verbose;
       auto bytes = run_in_child([&] {
         std::vector<ObservedOp> ops;
-        auto r = simulate_in_this_process(topology_, job, watched, ops, verbose);
+        auto r = simulate_in_this_process(topology_, job, watched, ops, options_.verbose, router());
         return serialise(r, ops);
       });
       result = deserialise(bytes, observed);
     } else {
-      result = simulate_in_this_process(topology_, job, watched, observed, options_.verbose);
+      result = simulate_in_this_process(topology_, job, watched, observed, options_.verbose, router());
     }
     for (const auto& op : observed) observer(op.rank, op.op_index, op.t_start_s, op.t_end_s);
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -85,6 +84,10 @@ class SimgridRuntime final : public runtime::Runtime {
   }
 
  private:
+  [[nodiscard]] const exec::StageRouter& router() const {
+    return options_.router ? *options_.router : exec::default_router();
+  }
+
   const topo::Topology& topology_;
   SimgridOptions options_;
 };

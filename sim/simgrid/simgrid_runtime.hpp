@@ -2,20 +2,22 @@
 // The SimGrid runtime: the engine's op streams executed on SimGrid S4U, as the independent reference
 // the fast flow core is checked against (README.md, "How it works": one engine, three runtimes).
 //
-// What it does, step by step the same as flow::FastRuntime (sim/flow/fast_runtime.hpp):
-//  - one actor per rank walks the rank's op stream; a Compute is a sleep of job.kernel_time_s;
-//  - a collective starts when every member of its group has posted it; a helper actor then starts one
-//    SimGrid communication of ring_wire_bytes for the whole ring, the bundle: its route is every hop's
-//    route end to end (sim/collectives/router.hpp), so SimGrid's max-min moves all hops at one rate and
-//    counts a link crossed by k hops k times, as the fast core does. It waits for it, then sleeps the
-//    latency term ring_steps x (slowest hop's route latency + job.collective_step_overhead_s) before
-//    the members' Waits return;
-//  - Send/Recv (plan.hpp): the k-th Send from a to b meets the k-th Recv at b from a; once both are
-//    posted, one communication of `bytes` runs and the pair completes after one step of latency
-//    (route latency + step overhead), as a ring collective with ring_steps = 1 would.
+// The op streams run in the execution core (sim/exec/executor.hpp), the same code as under the fast
+// flow core: matching posts into collectives, Send/Recv pairing, waiters, exposed time, traces, errors
+// and the order of launches exist once, so the cross-check compares network models. SimGrid is the
+// core's network backend (actor_simulation.cpp):
+//  - a timer (a rank's compute, a collective stage's latency term) is a sleep;
+//  - a flow (a bundle of a collective stage, a Send/Recv transfer) is one SimGrid communication over
+//    exactly the route the core chose (sim/collectives/router.hpp): a bundle's route is its hops'
+//    routes end to end, so SimGrid's max-min moves all hops at one rate and counts a link crossed by k
+//    hops k times, as the fast core's FlowNetwork does;
+//  - worker actors carry the timers and communications and call the core when each ends; the core's
+//    launch_ready() runs after each such call (SimGrid has no notion of "every event of this instant");
 //  - the platform is exasim's topology itself: one SimGrid host per GPU, one SimGrid link per
 //    topology link (they are directed), inside a NetZone whose routing is Topology::route(), computed
-//    per communication (nothing is tabulated, so thousands of GPUs fit).
+//    per communication (nothing is tabulated, so thousands of GPUs fit). Every communication runs
+//    between the hosts of GPUs 0 and 1 with the route the core chose queued for it: with the route
+//    given, CM02 bounds it by its links alone, and the hosts do not matter.
 //
 // SimGrid settings, and why (reference/simgrid_feasibility.md):
 //  - network/model:CM02 with latency and bandwidth factors 1 and weight-S 0: plain max-min sharing of
@@ -43,17 +45,20 @@
 //    through a pipe; the observer is then called in the parent, in the child's order. With
 //    SimgridOptions::fork = false the simulation runs in this process, once per process.
 //  - Adaptive routing sees as load the number of flows active on each link (as the fast core does),
-//    but simultaneous launches happen in SimGrid's order, not the fast core's, so adaptive choices can
-//    differ between the two; minimal and Valiant routes are identical.
+//    but events of one instant reach the core in SimGrid's order, one at a time, so launches that the
+//    fast core starts together in one sorted batch start here in several: adaptive choices can differ
+//    between the two; minimal and Valiant routes are identical.
 //  - wire sizes are whole bytes (SimGrid takes integers): at most one byte per flow differs.
-//  - each collective costs one SimGrid actor (128 KiB stack) and p communications. SimGrid 3.32 keeps
-//    every host-to-host communication in one kernel-wide list and removes it by linear search when it
-//    ends (fixed in 3.34), so wall time grows with the number of concurrent flows: about 1 s for 13k
-//    flows at 256 GPUs, 3-5 s for 50k flows at 1,024, 30-90 s for 200k flows at 4,096 (2 busy cores).
-//    It is the reference, not the sweep engine.
-//  - same modelling limits as the fast core: latency term after the bandwidth phase, ring order is
-//    the group's rank order, compute never slows down because of communication.
+//  - every running timer or flow holds a worker actor (128 KiB stack; idle workers are reused), and
+//    each bundle is one communication. SimGrid 3.32 keeps every host-to-host communication in one
+//    kernel-wide list and removes it by linear search when it ends (fixed in 3.34), so wall time grows
+//    with the number of concurrent flows: bench/simgrid takes 0.3-0.6 s for 14-19k flows at 1,024
+//    GPUs and 3-4.5 s for 50-70k flows at 4,096 (2 busy cores), 10-60 times the fast core. It is the
+//    reference, not the sweep engine.
+//  - same modelling limits as the fast core: latency term after the bandwidth phase, compute never
+//    slows down because of communication (both from the execution core).
 
+#include "sim/exec/stage_router.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "topologies/topology.hpp"
 
@@ -67,6 +72,8 @@ struct SimgridOptions {
   bool fork = true;
   /// Let SimGrid print its informational log (configuration, deadlock reports) to stderr.
   bool verbose = false;
+  /// Stages and bundles of collectives; null: the collectives router (tests inject their own).
+  const exec::StageRouter* router = nullptr;
 };
 
 /// A runtime named "simgrid" over `topology` (which must outlive it). run() throws
