@@ -18,6 +18,7 @@ Summary make_summary(const scenario::Scenario& s, const schedule::Plan& plan, co
   out.network = std::string(s.machine.topology_kind());
   out.routing = s.machine.network.value("routing", std::string("minimal"));
   out.placement = std::string(scenario::to_string(s.placement.policy));
+  out.collectives = std::string(collectives::to_string(s.collective_algorithm));
   out.scheme = std::string(entry.name);
   out.layout = entry.describe(s);
   out.global_batch = s.training.global_batch;

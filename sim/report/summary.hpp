@@ -39,6 +39,7 @@ struct Summary {
   double parameters = 0;
   std::uint32_t gpus = 0;
   std::string network, routing, placement;
+  std::string collectives;                    ///< collectives.algorithm as asked (auto resolves per collective)
   std::string scheme;                         ///< parallel.scheme (the scheme table's name)
   std::vector<scenario::LayoutField> layout;  ///< the scheme's figures (Scheme::describe)
   std::int64_t global_batch = 0;

@@ -31,6 +31,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
       {"network", s.network},
       {"routing", s.routing},
       {"placement", s.placement},
+      {"collectives", s.collectives},
       {"parallel", parallel_json(s)},
       {"global_batch", s.global_batch},
       {"training",

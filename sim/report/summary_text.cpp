@@ -41,7 +41,8 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << ", global batch " << s.global_batch << "\n"
       << "  " << s.dtype << ", " << s.attention << " attention, dropout " << s.dropout << ", recompute " << s.recompute
       << "\n"
-      << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement << "\n\n"
+      << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement
+      << ", collectives " << s.collectives << "\n\n"
       << "  iteration time   " << fixed(t, 4) << " s\n"
       << "  throughput       " << fixed(s.tflops_per_gpu, 1) << " TFLOP/s per GPU, " << fixed(s.percent_of_peak, 1)
       << "% of the " << fixed(s.peak_tflops_per_gpu, 1) << " TFLOP/s peak; " << fixed(s.total_pflops, 2)
@@ -71,7 +72,7 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << "                     " << mb.dtype << " weights, " << fixed(mb.gradient_bytes, 0)
       << " B gradients, recompute " << mb.recompute << ", " << mb.attention << " attention, dropout "
       << fixed(mb.dropout, 2) << "\n";
-  out << "\n  communication of rank 0 (bytes on the wire, ring algorithms):\n";
+  out << "\n  communication of rank 0 (bytes on the wire):\n";
   for (const auto& d : s.dimensions) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "    %-6s %12s in %6llu collectives\n", d.name.c_str(),

@@ -21,6 +21,7 @@ report::Summary sample() {
   s.network = "single_switch";
   s.routing = "minimal";
   s.placement = "packed";
+  s.collectives = "tree";
   s.scheme = "megatron";
   s.layout = {{"tp", std::int64_t{4}}, {"pp", std::int64_t{2}}, {"sequence_parallel", true}, {"scatter_gather", false}};
   s.global_batch = 128;
@@ -65,6 +66,7 @@ TEST_CASE("the JSON view holds every field of the summary under its documented k
   CHECK(j["network"] == s.network);
   CHECK(j["routing"] == s.routing);
   CHECK(j["placement"] == s.placement);
+  CHECK(j["collectives"] == s.collectives);
   CHECK(j["parallel"].dump() ==
         R"({"scheme":"megatron","tp":4,"pp":2,"sequence_parallel":true,"scatter_gather":false})");
   CHECK(j["global_batch"] == s.global_batch);
@@ -94,7 +96,7 @@ TEST_CASE("the JSON view holds every field of the summary under its documented k
   // Wall time would make outputs differ run to run; per-rank figures are for callers, not the view.
   CHECK_FALSE(j.contains("wall_s"));
   CHECK_FALSE(j.contains("compute_by_kernel_s"));
-  CHECK(j.size() == 32);
+  CHECK(j.size() == 33);
 }
 
 TEST_CASE("compute by kernel class is in both views only when the summary has it", "[unit]") {
@@ -123,7 +125,7 @@ TEST_CASE("the text view shows the summary's numbers", "[unit]") {
            "  gpt-5b (5.1B parameters) on 16 x a100-40gb (simple-a100), megatron tp=4 pp=2 sequence_parallel=on "
            "scatter_gather=off, global batch 128\n",
            "  bf16, flash attention, dropout 0.1, recompute selective\n",
-           "  network single_switch, routing minimal, placement packed\n",
+           "  network single_switch, routing minimal, placement packed, collectives tree\n",
            "  iteration time   2.5000 s\n",
            "  throughput       31.3 TFLOP/s per GPU, 10.0% of the 312.0 TFLOP/s peak; 0.50 PFLOP/s in total\n",
            "model flops give 25.0 TFLOP/s, MFU 8.0%)\n",
