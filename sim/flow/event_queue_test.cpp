@@ -1,4 +1,4 @@
-#include "sim/flow/event_queue.hpp"
+#include "sim/flow/internal/event_queue.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 #include "sim/flow/fast_runtime.hpp"
 
 #include "sim/exec/executor_impl.hpp"
-#include "sim/flow/event_queue.hpp"
+#include "sim/flow/internal/event_queue.hpp"
 #include "sim/flow/flow_network.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // runs the op streams: matching posts into collectives, Send/Recv pairing, waiters, exposed time,
 // traces, errors and the order of launches, the same code as under SimGrid. This file is its network
 // backend (sim/exec/network_backend.hpp): flows share links by max-min fairness in a FlowNetwork
-// (flow_network.hpp), and an EventQueue (event_queue.hpp) holds the timers and the flows' predicted ends.
+// (flow_network.hpp), and an EventQueue (internal/event_queue.hpp) holds the timers and the flows' predicted ends.
 //
 // Time advances one instant at a time: every event of the instant is handed to the core (including
 // those it adds at the same time), then what became ready launches together (launch_ready()), then

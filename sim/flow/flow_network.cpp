@@ -1,5 +1,5 @@
 #include "sim/flow/flow_network.hpp"
-#include "sim/flow/sort_ids.hpp"
+#include "sim/flow/internal/sort_ids.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 #include "sim/flow/node_flows.hpp"
-#include "sim/flow/sort_ids.hpp"
+#include "sim/flow/internal/sort_ids.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 #include "sim/flow/flow_network.hpp"
-#include "sim/flow/test_predictions.hpp"
+#include "sim/flow/internal/test_predictions.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "sim/flow/sort_ids.hpp"
+#include "sim/flow/internal/sort_ids.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
-#include "sim/simgrid/actor_simulation.hpp"
+#include "sim/simgrid/internal/actor_simulation.hpp"
 
 #include "sim/exec/executor.hpp"
-#include "sim/simgrid/topology_zone.hpp"
+#include "sim/simgrid/internal/topology_zone.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>

@@ -1,4 +1,4 @@
-#include "sim/simgrid/child_process.hpp"
+#include "sim/simgrid/internal/child_process.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 #include "sim/simgrid/simgrid_runtime.hpp"
 
-#include "sim/simgrid/actor_simulation.hpp"
-#include "sim/simgrid/child_process.hpp"
+#include "sim/simgrid/internal/actor_simulation.hpp"
+#include "sim/simgrid/internal/child_process.hpp"
 
 #include <chrono>
 #include <stdexcept>

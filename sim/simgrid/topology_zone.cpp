@@ -1,4 +1,4 @@
-#include "sim/simgrid/topology_zone.hpp"
+#include "sim/simgrid/internal/topology_zone.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
