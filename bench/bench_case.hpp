@@ -62,10 +62,10 @@ inline std::optional<nlohmann::ordered_json> load_published(const std::string& d
 }
 
 struct CaseResult {
-  report::Summary summary;  ///< of the run; meaningless when `error` is set
-  double wall_s = 0;        ///< wall-clock time of the simulation itself
-  std::string error;               ///< why the case did not run (input)
-  std::string memory_error;        ///< why it does not fit the GPU's memory (empty: it fits)
+  report::Summary summary;   ///< of the run; meaningless when `error` is set
+  double wall_s = 0;         ///< wall-clock time of the simulation itself
+  std::string error;         ///< why the case did not run (input)
+  std::string memory_error;  ///< why it does not fit the GPU's memory (empty: it fits)
 };
 
 /// Loads `path` with `overrides` and simulates it with the fast core. A case that does not fit in memory

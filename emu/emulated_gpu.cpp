@@ -37,8 +37,7 @@ EmulatedGpu::EmulatedGpu(ComputeMode mode, double poll_interval_s) : mode_(mode)
 
 void EmulatedGpu::sleep_until(double deadline_s) const {
   timespec ts = to_timespec(deadline_s);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
-  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {}
 }
 
 void EmulatedGpu::pause() const { sleep_until(monotonic_s() + poll_s_); }
@@ -66,8 +65,7 @@ void EmulatedGpu::run(double seconds, const std::function<bool()>& progress) {
           sleep_until(end - overshoot_s_);
           const double late = monotonic_s() - (end - overshoot_s_);
           overshoot_s_ = 0.9 * overshoot_s_ + 0.1 * std::clamp(late, 0.0, 1e-3);
-          while (monotonic_s() < end) {
-          }
+          while (monotonic_s() < end) {}
           break;
         }
         sleep_until(target);

@@ -18,10 +18,10 @@ std::string number(double v) {
 }  // namespace
 
 std::vector<std::string> EmulationOptions::to_args() const {
-  return {"--time-scale", number(time_scale),  "--bytes-scale", number(bytes_scale),
-          "--compute",    to_string(compute),  "--iterations",  std::to_string(iterations),
-          "--warmup",     std::to_string(warmup), "--poll-us",  number(poll_interval_s * 1e6),
-          "--timeout-s",  number(timeout_s), "--collectives", to_string(collectives)};
+  return {"--time-scale", number(time_scale),     "--bytes-scale", number(bytes_scale),
+          "--compute",    to_string(compute),     "--iterations",  std::to_string(iterations),
+          "--warmup",     std::to_string(warmup), "--poll-us",     number(poll_interval_s * 1e6),
+          "--timeout-s",  number(timeout_s),      "--collectives", to_string(collectives)};
 }
 
 std::string to_string(ComputeMode mode) {
@@ -40,9 +40,7 @@ ComputeMode parse_compute_mode(const std::string& text) {
   throw InputError("--compute", text, "unknown compute mode (allowed: sleep, spin, cpu)");
 }
 
-std::string to_string(CollectiveAlgorithm algorithm) {
-  return algorithm == CollectiveAlgorithm::Ring ? "ring" : "mpi";
-}
+std::string to_string(CollectiveAlgorithm algorithm) { return algorithm == CollectiveAlgorithm::Ring ? "ring" : "mpi"; }
 
 CollectiveAlgorithm parse_collective_algorithm(const std::string& text) {
   if (text == "ring") return CollectiveAlgorithm::Ring;

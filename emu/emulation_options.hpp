@@ -29,12 +29,12 @@ enum class ComputeMode : std::uint8_t { Sleep, Spin, Cpu };
 enum class CollectiveAlgorithm : std::uint8_t { Ring, Mpi };
 
 struct EmulationOptions {
-  double time_scale = 1;     ///< compute time = GPU model time * time_scale
-  double bytes_scale = 1;    ///< collective buffers = plan bytes * bytes_scale (rounded, see emulated_bytes)
+  double time_scale = 1;   ///< compute time = GPU model time * time_scale
+  double bytes_scale = 1;  ///< collective buffers = plan bytes * bytes_scale (rounded, see emulated_bytes)
   ComputeMode compute = ComputeMode::Sleep;
   CollectiveAlgorithm collectives = CollectiveAlgorithm::Ring;
-  std::uint32_t iterations = 3;  ///< measured iterations (the median one is reported)
-  std::uint32_t warmup = 1;      ///< iterations run first and thrown away (buffers, MPI connections)
+  std::uint32_t iterations = 3;    ///< measured iterations (the median one is reported)
+  std::uint32_t warmup = 1;        ///< iterations run first and thrown away (buffers, MPI connections)
   double poll_interval_s = 50e-6;  ///< how often outstanding collectives are tested while computing or waiting
   double timeout_s = 300;          ///< a rank blocked this long aborts the whole run with an error
 

@@ -14,8 +14,8 @@
 #include "sim/report/summary_views.hpp"
 #include "sim/scenario/prepared_job.hpp"
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdint>
@@ -204,8 +204,7 @@ int emulate(const Args& a) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   Args a;
-  CLI::App app{"exasim-emu: runs a scenario on MPI processes with emulated GPUs (start it under mpirun)",
-               "exasim-emu"};
+  CLI::App app{"exasim-emu: runs a scenario on MPI processes with emulated GPUs (start it under mpirun)", "exasim-emu"};
   app.add_option("scenario", a.scenario_path, "Scenario JSON file");
   app.add_option("--set", a.overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
   app.add_option("--out", a.out_dir, "Write trace.csv, summary.json and scenario.resolved.json into this directory");

@@ -7,7 +7,8 @@ namespace exasim::emu {
 nlohmann::json to_json(const Microbench& m) {
   nlohmann::json samples = nlohmann::json::array();
   for (const auto& s : m.samples)
-    samples.push_back({{"kind", s.kind}, {"group", s.group}, {"groups", s.groups}, {"bytes", s.bytes}, {"time_s", s.time_s}});
+    samples.push_back(
+        {{"kind", s.kind}, {"group", s.group}, {"groups", s.groups}, {"bytes", s.bytes}, {"time_s", s.time_s}});
   return {{"host", m.host}, {"ranks", m.ranks}, {"poll_interval_s", m.poll_interval_s}, {"samples", samples}};
 }
 

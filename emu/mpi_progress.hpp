@@ -5,8 +5,8 @@
 // The microbenchmarks wait exactly like the emulated iterations, so calibration measures the same
 // software path that validation runs.
 
-#include "emu/emulated_gpu.hpp"
 #include "emu/collectives/pending_comm.hpp"
+#include "emu/emulated_gpu.hpp"
 
 #include <mpi.h>
 

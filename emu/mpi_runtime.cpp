@@ -50,8 +50,12 @@ struct IterationRecord {
 
 struct MpiRuntime::Impl {
   Impl(const EmulationOptions& options, const runtime::Job& job, const topo::Topology& topology)
-      : options_(options), job_(job), plan_(*job.plan), topology_(topology),
-        gpu_(options.compute, options.poll_interval_s), poller_(gpu_, options.timeout_s) {
+      : options_(options),
+        job_(job),
+        plan_(*job.plan),
+        topology_(topology),
+        gpu_(options.compute, options.poll_interval_s),
+        poller_(gpu_, options.timeout_s) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -67,8 +71,8 @@ struct MpiRuntime::Impl {
       // (MPI_Comm_split is collective over the group: every member decides alike from the same layout).
       const auto dim = static_cast<std::uint8_t>(d);
       const auto place = member_place(topology, group_call(dim, 0, CollKind::AllReduce, 0), plan_.grid.coord(me, d));
-      const bool may_split = job.collective_algorithm == Algorithm::Hierarchical ||
-                             job.collective_algorithm == Algorithm::Auto;
+      const bool may_split =
+          job.collective_algorithm == Algorithm::Hierarchical || job.collective_algorithm == Algorithm::Auto;
       if (may_split && place.hierarchical && options.collectives != CollectiveAlgorithm::Mpi)
         hierarchical_.emplace_back(comm, static_cast<int>(place.node), static_cast<int>(place.local_index),
                                    static_cast<int>(plan_.grid.coord(me, d)));
@@ -110,9 +114,7 @@ struct MpiRuntime::Impl {
     switch (op.coll) {
       case CollKind::AllReduce:
       case CollKind::AllGather:
-      case CollKind::ReduceScatter:
-        ++by_algorithm_[start_collective(s, op, n)];
-        break;
+      case CollKind::ReduceScatter: ++by_algorithm_[start_collective(s, op, n)]; break;
       case CollKind::Send:
       case CollKind::Recv: {
         const auto own = plan_.grid.coord(static_cast<schedule::Rank>(rank_), op.dim);
@@ -163,10 +165,9 @@ struct MpiRuntime::Impl {
       return "mpi";
     }
     const int tag = collective_tag(sequence);
-    const Algorithm algorithm =
-        emulated_algorithm(job_.collective_algorithm, topology_,
-                           group_call(op.dim, static_cast<std::uint32_t>(sequence), op.coll, op.bytes),
-                           hierarchical_[op.dim].valid());
+    const Algorithm algorithm = emulated_algorithm(
+        job_.collective_algorithm, topology_,
+        group_call(op.dim, static_cast<std::uint32_t>(sequence), op.coll, op.bytes), hierarchical_[op.dim].valid());
     switch (algorithm) {
       case Algorithm::Tree:
         s.comm.tree().start(s.send.data(), s.recv.data(), n, kTreeChunkBytes / sizeof(float), comm, tag);
@@ -187,8 +188,8 @@ struct MpiRuntime::Impl {
       MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
                      s.comm.request());
     else
-      s.comm.ring().start(op.coll == CollKind::AllGather ? RingKind::AllGather : RingKind::ReduceScatter,
-                          s.send.data(), s.recv.data(), block, comm, tag);
+      s.comm.ring().start(op.coll == CollKind::AllGather ? RingKind::AllGather : RingKind::ReduceScatter, s.send.data(),
+                          s.recv.data(), block, comm, tag);
     return std::string(collectives::to_string(Algorithm::Ring));
   }
 
@@ -270,7 +271,8 @@ struct MpiRuntime::Impl {
     std::vector<int> counts(rank_ == 0 ? world : 0), displs(rank_ == 0 ? world : 0);
     MPI_Gather(&my_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank_ == 0) std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
-    std::vector<OpRecord> records(rank_ == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) / sizeof(OpRecord) : 0);
+    std::vector<OpRecord> records(
+        rank_ == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) / sizeof(OpRecord) : 0);
     MPI_Gatherv(mine.ops.data(), my_bytes, MPI_BYTE, records.data(), counts.data(), displs.data(), MPI_BYTE, 0,
                 MPI_COMM_WORLD);
 
@@ -301,8 +303,8 @@ struct MpiRuntime::Impl {
   int rank_ = 0;
   double origin_ = 0;
   std::vector<MPI_Comm> comms_;
-  std::vector<HierarchicalComms> hierarchical_;     ///< per dimension; invalid where none may run
-  std::vector<std::uint64_t> sequence_;  ///< collectives started per communicator (their tags)
+  std::vector<HierarchicalComms> hierarchical_;        ///< per dimension; invalid where none may run
+  std::vector<std::uint64_t> sequence_;                ///< collectives started per communicator (their tags)
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;

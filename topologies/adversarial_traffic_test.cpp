@@ -108,9 +108,8 @@ TEST_CASE("adversarial traffic: Frontier-sized dragonfly", "[integration]") {
   const double t_min = makespan_s(minimal, pairs, 1e9);
   const double t_ada = makespan_s(adaptive, pairs, 1e9);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  WARN("Frontier group 0 -> group 1, 1024 GCDs x 1 GB: minimal " << t_min << " s, adaptive " << t_ada << " s ("
-                                                                 << t_min / t_ada << "x); simulated in " << wall
-                                                                 << " s");
+  WARN("Frontier group 0 -> group 1, 1024 GCDs x 1 GB: minimal "
+       << t_min << " s, adaptive " << t_ada << " s (" << t_min / t_ada << "x); simulated in " << wall << " s");
   CHECK(t_min >= Approx(256 * 1e9 / 25e9));  // 1024 flows over 4 global links, hashed: not quite evenly
   CHECK(t_ada * 2 <= t_min);
 }

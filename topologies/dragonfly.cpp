@@ -146,8 +146,8 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
 std::string Dragonfly::describe() const {
   const std::string shape = two_dimensional() ? std::to_string(p_.rows) + "x" + std::to_string(columns())
                                               : std::to_string(p_.switches_per_group);
-  return std::string(two_dimensional() ? "2D dragonfly: " : "dragonfly: ") + std::to_string(p_.groups) +
-         " groups x " + shape + " switches x " + std::to_string(p_.endpoints_per_switch) + " endpoints, " +
+  return std::string(two_dimensional() ? "2D dragonfly: " : "dragonfly: ") + std::to_string(p_.groups) + " groups x " +
+         shape + " switches x " + std::to_string(p_.endpoints_per_switch) + " endpoints, " +
          std::to_string(p_.global_links_per_group_pair) + " global links per group pair; " +
          std::to_string(node_count()) + " nodes x " + std::to_string(p_.node.gpus) + " GPUs; " +
          std::string(to_string(p_.routing)) + " routing";

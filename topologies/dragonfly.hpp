@@ -91,12 +91,12 @@ struct DragonflyParams {
   GpuLinkMatrix gpu_links;
 
   std::uint32_t groups = 1;
-  std::uint32_t switches_per_group = 1;        ///< a = rows * columns
-  std::uint32_t rows = 1;                      ///< 1: Slingshot 1D; > 1: Cascade-style 2D grid
-  std::uint32_t endpoints_per_switch = 1;      ///< p: NIC ports per switch
+  std::uint32_t switches_per_group = 1;    ///< a = rows * columns
+  std::uint32_t rows = 1;                  ///< 1: Slingshot 1D; > 1: Cascade-style 2D grid
+  std::uint32_t endpoints_per_switch = 1;  ///< p: NIC ports per switch
   std::uint32_t global_links_per_group_pair = 1;
-  std::uint32_t nodes_per_group = 0;           ///< 0: as many as the NIC rule fits
-  std::uint32_t ports_per_switch = 0;          ///< 0: not checked; else endpoints + local + global <= it
+  std::uint32_t nodes_per_group = 0;   ///< 0: as many as the NIC rule fits
+  std::uint32_t ports_per_switch = 0;  ///< 0: not checked; else endpoints + local + global <= it
 
   double local_bandwidth_Bps = 0;   ///< per direction, per local (2D: row) link
   double local_latency_s = 0;       ///< wire only; switch latency is added separately
@@ -104,11 +104,11 @@ struct DragonflyParams {
   double column_latency_s = 0;
   double global_bandwidth_Bps = 0;  ///< per direction, per global link
   double global_latency_s = 0;
-  double switch_latency_s = 0;      ///< per switch crossed
+  double switch_latency_s = 0;  ///< per switch crossed
 
   RoutingPolicy routing = RoutingPolicy::Minimal;
-  double adaptive_bias = 1.0;       ///< flow-hops in favour of the minimal path (see above)
-  std::uint64_t seed = 0;           ///< mixed into every path choice
+  double adaptive_bias = 1.0;  ///< flow-hops in favour of the minimal path (see above)
+  std::uint64_t seed = 0;      ///< mixed into every path choice
 };
 
 namespace detail {
@@ -130,9 +130,7 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return p_.groups * p_.switches_per_group; }
-  [[nodiscard]] std::uint32_t node_switch_count() const override {
-    return node_links_.switched() ? node_count() : 0;
-  }
+  [[nodiscard]] std::uint32_t node_switch_count() const override { return node_links_.switched() ? node_count() : 0; }
   [[nodiscard]] std::uint32_t group_count() const override { return p_.groups; }
   [[nodiscard]] std::uint32_t group_of_node(std::uint32_t node) const override { return node / nodes_per_group_; }
   [[nodiscard]] LinkEnds link_ends(LinkId link) const override;

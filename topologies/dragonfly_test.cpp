@@ -163,8 +163,8 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
     for (std::uint64_t key : {0ULL, 1ULL, 12345ULL}) CHECK(route(valiant, 0, 9, key) == expected);
     // GPU 1 (sw1) -> GPU 4 (node 2, sw2) via group 2: sw1 -global-> sw4 -local-> sw5 -global-> sw3 -local-> sw2.
     CHECK(route(valiant, 1, 4) == std::vector<LinkId>{d.nic_link(0, 1, true), d.global_link(0, 2, 0),
-                                                      d.local_link(4, 5), d.global_link(2, 1, 0),
-                                                      d.local_link(3, 2), d.nic_link(2, 0, false)});
+                                                      d.local_link(4, 5), d.global_link(2, 1, 0), d.local_link(3, 2),
+                                                      d.nic_link(2, 0, false)});
   }
 
   SECTION("adaptive: minimal on an idle network, Valiant once the minimal global link is busy") {
@@ -176,11 +176,11 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
     load.flows[d.global_link(0, 2, 0)] = 1;               // (1+1)*3 = 6 > 1*3 + bias 1
     CHECK(route(adaptive, 0, 9, 0, &load) == val_route);
     DragonflyParams biased = tiny(RoutingPolicy::Adaptive);
-    biased.adaptive_bias = 3;                             // 6 <= 3 + 3: the bias keeps it minimal
+    biased.adaptive_bias = 3;  // 6 <= 3 + 3: the bias keeps it minimal
     CHECK(route(Dragonfly(biased), 0, 9, 0, &load) == min_route);
-    load.flows[d.global_link(0, 2, 0)] = 3;               // 12 > 4
+    load.flows[d.global_link(0, 2, 0)] = 3;  // 12 > 4
     CHECK(route(adaptive, 0, 9, 0, &load) == val_route);
-    load.flows[d.global_link(1, 2, 0)] = 5;               // the detour is busier still
+    load.flows[d.global_link(1, 2, 0)] = 5;  // the detour is busier still
     CHECK(route(adaptive, 0, 9, 0, &load) == min_route);
   }
 }

@@ -153,7 +153,6 @@ void write_dot(const Graph& g, std::ostream& out) {
   boost::write_graphviz(out, g, vertex_writer, edge_writer, graph_writer, ids);
 }
 
-
 // JSON has no Boost writer; it is streamed so that Frontier's ~400k edges never sit in a JSON DOM.
 void write_json(const Topology& t, std::ostream& out) {
   out << "{\"summary\":" << to_json(t.summary()).dump() << ",\n\"vertices\":[";

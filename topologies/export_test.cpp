@@ -50,8 +50,8 @@ TEST_CASE("export: json lists every vertex and link", "[unit]") {
   const auto j = nlohmann::json::parse(out.str());
   CHECK(j["summary"]["topology"] == "dragonfly");
   CHECK(j["summary"]["nodes"] == 6);
-  CHECK(j["vertices"].size() == 12 + 12 + 6);                // GPUs, NICs, switches
-  CHECK(j["edges"].size() == d.links().size() + 2 * 12);     // links + GPU<->NIC attachments
+  CHECK(j["vertices"].size() == 12 + 12 + 6);             // GPUs, NICs, switches
+  CHECK(j["edges"].size() == d.links().size() + 2 * 12);  // links + GPU<->NIC attachments
   CHECK(j["vertices"][0] == nlohmann::json::parse(R"({"id": "gpu0", "kind": "gpu", "node": 0, "group": 0})"));
   const auto& e = j["edges"][0];
   CHECK(e["link"] == 0);

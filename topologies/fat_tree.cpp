@@ -161,15 +161,13 @@ void FatTree::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoad
     const std::uint32_t sp = s / p_.leaves_per_pod, tp = t / p_.leaves_per_pod;
     const std::uint32_t ti = t % p_.leaves_per_pod;
     // Leaf up: one of spines * parallel links.
-    const std::uint32_t up = pick(p_.spines_per_pod * lu, h1, load, [&](std::uint32_t i) {
-      return leaf_up(s, i / lu, i % lu);
-    });
+    const std::uint32_t up =
+        pick(p_.spines_per_pod * lu, h1, load, [&](std::uint32_t i) { return leaf_up(s, i / lu, i % lu); });
     const std::uint32_t j = up / lu;
     out.push_back(leaf_up(s, j, up % lu));
     if (sp != tp) {
-      const std::uint32_t cup = pick(p_.cores_per_plane * cu, h2, load, [&](std::uint32_t i) {
-        return spine_up(sp, j, i / cu, i % cu);
-      });
+      const std::uint32_t cup =
+          pick(p_.cores_per_plane * cu, h2, load, [&](std::uint32_t i) { return spine_up(sp, j, i / cu, i % cu); });
       const std::uint32_t c = cup / cu;
       out.push_back(spine_up(sp, j, c, cup % cu));
       const std::uint32_t k = pick(cu, h3, load, [&](std::uint32_t i) { return core_down(j, c, tp, i); });
@@ -222,8 +220,8 @@ TopologySummary FatTree::summary() const {
   const double leaf_up_bw = double(p_.spines_per_pod) * p_.leaf_uplinks_per_spine * p_.leaf_spine_bandwidth_Bps;
   double cut;
   if (p_.levels == 3 && p_.pods > 1) {
-    const double pod_up = double(p_.spines_per_pod) * p_.cores_per_plane * p_.spine_uplinks_per_core *
-                          p_.spine_core_bandwidth_Bps;
+    const double pod_up =
+        double(p_.spines_per_pod) * p_.cores_per_plane * p_.spine_uplinks_per_core * p_.spine_core_bandwidth_Bps;
     cut = double(p_.pods / 2) * std::min(pod_up, p_.leaves_per_pod * leaf_up_bw);
   } else {
     cut = double(leaf_count() / 2) * leaf_up_bw;

@@ -66,8 +66,8 @@ struct FatTreeParams {
   NodeSpec node;
   GpuLinkMatrix gpu_links;  ///< empty: gpu_link_matrix(node)
 
-  std::uint32_t levels = 2;                  ///< 2 or 3
-  std::uint32_t pods = 1;                    ///< 3 levels only; 2 levels: 1
+  std::uint32_t levels = 2;  ///< 2 or 3
+  std::uint32_t pods = 1;    ///< 3 levels only; 2 levels: 1
   std::uint32_t leaves_per_pod = 1;
   std::uint32_t spines_per_pod = 1;
   std::uint32_t endpoints_per_leaf = 1;      ///< NIC ports per leaf
@@ -82,7 +82,7 @@ struct FatTreeParams {
   double leaf_spine_latency_s = 0;      ///< wire only
   double spine_core_bandwidth_Bps = 0;
   double spine_core_latency_s = 0;
-  double switch_latency_s = 0;          ///< per switch crossed
+  double switch_latency_s = 0;  ///< per switch crossed
 
   RoutingPolicy routing = RoutingPolicy::Minimal;  ///< Minimal or Adaptive
   std::uint64_t seed = 0;
@@ -103,9 +103,7 @@ class FatTree final : public Topology {
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return core_base_ + core_count(); }
-  [[nodiscard]] std::uint32_t node_switch_count() const override {
-    return node_links_.switched() ? node_count() : 0;
-  }
+  [[nodiscard]] std::uint32_t node_switch_count() const override { return node_links_.switched() ? node_count() : 0; }
   /// Populated pods (3 levels) or leaves (2 levels).
   [[nodiscard]] std::uint32_t group_count() const override;
   [[nodiscard]] std::uint32_t group_of_node(std::uint32_t node) const override;

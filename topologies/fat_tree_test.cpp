@@ -80,9 +80,7 @@ TEST_CASE("fat tree: hand-checked routes", "[unit]") {
   const auto up = [](const FatTree& t, std::uint32_t n) { return t.nic_link(n, 0, true); };
   const auto down = [](const FatTree& t, std::uint32_t n) { return t.nic_link(n, 0, false); };
 
-  SECTION("same leaf: NIC up, NIC down") {
-    CHECK(route(two, 0, 1) == std::vector<LinkId>{up(two, 0), down(two, 1)});
-  }
+  SECTION("same leaf: NIC up, NIC down") { CHECK(route(two, 0, 1) == std::vector<LinkId>{up(two, 0), down(two, 1)}); }
 
   SECTION("2 levels: leaf, spine, leaf; ECMP uses both spines") {
     std::set<std::uint32_t> spines;

@@ -56,7 +56,7 @@ GpuLinkMatrix frontier_mi250x_gcd_matrix() {
   constexpr double GBps = 1e9;
   GpuLinkMatrix m{8, std::vector<double>(64, 0.0)};
   for (std::uint32_t pkg = 0; pkg < 4; ++pkg) m.set_pair(2 * pkg, 2 * pkg + 1, 200 * GBps);  // 4 IF links
-  m.set_pair(2, 4, 100 * GBps);  // 2 IF links
+  m.set_pair(2, 4, 100 * GBps);                                                              // 2 IF links
   m.set_pair(0, 6, 100 * GBps);
   for (auto [a, b] : {std::pair{0u, 2u}, {1u, 3u}, {4u, 6u}, {5u, 7u}, {1u, 5u}, {3u, 7u}}) m.set_pair(a, b, 50 * GBps);
   return m;

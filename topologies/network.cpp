@@ -108,8 +108,8 @@ std::unique_ptr<Topology> dragonfly(const NodeSpec& node, const JsonView& v, con
   }
   const std::uint32_t local_ports = two_d ? (a / p.rows - 1) + (p.rows - 1) : a - 1;
   if (std::uint64_t{p.endpoints_per_switch} + local_ports > p.ports_per_switch) {
-    v.fail("endpoints_per_switch", "endpoints do not fit: " + std::to_string(p.endpoints_per_switch) +
-                                       " endpoint + " + std::to_string(local_ports) + " local ports exceed the " +
+    v.fail("endpoints_per_switch", "endpoints do not fit: " + std::to_string(p.endpoints_per_switch) + " endpoint + " +
+                                       std::to_string(local_ports) + " local ports exceed the " +
                                        std::to_string(p.ports_per_switch) + " of ports_per_switch");
   }
   const std::uint64_t global_ports =
@@ -192,9 +192,9 @@ std::unique_ptr<Topology> fat_tree(const NodeSpec& node, const JsonView& v, cons
   if (three) ports("pods", "core", std::uint64_t{p.pods} * p.spine_uplinks_per_core);
 
   // Rail-optimised: each leaf holds one NIC of endpoints_per_leaf nodes, a node spans nics leaves.
-  const std::uint64_t capacity =
-      p.rail_optimized ? std::uint64_t{p.pods} * (p.leaves_per_pod / node.nics) * p.endpoints_per_leaf
-                       : std::uint64_t{p.pods} * p.leaves_per_pod * (p.endpoints_per_leaf / node.nics);
+  const std::uint64_t capacity = p.rail_optimized
+                                     ? std::uint64_t{p.pods} * (p.leaves_per_pod / node.nics) * p.endpoints_per_leaf
+                                     : std::uint64_t{p.pods} * p.leaves_per_pod * (p.endpoints_per_leaf / node.nics);
   p.nodes = count_or(v, "nodes", 0, 1, 1 << 24);
   if (p.nodes > capacity) {
     v.fail("nodes", "at most " + std::to_string(capacity) + " nodes fit the leaves; got " + std::to_string(p.nodes));
@@ -216,10 +216,9 @@ std::unique_ptr<Topology> build_network(const NodeSpec& node, const JsonView& v,
                   "row_bandwidth_Bps", "row_latency_s", "column_bandwidth_Bps", "column_latency_s",
                   "global_bandwidth_Bps", "global_latency_s"});
   } else {
-    v.check_keys({"topology", "switch_latency_s", "routing", "adaptive_bias", "sources", "groups",
-                  "switches_per_group", "endpoints_per_switch", "global_links_per_group_pair", "nodes_per_group",
-                  "ports_per_switch", "local_bandwidth_Bps", "local_latency_s", "global_bandwidth_Bps",
-                  "global_latency_s"});
+    v.check_keys({"topology", "switch_latency_s", "routing", "adaptive_bias", "sources", "groups", "switches_per_group",
+                  "endpoints_per_switch", "global_links_per_group_pair", "nodes_per_group", "ports_per_switch",
+                  "local_bandwidth_Bps", "local_latency_s", "global_bandwidth_Bps", "global_latency_s"});
   }
   return dragonfly(node, v, options, two_d);
 }

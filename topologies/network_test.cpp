@@ -36,9 +36,7 @@ NodeSpec frontier_node() {
   return load_node_spec(JsonView(j, "test.json", "node"));
 }
 
-NodeSpec small_node(std::uint32_t gpus = 4, std::uint32_t nics = 2) {
-  return {gpus, 100e9, 1e-6, nics, 25e9, 1e-6};
-}
+NodeSpec small_node(std::uint32_t gpus = 4, std::uint32_t nics = 2) { return {gpus, 100e9, 1e-6, nics, 25e9, 1e-6}; }
 
 // Frontier's dragonfly as a machine file would give it (docs/sources.md 2.1, 2.4):
 // 74 groups x 32 Rosetta switches, 16 NICs per switch, 128 nodes per group, 4 global links per group
@@ -171,8 +169,8 @@ TEST_CASE("network: routing 1,000,000 random GPU pairs on Frontier stays lazy", 
   }
   const double route_s = seconds_since(start);
   const double rss = peak_rss_bytes();
-  WARN("1M Frontier routes (adaptive, idle load view) in " << route_s << " s, " << links_walked
-                                                           << " links; peak RSS " << rss / (1 << 20) << " MiB");
+  WARN("1M Frontier routes (adaptive, idle load view) in " << route_s << " s, " << links_walked << " links; peak RSS "
+                                                           << rss / (1 << 20) << " MiB");
   CHECK(out_of_range == 0);
   CHECK(route_s < 5.0);
   CHECK(rss < double(1 << 30));
@@ -220,7 +218,8 @@ TEST_CASE("network: every bad field is an InputError naming it", "[unit]") {
   expect(frontier_with("local_bandwidth_Bps", "0"), "network.local_bandwidth_Bps", "(0,");
   expect(frontier_with("global_latency_s", "\"fast\""), "network.global_latency_s", "number");
   expect(frontier_with("switches", "32"), "network.switches", "unknown field");
-  expect(kFrontierNetwork, "network.groups", "the job needs 10000 nodes, the machine has 9472", {.nodes_needed = 10000});
+  expect(kFrontierNetwork, "network.groups", "the job needs 10000 nodes, the machine has 9472",
+         {.nodes_needed = 10000});
   expect(R"({"topology": "torus"})", "network.topology", "single_switch, dragonfly, dragonfly2d, fat_tree");
   expect(R"({"groups": 3})", "network.topology", "missing");
   expect(R"({"topology": "single_switch", "routing": "adaptive"})", "network.routing", "minimal");
@@ -265,7 +264,7 @@ TEST_CASE("network: every bad field is an InputError naming it", "[unit]") {
   CHECK(tree_with("pods", "2").field() == "network.pods");  // 2 levels have no pods
   CHECK(tree_with("endpoints_per_leaf", "1").field() == "network.endpoints_per_leaf");
   CHECK(tree_with("endpoints_per_leaf", "62").field() == "network.endpoints_per_leaf");  // 62 + 4 > 64 ports
-  CHECK(tree_with("leaves", "100").field() == "network.leaves");  // spines need 100 down ports
+  CHECK(tree_with("leaves", "100").field() == "network.leaves");                         // spines need 100 down ports
   CHECK(tree_with("nodes", "33").field() == "network.nodes");
   CHECK(tree_with("routing", "\"valiant\"").field() == "network.routing");
   CHECK(tree_with("levels", "2", {.nodes_needed = 33}).field() == "network.leaves");
@@ -299,8 +298,8 @@ TEST_CASE("network: rail_optimized fat trees from JSON, and their errors", "[uni
   auto e = error_with("leaves", "6");
   CHECK(e.source() == "test.json");
   CHECK(e.field() == "network.leaves");
-  CHECK_THAT(e.what(), Catch::Contains("rail_optimized needs a multiple of the node's 4 NICs") &&
-                           Catch::Contains("got 6"));
+  CHECK_THAT(e.what(),
+             Catch::Contains("rail_optimized needs a multiple of the node's 4 NICs") && Catch::Contains("got 6"));
   e = error_with("rail_optimized", "\"yes\"");
   CHECK(e.field() == "network.rail_optimized");
   CHECK_THAT(e.what(), Catch::Contains("must be true or false"));

@@ -40,8 +40,8 @@ struct NodeSpec {
   double gpu_gpu_bandwidth_Bps = 0;  ///< per direction, per GPU pair (AllToAll; 0 with a fixed matrix)
   double gpu_gpu_latency_s = 0;
   std::uint32_t nics = 0;
-  double nic_bandwidth_Bps = 0;      ///< per direction, per NIC
-  double nic_latency_s = 0;          ///< NIC to switch, one way
+  double nic_bandwidth_Bps = 0;  ///< per direction, per NIC
+  double nic_latency_s = 0;      ///< NIC to switch, one way
   GpuLinkLayout gpu_links = GpuLinkLayout::AllToAll;
   double gpu_switch_bandwidth_Bps = 0;  ///< NvSwitch: per direction, each GPU to the node's fabric
 };

@@ -45,7 +45,8 @@ SingleSwitch machine(const NodeSpec& node, std::uint32_t nodes) {
 flow::NodeLayout layout_of(const Topology& t) { return {t.node_count(), t.links_per_node(), t.gpus_per_node()}; }
 
 /// Rates of flows from GPU `src` to each of `dsts` (each alone on its own route), solved by `net`.
-std::vector<double> fan_out_rates(const Topology& t, flow::FlowNetwork& net, GpuId src, const std::vector<GpuId>& dsts) {
+std::vector<double> fan_out_rates(const Topology& t, flow::FlowNetwork& net, GpuId src,
+                                  const std::vector<GpuId>& dsts) {
   std::vector<flow::FlowId> ids;
   for (GpuId d : dsts) ids.push_back(net.add(route(t, src, d), 1e9, d));
   net.resolve(0, [](double, flow::FlowId, std::uint32_t) {});
@@ -67,8 +68,8 @@ TEST_CASE("nvswitch: the node JSON and its errors", "[unit]") {
 
   auto bad = j;
   bad["gpu_gpu_bandwidth_Bps"] = 300e9;
-  CHECK_THAT(error_of(bad), Catch::Contains("dgx.json: node.gpu_gpu_bandwidth_Bps") &&
-                                Catch::Contains("gpu_switch_bandwidth_Bps"));
+  CHECK_THAT(error_of(bad),
+             Catch::Contains("dgx.json: node.gpu_gpu_bandwidth_Bps") && Catch::Contains("gpu_switch_bandwidth_Bps"));
   bad = j;
   bad.erase("gpu_switch_bandwidth_Bps");
   CHECK_THAT(error_of(bad), Catch::Contains("node.gpu_switch_bandwidth_Bps: missing required field"));
@@ -117,8 +118,7 @@ TEST_CASE("nvswitch: each GPU has an up and a down link, and routes go up then d
   CHECK_THAT(graphml.str(), Catch::Contains("nvs1"));
 }
 
-TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each, all_to_all does not share",
-          "[unit]") {
+TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each, all_to_all does not share", "[unit]") {
   const NodeSpec nv = node_from(nlohmann::json::parse(kDgxA100Node));
   const SingleSwitch t = machine(nv, 2);
   const std::vector<GpuId> peers{9, 10, 11, 12, 13, 14, 15};  // node 1, from GPU 8

@@ -32,9 +32,7 @@ class SingleSwitch final : public Topology {
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }
   [[nodiscard]] std::uint32_t switch_count() const override { return 1; }
-  [[nodiscard]] std::uint32_t node_switch_count() const override {
-    return node_links_.switched() ? node_count() : 0;
-  }
+  [[nodiscard]] std::uint32_t node_switch_count() const override { return node_links_.switched() ? node_count() : 0; }
   [[nodiscard]] LinkEnds link_ends(LinkId link) const override;
   void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
              std::vector<LinkId>& out) const override;

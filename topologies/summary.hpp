@@ -36,10 +36,10 @@ struct TopologySummary {
   std::uint32_t switches = 0;
   std::uint32_t groups = 1;
   std::map<std::string, std::uint64_t> links_per_class;  ///< class name -> directed links (non-zero only)
-  std::uint32_t global_links_per_group_pair = 0;           ///< 0 where there are no global links
-  std::uint32_t max_minimal_switch_hops = 0;               ///< longest minimal route, switch-to-switch links
-  double global_bisection_bandwidth_Bps = 0;               ///< per direction (see LIMITATIONS)
-  double injection_bandwidth_Bps = 0;                      ///< all NICs of the machine, per direction
+  std::uint32_t global_links_per_group_pair = 0;         ///< 0 where there are no global links
+  std::uint32_t max_minimal_switch_hops = 0;             ///< longest minimal route, switch-to-switch links
+  double global_bisection_bandwidth_Bps = 0;             ///< per direction (see LIMITATIONS)
+  double injection_bandwidth_Bps = 0;                    ///< all NICs of the machine, per direction
   /// Up-going over down-going bandwidth at the narrowest level (dragonfly: a group's global links over
   /// its NICs; fat tree: the smallest of the per-level ratios; single switch: 1).
   double taper = 1;

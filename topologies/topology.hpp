@@ -104,7 +104,9 @@ class Topology {
   [[nodiscard]] virtual TopologySummary summary() const = 0;
 
   /// Sum of the latencies of a route.
-  [[nodiscard]] double latency_s(const std::vector<LinkId>& route) const { return latency_s(route.data(), route.size()); }
+  [[nodiscard]] double latency_s(const std::vector<LinkId>& route) const {
+    return latency_s(route.data(), route.size());
+  }
   /// Sum of the latencies of `count` links from `route` (one hop of a longer list).
   [[nodiscard]] double latency_s(const LinkId* route, std::size_t count) const;
 

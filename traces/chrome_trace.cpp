@@ -28,7 +28,10 @@ void write_chrome_json(const std::string& path, const std::vector<TraceRow>& row
                       {"args", args}});
   }
   for (auto rank : ranks) {
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank / per_node}, {"tid", rank},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", rank / per_node},
+                      {"tid", rank},
                       {"args", {{"name", "rank " + std::to_string(rank)}}}});
   }
   std::ofstream out(path);

@@ -11,11 +11,11 @@ namespace exasim::trace {
 
 struct TraceRow {
   std::uint32_t rank = 0;
-  std::string op;        ///< op name in the plan, e.g. "L3.qkv.fwd.gemm"
-  std::string kind;      ///< gemm | attention | memory | all_reduce | all_gather | reduce_scatter | wait
-  std::string dim;       ///< grid dimension of a collective or wait ("x", "data", ...); empty for compute
-  double bytes = 0;      ///< collective: buffer size S; compute: HBM bytes moved
-  double flops = 0;      ///< compute only
+  std::string op;    ///< op name in the plan, e.g. "L3.qkv.fwd.gemm"
+  std::string kind;  ///< gemm | attention | memory | all_reduce | all_gather | reduce_scatter | wait
+  std::string dim;   ///< grid dimension of a collective or wait ("x", "data", ...); empty for compute
+  double bytes = 0;  ///< collective: buffer size S; compute: HBM bytes moved
+  double flops = 0;  ///< compute only
   double t_start_s = 0;
   double t_end_s = 0;
 };

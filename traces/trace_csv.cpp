@@ -31,7 +31,8 @@ std::vector<TraceRow> read_csv(const std::string& path) {
     io::CSVReader<8, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>, io::throw_on_overflow> in(path);
     in.read_header(io::ignore_no_column, "rank", "op", "kind", "dim", "bytes", "flops", "t_start_s", "t_end_s");
     for (const char* column : {"rank", "op", "kind", "dim", "bytes", "flops", "t_start_s", "t_end_s"}) {
-      if (!in.has_column(column)) throw InputError(path, column, "missing column (header must be: " + std::string(kHeader) + ")");
+      if (!in.has_column(column))
+        throw InputError(path, column, "missing column (header must be: " + std::string(kHeader) + ")");
     }
     TraceRow r;
     while (in.read_row(r.rank, r.op, r.kind, r.dim, r.bytes, r.flops, r.t_start_s, r.t_end_s)) {

@@ -1,5 +1,5 @@
-#include "sim/core/error.hpp"
 #include "traces/trace.hpp"
+#include "sim/core/error.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -31,17 +31,11 @@ TEST_CASE("trace CSV round-trips through fast-cpp-csv-parser", "[unit]") {
 
 TEST_CASE("malformed trace CSVs are input errors naming the file", "[unit]") {
   auto path = temp_path("bad.csv");
-  {
-    std::ofstream(path) << "rank,op,kind\n0,a,gemm\n";
-  }
+  { std::ofstream(path) << "rank,op,kind\n0,a,gemm\n"; }
   CHECK_THROWS_AS(trace::read_csv(path), InputError);
-  {
-    std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\nzero,a,gemm,,1,1,0,1\n";
-  }
+  { std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\nzero,a,gemm,,1,1,0,1\n"; }
   CHECK_THROWS_AS(trace::read_csv(path), InputError);
-  {
-    std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n0,a,gemm,,1,1,2,1\n";
-  }
+  { std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n0,a,gemm,,1,1,2,1\n"; }
   CHECK_THROWS_WITH(trace::read_csv(path), Catch::Contains("t_end_s is before t_start_s"));
   CHECK_THROWS_AS(trace::read_csv(temp_path("missing.csv")), InputError);
 }

@@ -97,9 +97,10 @@ nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbe
   auto pct = [](double rel) { return std::round(rel * 1000) / 10; };
   return json{
       {"name", "calibrated-" + bench.host + "-" + std::to_string(bench.ranks) + "ranks"},
-      {"description", "This host as measured by exasim calibrate: one rank per node, each rank's NIC its share of"
-                      " the host's copy bandwidth with every rank busy. The gpu section is a placeholder:"
-                      " validation keeps the scenario's GPU."},
+      {"description",
+       "This host as measured by exasim calibrate: one rank per node, each rank's NIC its share of"
+       " the host's copy bandwidth with every rank busy. The gpu section is a placeholder:"
+       " validation keeps the scenario's GPU."},
       {"gpu", "a100-40gb"},
       {"node",
        {{"gpus", 1},

@@ -44,7 +44,8 @@ emu::Microbench synthetic_host() {
         auto k = std::string(kind) == "all_reduce"   ? schedule::CollKind::AllReduce
                  : std::string(kind) == "all_gather" ? schedule::CollKind::AllGather
                                                      : schedule::CollKind::ReduceScatter;
-        bench.samples.push_back({kind, p, 4 / p, s, schedule::ring_steps(k, p) * 10e-6 + schedule::ring_wire_bytes(k, p, s) / 1e9});
+        bench.samples.push_back(
+            {kind, p, 4 / p, s, schedule::ring_steps(k, p) * 10e-6 + schedule::ring_wire_bytes(k, p, s) / 1e9});
       }
   return bench;
 }

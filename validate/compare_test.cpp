@@ -5,10 +5,11 @@
 using namespace exasim;
 
 TEST_CASE("op classes are mean-over-ranks sums, compared class by class", "[unit]") {
-  std::vector<trace::TraceRow> measured = {
-      {0, "a.gemm", "gemm", "", 0, 1, 0.0, 1.0},       {1, "a.gemm", "gemm", "", 0, 1, 0.0, 3.0},
-      {0, "a.ar", "all_reduce", "x", 8, 0, 1.0, 2.0},  {0, "a.ar", "wait", "x", 8, 0, 1.5, 2.0},
-      {1, "a.ar", "all_reduce", "x", 8, 0, 3.0, 3.5}};
+  std::vector<trace::TraceRow> measured = {{0, "a.gemm", "gemm", "", 0, 1, 0.0, 1.0},
+                                           {1, "a.gemm", "gemm", "", 0, 1, 0.0, 3.0},
+                                           {0, "a.ar", "all_reduce", "x", 8, 0, 1.0, 2.0},
+                                           {0, "a.ar", "wait", "x", 8, 0, 1.5, 2.0},
+                                           {1, "a.ar", "all_reduce", "x", 8, 0, 3.0, 3.5}};
   std::vector<trace::TraceRow> simulated = {{0, "a.gemm", "gemm", "", 0, 1, 0.0, 2.0},
                                             {1, "a.gemm", "gemm", "", 0, 1, 0.0, 2.0},
                                             {0, "a.ar", "all_reduce", "x", 8, 0, 2.0, 2.5},

@@ -27,8 +27,9 @@ std::string find_emu_binary() {
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   auto candidate = self.parent_path() / "exasim-emu";
   if (!ec && std::filesystem::exists(candidate)) return candidate.string();
-  throw InputError("exasim-emu", candidate.string(),
-                   "not found beside exasim (build it: it needs MPI, e.g. apt install libopenmpi-dev; or set EXASIM_EMU)");
+  throw InputError(
+      "exasim-emu", candidate.string(),
+      "not found beside exasim (build it: it needs MPI, e.g. apt install libopenmpi-dev; or set EXASIM_EMU)");
 }
 
 std::vector<std::string> mpirun_command(const Launch& l, const std::string& emu_binary) {

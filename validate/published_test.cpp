@@ -40,10 +40,10 @@ TEST_CASE("model presets have the parameter counts their sources publish", "[uni
   // Table 3 (nominal), Llama 2 Table 1 and Llama 3 Table 3 (nominal sizes). exasim counts the matrices and
   // the embedding (and the untied output layer), not biases, norms or position embeddings: within 4%.
   const std::pair<const char*, double> presets[] = {
-      {"megatron-1.7b", 1.7},   {"megatron-3.6b", 3.6},   {"megatron-7.5b", 7.5},   {"megatron-18b", 18.4},
-      {"megatron-39b", 39.1},   {"megatron-76b", 76.1},   {"megatron-145b", 145.6}, {"megatron-310b", 310.1},
-      {"megatron-530b", 529.6}, {"megatron-1t", 1008.0},  {"megatron-22b", 22},     {"megatron-175b", 175},
-      {"llama2-7b", 7},         {"llama2-70b", 70},       {"llama3-8b", 8},         {"llama3-70b", 70},
+      {"megatron-1.7b", 1.7},   {"megatron-3.6b", 3.6},  {"megatron-7.5b", 7.5},   {"megatron-18b", 18.4},
+      {"megatron-39b", 39.1},   {"megatron-76b", 76.1},  {"megatron-145b", 145.6}, {"megatron-310b", 310.1},
+      {"megatron-530b", 529.6}, {"megatron-1t", 1008.0}, {"megatron-22b", 22},     {"megatron-175b", 175},
+      {"llama2-7b", 7},         {"llama2-70b", 70},      {"llama3-8b", 8},         {"llama3-70b", 70},
       {"llama3-405b", 405},
   };
   for (const auto& [name, billions] : presets) {

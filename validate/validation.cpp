@@ -2,9 +2,9 @@
 
 #include "emu/microbench_samples.hpp"
 #include "emu/trace_records.hpp"
+#include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
-#include "sim/api/simulate.hpp"
 #include "validate/internal/calibration_fit.hpp"
 #include "validate/mpirun.hpp"
 
@@ -47,8 +47,8 @@ scenario::Scenario checked_scenario(const std::string& path, const std::vector<s
 
 fs::path temp_out_dir() {
   static std::atomic<int> counter{0};
-  auto dir = fs::temp_directory_path() /
-             ("exasim-validate-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  auto dir =
+      fs::temp_directory_path() / ("exasim-validate-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   return dir;
 }
@@ -82,8 +82,8 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
 
   Launch l;
   l.ranks = o.ranks;
-  l.emu_args = {"--microbench", samples_path, "--poll-us", number(o.poll_interval_s * 1e6), "--timeout-s",
-                number(o.timeout_s)};
+  l.emu_args = {"--microbench", samples_path,       "--poll-us", number(o.poll_interval_s * 1e6),
+                "--timeout-s",  number(o.timeout_s)};
   if (o.quick) l.emu_args.push_back("--quick");
   l.hostfile = o.hostfile;
   l.timeout_s = o.timeout_s;
@@ -94,10 +94,9 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   auto fit = fit_host(bench);
   auto machine = machine_json(fit, bench);
   emu::publish_file(out, [&](std::ostream& f) { f << machine.dump(2) << '\n'; });
-  log << "exasim: calibrated " << bench.host << " with " << o.ranks << " ranks: "
-      << fit.collectives.bandwidth_Bps / 1e9 << " GB/s per rank, " << fit.collectives.latency_s * 1e6
-      << " us per ring step (rms error " << 100 * fit.collectives.rms_relative_error << "%); written to " << out
-      << "\n";
+  log << "exasim: calibrated " << bench.host << " with " << o.ranks << " ranks: " << fit.collectives.bandwidth_Bps / 1e9
+      << " GB/s per rank, " << fit.collectives.latency_s * 1e6 << " us per ring step (rms error "
+      << 100 * fit.collectives.rms_relative_error << "%); written to " << out << "\n";
   return out;
 }
 
@@ -118,7 +117,8 @@ int emulate(const std::string& scenario_path, const EmulateOptions& o, std::ostr
   return launch(l, log);
 }
 
-std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path, const std::vector<std::string>& overrides,
+std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
+                                              const std::vector<std::string>& overrides,
                                               const std::string& machine_file, const emu::EmulationOptions& emu,
                                               double& iteration_s) {
   auto machine = read_json_file(machine_file);

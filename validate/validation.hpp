@@ -25,7 +25,7 @@ namespace exasim::validate {
 
 struct CalibrateOptions {
   std::uint32_t ranks = 4;
-  std::string out;          ///< empty: the cache path
+  std::string out;  ///< empty: the cache path
   bool quick = false;
   double poll_interval_s = 50e-6;
   double timeout_s = 600;
@@ -57,8 +57,8 @@ struct ValidateOptions {
   std::string calibration;  ///< machine file; empty: the cache (calibrated first when missing)
   bool recalibrate = false;
   bool quick_calibration = false;
-  std::string out_dir;      ///< empty: a temporary directory
-  double timeout_s = 300;   ///< a blocked rank aborts after this; mpirun is killed after twice this
+  std::string out_dir;     ///< empty: a temporary directory
+  double timeout_s = 300;  ///< a blocked rank aborts after this; mpirun is killed after twice this
 };
 
 struct ValidationResult {

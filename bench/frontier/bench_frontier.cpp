@@ -53,9 +53,7 @@ int main(int argc, char** argv) {
     if (!skip_large) return false;
     return scenario::load_scenario(dir + "/" + file, overrides).gpus > kLargeGcds;
   };
-  auto emit = [](const json& line) {
-    std::cout << line.dump() << std::endl;
-  };
+  auto emit = [](const json& line) { std::cout << line.dump() << std::endl; };
   json settings = json::array();
   for (const auto& o : overrides) settings.push_back(o);
 
@@ -63,10 +61,13 @@ int main(int argc, char** argv) {
     const std::string file = c["scenario"].get<std::string>();
     if (!wanted(file)) continue;
     const double pub = c["percent_of_peak"].get<double>();
-    json line = {{"kind", "throughput"}, {"case", file}, {"overrides", settings},
-                 {"percent_definition", "hardware flops, Megatron-DeepSpeed throughput_calculator with recompute "
-                                        "factor 4 (96 B s l h^2 (1 + s/6h + V/16lh)) / (t * GCDs * " +
-                                            std::to_string(peak / 1e12).substr(0, 5) + " TFLOP/s)"},
+    json line = {{"kind", "throughput"},
+                 {"case", file},
+                 {"overrides", settings},
+                 {"percent_definition",
+                  "hardware flops, Megatron-DeepSpeed throughput_calculator with recompute "
+                  "factor 4 (96 B s l h^2 (1 + s/6h + V/16lh)) / (t * GCDs * " +
+                      std::to_string(peak / 1e12).substr(0, 5) + " TFLOP/s)"},
                  {"published_percent_of_peak", pub}};
     if (skipped_for_size(file)) {
       line["skipped"] = "more than 1024 GCDs and --skip-large";
@@ -102,7 +103,10 @@ int main(int argc, char** argv) {
     for (const auto& f : files) {
       const std::string file = f.get<std::string>();
       if (!wanted(file)) continue;
-      json line = {{"kind", "weak_scaling"}, {"series", model}, {"case", file}, {"base_case", base_file},
+      json line = {{"kind", "weak_scaling"},
+                   {"series", model},
+                   {"case", file},
+                   {"base_case", base_file},
                    {"overrides", settings},
                    {"efficiency_definition", "per-GCD throughput at N GCDs / at the base case (same work per GCD)"}};
       if (skipped_for_size(file)) {

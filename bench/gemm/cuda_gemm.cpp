@@ -35,9 +35,9 @@ double time_cuda_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmL
   const float alpha = 1, beta = 0;
   auto run = [&] {
     check(cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-                       static_cast<int>(m), static_cast<int>(k), &alpha, b, CUDA_R_16BF,
-                       static_cast<int>(tb ? k : n), a, CUDA_R_16BF, static_cast<int>(ta ? m : k), &beta, c,
-                       CUDA_R_16BF, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       static_cast<int>(m), static_cast<int>(k), &alpha, b, CUDA_R_16BF, static_cast<int>(tb ? k : n),
+                       a, CUDA_R_16BF, static_cast<int>(ta ? m : k), &beta, c, CUDA_R_16BF, static_cast<int>(n),
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "cublasGemmEx");
   };
   for (int i = 0; i < 5; ++i) run();

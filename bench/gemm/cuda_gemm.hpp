@@ -11,6 +11,7 @@
 namespace exasim::bench {
 
 /// Median seconds of `repeats` timed runs (CUDA events) after warm-up runs.
-[[nodiscard]] double time_cuda_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout, int repeats);
+[[nodiscard]] double time_cuda_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout,
+                                    int repeats);
 
 }  // namespace exasim::bench

@@ -61,16 +61,20 @@ std::vector<Shape> scenario_shapes(const std::string& path) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Time GEMMs and write a calibration CSV", "gemm_bench"};
-  std::string backend = "host", device = "host-cpu", shapes_text = "256,256,256;512,512,512;1024,1024,1024;2048,256,1024",
-              scenario, out;
+  std::string backend = "host", device = "host-cpu",
+              shapes_text = "256,256,256;512,512,512;1024,1024,1024;2048,256,1024", scenario, out;
   int repeats = 5;
   app.add_option("--backend", backend, "host (always) or cuda (when built with a CUDA toolkit)")
-      ->check(CLI::IsMember({"host", "cuda"}))->capture_default_str();
-  app.add_option("--device", device, "Device name written in the CSV (a name from `exasim presets` to compare with the model)")
+      ->check(CLI::IsMember({"host", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--device", device,
+                 "Device name written in the CSV (a name from `exasim presets` to compare with the model)")
       ->capture_default_str();
   app.add_option("--shapes", shapes_text, "M,N,K;M,N,K;... (ignored with --scenario)")->capture_default_str();
   app.add_option("--scenario", scenario, "Measure every GEMM shape of this scenario's plan");
-  app.add_option("--repeats", repeats, "Timed runs per shape (median reported)")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--repeats", repeats, "Timed runs per shape (median reported)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--out", out, "Calibration CSV to write");
   CLI11_PARSE(app, argc, argv);
 
@@ -80,7 +84,8 @@ int main(int argc, char** argv) {
     std::unique_ptr<exasim::gpu::ShapeAwareGpu> model;
     if (known) model = std::make_unique<exasim::gpu::ShapeAwareGpu>(*known);
 #ifndef EXASIM_HAVE_CUDA
-    if (backend == "cuda") throw exasim::InputError("--backend", backend, "this build has no CUDA toolkit (allowed: host)");
+    if (backend == "cuda")
+      throw exasim::InputError("--backend", backend, "this build has no CUDA toolkit (allowed: host)");
 #endif
     std::ofstream csv;
     if (!out.empty()) {
@@ -98,8 +103,13 @@ int main(int argc, char** argv) {
         measured = exasim::bench::time_cuda_gemm(m, n, k, layout, repeats);
 #endif
       }
-      nlohmann::ordered_json line{{"device", device}, {"backend", backend}, {"m", m}, {"n", n}, {"k", k},
-                                  {"layout", exasim::gpu::to_string(layout)}, {"measured_s", measured},
+      nlohmann::ordered_json line{{"device", device},
+                                  {"backend", backend},
+                                  {"m", m},
+                                  {"n", n},
+                                  {"k", k},
+                                  {"layout", exasim::gpu::to_string(layout)},
+                                  {"measured_s", measured},
                                   {"measured_tflops", 2.0 * m * n * k / measured / 1e12}};
       if (model) {
         const double predicted = model->gemm_time_s(m, n, k, layout);

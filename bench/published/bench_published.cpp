@@ -54,8 +54,11 @@ struct SuiteTally {
 json memory_json(const bench::CaseResult& r) {
   const auto& s = r.summary;
   const auto& m = s.memory;
-  json breakdown = {{"weights", m.weights / 1e9}, {"gradients", m.gradients / 1e9}, {"optimizer", m.optimizer / 1e9},
-                    {"activations", m.activations / 1e9}, {"workspace", m.workspace / 1e9}};
+  json breakdown = {{"weights", m.weights / 1e9},
+                    {"gradients", m.gradients / 1e9},
+                    {"optimizer", m.optimizer / 1e9},
+                    {"activations", m.activations / 1e9},
+                    {"workspace", m.workspace / 1e9}};
   json out = {{"fits_memory", r.memory_error.empty()},
               {"per_gpu_gb", m.total() / 1e9},
               {"capacity_gb", s.memory_capacity_bytes / 1e9},
@@ -87,8 +90,10 @@ int main(int argc, char** argv) {
     const std::string file = dir + "/" + run["scenario"].get<std::string>();
     auto& t = tally[suite];
     ++t.runs;
-    json line = {{"kind", "run"},        {"suite", suite}, {"run", name}, {"scenario", run["scenario"]},
-                 {"overrides", settings}, {"published", run["published"]}, {"primary", primary}};
+    json line = {{"kind", "run"},         {"suite", suite},
+                 {"run", name},           {"scenario", run["scenario"]},
+                 {"overrides", settings}, {"published", run["published"]},
+                 {"primary", primary}};
     if (run.contains("approximation")) line["approximation"] = run["approximation"];
     if (args->skip_large) {
       std::uint32_t gpus = 0;
@@ -120,8 +125,12 @@ int main(int argc, char** argv) {
         error[figure] = 100 * (s.*field - pub) / pub;
       }
     }
-    line.update({{"gpus", s.gpus}, {"machine", s.machine}, {"model", s.model}, {"parallel", report::parallel_json(s)},
-                 {"predicted", predicted}, {"relative_error_pct", error}});
+    line.update({{"gpus", s.gpus},
+                 {"machine", s.machine},
+                 {"model", s.model},
+                 {"parallel", report::parallel_json(s)},
+                 {"predicted", predicted},
+                 {"relative_error_pct", error}});
     if (!error.contains(primary)) {
       line["error"] = "published.json: the run has no '" + primary + "', its suite's primary figure";
       t.failed.push_back(name);
@@ -145,7 +154,8 @@ int main(int argc, char** argv) {
         line["published_iteration_time_implied_s"] =
             s.model_flops / (pub["model_tflops_per_gpu"].get<double>() * 1e12 * gpus);
     }
-    line.update({{"breakdown_percent_of_iteration", bench::breakdown_percent(s)}, {"memory", memory_json(r)},
+    line.update({{"breakdown_percent_of_iteration", bench::breakdown_percent(s)},
+                 {"memory", memory_json(r)},
                  {"wall_s", r.wall_s}});
     if (!r.memory_error.empty()) t.not_fitting.push_back(name);
     emit(line);
@@ -153,8 +163,7 @@ int main(int argc, char** argv) {
 
   json suites = json::object();
   for (const auto& [suite, t] : tally) {
-    json entry = {{"runs", t.runs}, {"simulated", t.simulated},
-                  {"primary", published["suites"][suite]["primary"]}};
+    json entry = {{"runs", t.runs}, {"simulated", t.simulated}, {"primary", published["suites"][suite]["primary"]}};
     if (t.simulated > 0) {
       entry["mean_abs_relative_error_pct"] = t.sum_abs / static_cast<double>(t.simulated);
       entry["mean_relative_error_pct"] = t.sum_signed / static_cast<double>(t.simulated);

@@ -146,11 +146,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--gpus" && has_value) o.gpus = parse_list(argv[++i]);
-    else if (arg == "--repeats" && has_value) o.repeats = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--layers" && has_value) o.layers = std::atoi(argv[++i]);
-    else if (arg == "--routing" && has_value) o.routing = argv[++i];
-    else if (arg == "--full-resolve") o.full_resolve = true;
+    if (arg == "--gpus" && has_value)
+      o.gpus = parse_list(argv[++i]);
+    else if (arg == "--repeats" && has_value)
+      o.repeats = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--layers" && has_value)
+      o.layers = std::atoi(argv[++i]);
+    else if (arg == "--routing" && has_value)
+      o.routing = argv[++i];
+    else if (arg == "--full-resolve")
+      o.full_resolve = true;
     else {
       std::cerr << "usage: scale_bench [--gpus 4096,16384,32768,65536] [--repeats 3] [--layers N]\n"
                    "                   [--routing minimal|valiant|adaptive] [--full-resolve]\n";
@@ -171,8 +176,10 @@ int main(int argc, char** argv) {
     for (const char* field : {"wall_s", "prepare_s", "events_per_s", "peak_rss_bytes"}) {
       std::vector<double> values;
       for (const auto& r : runs) values.push_back(r[field].get<double>());
-      if (std::string(field) == "peak_rss_bytes") summary[field] = static_cast<std::int64_t>(median(values));
-      else summary[field] = median(values);
+      if (std::string(field) == "peak_rss_bytes")
+        summary[field] = static_cast<std::int64_t>(median(values));
+      else
+        summary[field] = median(values);
     }
     summary["median"] = true;
     summary["repeats"] = o.repeats;

@@ -17,9 +17,9 @@
 
 namespace {
 
-using exasim::sg::CrossCheckCase;
 using exasim::sg::cross_check_dragonfly;
 using exasim::sg::cross_check_single_switch;
+using exasim::sg::CrossCheckCase;
 using exasim::topo::RoutingPolicy;
 
 std::vector<CrossCheckCase> cases() {

@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   double sum_abs = 0, worst = 0;
   std::set<std::uint32_t> calibrated;
-  std::printf("%-26s %5s %12s %12s %8s %s\n", "case", "ranks", "measured s", "simulated s", "error", "runs (measured s)");
+  std::printf("%-26s %5s %12s %12s %8s %s\n", "case", "ranks", "measured s", "simulated s", "error",
+              "runs (measured s)");
   try {
     for (const auto& path : cases) {
       auto s = scenario::load_scenario(path);
@@ -89,7 +90,11 @@ int main(int argc, char** argv) {
       }
       std::printf("%-26s %5u %12.4f %12.4f %+7.1f%% %s\n", s.name.c_str(), s.gpus, m, sim, err, all.c_str());
       std::fflush(stdout);
-      rows.push_back({{"case", s.name}, {"ranks", s.gpus}, {"measured_s", m}, {"simulated_s", sim}, {"error_pct", err},
+      rows.push_back({{"case", s.name},
+                      {"ranks", s.gpus},
+                      {"measured_s", m},
+                      {"simulated_s", sim},
+                      {"error_pct", err},
                       {"measured_runs_s", measured}});
     }
   } catch (const std::exception& e) {
@@ -101,9 +106,13 @@ int main(int argc, char** argv) {
   std::printf("MAPE %.2f%%  worst %.2f%%  (goal: MAPE <= 5%%, no case > 10%%)\n", mape, worst);
   std::printf("load average %.2f before, %.2f after (the suite itself loads the host while it runs)\n", load_before,
               load_after);
-  std::cout << nlohmann::ordered_json{{"bench", "validate"}, {"runs", runs}, {"cases", rows}, {"mape_pct", mape},
+  std::cout << nlohmann::ordered_json{{"bench", "validate"},
+                                      {"runs", runs},
+                                      {"cases", rows},
+                                      {"mape_pct", mape},
                                       {"worst_abs_error_pct", worst},
-                                      {"load_average_before", load_before}, {"load_average_after", load_after}}
+                                      {"load_average_before", load_before},
+                                      {"load_average_after", load_after}}
                    .dump()
             << "\n";
   return 0;

@@ -76,8 +76,8 @@ long check_all_reduce(const std::vector<float>& recv) {
   for (std::size_t i = 0; i < recv.size(); ++i) {
     const int block = static_cast<int>(i / kBlock), at = static_cast<int>(i % kBlock);
     const float member = std::round((recv[i] - value(0, block, at)) / 1000.0f);
-    const bool an_input = member >= 0 && member < static_cast<float>(g_size) &&
-                          recv[i] == value(static_cast<int>(member), block, at);
+    const bool an_input =
+        member >= 0 && member < static_cast<float>(g_size) && recv[i] == value(static_cast<int>(member), block, at);
     if (recv[i] != root[i] || !an_input) ++wrong;
   }
   return wrong;

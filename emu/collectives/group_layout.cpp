@@ -26,11 +26,13 @@ MemberPlace member_place(const topo::Topology& topology, const collectives::Grou
 Algorithm emulated_algorithm(Algorithm requested, const topo::Topology& topology, const collectives::GroupCall& call,
                              bool hierarchical_ready) {
   const Algorithm chosen = collectives::resolve_algorithm(requested, topology, call);
-  const bool runnable = chosen == Algorithm::Ring || (chosen == Algorithm::Tree && call.kind == schedule::CollKind::AllReduce) ||
+  const bool runnable = chosen == Algorithm::Ring ||
+                        (chosen == Algorithm::Tree && call.kind == schedule::CollKind::AllReduce) ||
                         (chosen == Algorithm::Hierarchical && hierarchical_ready);
   if (!runnable)
-    throw std::logic_error("the emulation cannot run collective algorithm " + std::string(collectives::to_string(chosen)) +
-                           " (collectives.algorithm " + std::string(collectives::to_string(requested)) +
+    throw std::logic_error("the emulation cannot run collective algorithm " +
+                           std::string(collectives::to_string(chosen)) + " (collectives.algorithm " +
+                           std::string(collectives::to_string(requested)) +
                            ") on this collective: emu/collectives/group_layout.hpp and resolve_algorithm disagree");
   return chosen;
 }

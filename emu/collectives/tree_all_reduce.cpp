@@ -78,19 +78,17 @@ bool TreeAllReduce::advance(Tree& t) {
   // (which may read that memory) has completed. The root has nothing to receive.
   if (t.parent < 0) t.down_recv = t.up;
   for (; t.down_recv < t.up && complete(t, t.down_recv, kUp, 1); ++t.down_recv)
-    MPI_Irecv(recv_ + chunk_begin(t, t.down_recv), chunk_count(t, t.down_recv), MPI_FLOAT,
-              static_cast<int>(t.parent), t.tag, comm_, &t.requests[t.down_recv * kPerChunk + kDown]);
+    MPI_Irecv(recv_ + chunk_begin(t, t.down_recv), chunk_count(t, t.down_recv), MPI_FLOAT, static_cast<int>(t.parent),
+              t.tag, comm_, &t.requests[t.down_recv * kPerChunk + kDown]);
   // Down, send: to every child once the chunk is in (for the root: once its children's chunks are).
   for (; t.down_send < t.down_recv && complete(t, t.down_send, kDown, 1); ++t.down_send)
     for (int k = 0; k < 2; ++k) {
       if (t.children[k] < 0) continue;
       MPI_Isend(recv_ + chunk_begin(t, t.down_send), chunk_count(t, t.down_send), MPI_FLOAT,
-                static_cast<int>(t.children[k]), t.tag, comm_,
-                &t.requests[t.down_send * kPerChunk + kToChildren + k]);
+                static_cast<int>(t.children[k]), t.tag, comm_, &t.requests[t.down_send * kPerChunk + kToChildren + k]);
       bytes_sent_ += static_cast<std::uint64_t>(chunk_count(t, t.down_send)) * sizeof(float);
     }
-  for (; t.finished < t.down_send && complete(t, t.finished, kToChildren, 2); ++t.finished) {
-  }
+  for (; t.finished < t.down_send && complete(t, t.finished, kToChildren, 2); ++t.finished) {}
   return t.finished == t.chunks;
 }
 

@@ -1,5 +1,5 @@
-#include "sim/api/simulate.hpp"
 #include "sim/cli/cli.hpp"
+#include "sim/api/simulate.hpp"
 #include "sim/report/summary_views.hpp"
 
 #include <catch2/catch.hpp>
@@ -86,9 +86,9 @@ TEST_CASE("simulate --json reports the documented keys", "[integration]") {
   auto r = exasim_run({"simulate", path, "--json"});
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"iteration_time_s", "model_flops", "hardware_flops", "tflops_per_gpu", "percent_of_peak",
-                          "total_pflops", "breakdown_s", "comm_bytes_per_rank", "collectives_per_rank", "events",
-                          "backend"}) {
+  for (const char* key :
+       {"iteration_time_s", "model_flops", "hardware_flops", "tflops_per_gpu", "percent_of_peak", "total_pflops",
+        "breakdown_s", "comm_bytes_per_rank", "collectives_per_rank", "events", "backend"}) {
     CHECK(j.contains(key));
   }
   for (const char* dim : {"x", "y", "z", "data"}) {
@@ -212,7 +212,8 @@ TEST_CASE("roofline answers for every device and rejects bad input with exit 2",
     CHECK(j["percent_of_peak"].get<double>() < 100);
     CHECK(j["bound"] == "compute");
   }
-  auto skinny = nlohmann::json::parse(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "16,8192,8192", "--json"}).out);
+  auto skinny =
+      nlohmann::json::parse(exasim_run({"roofline", "--gpu", "a100-40gb", "--gemm", "16,8192,8192", "--json"}).out);
   CHECK(skinny["bound"] == "memory");
   auto unknown = exasim_run({"roofline", "--gpu", "a100", "--gemm", "1,2,3"});
   CHECK(unknown.code == 2);
@@ -252,7 +253,8 @@ TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels"
   auto text = exasim_run({"roofline", "--gpu", "h200", "--memory", "norm,2e9"});
   CHECK(text.code == 0);
   CHECK_THAT(text.out, Catch::Contains("h200 norm kernel of 2e+09 bytes") && Catch::Contains("of HBM peak"));
-  auto batched_text = exasim_run({"roofline", "--gpu", "h200", "--gemm", "512,512,128", "--batch", "8", "--dtype", "fp16"});
+  auto batched_text =
+      exasim_run({"roofline", "--gpu", "h200", "--gemm", "512,512,128", "--batch", "8", "--dtype", "fp16"});
   CHECK_THAT(batched_text.out, Catch::Contains("h200 GEMM 8 x 512x512x128 (nn, fp16)"));
 
   auto expect = [](std::vector<std::string> args, const std::string& message) {
@@ -262,7 +264,8 @@ TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels"
     CHECK(r.code == 2);
     CHECK(r.err.find(message) != std::string::npos);
   };
-  expect({"--memory", "sofmax,1e9"}, "--memory: sofmax,1e9: unknown kernel family 'sofmax' (expected elementwise, norm");
+  expect({"--memory", "sofmax,1e9"},
+         "--memory: sofmax,1e9: unknown kernel family 'sofmax' (expected elementwise, norm");
   expect({"--memory", "softmax,-1"}, "expected FAMILY,BYTES with BYTES a positive number (got '-1')");
   expect({"--memory", "softmax"}, "expected FAMILY,BYTES");
   expect({"--gemm", "1,2,3", "--dtype", "fp8"}, "--dtype");
@@ -287,11 +290,13 @@ TEST_CASE("bad machine fields from --set name the preset file and field", "[unit
   expect({"--set", "machine=frontier", "--set", "machine.network.global_links_per_group_pair=40"},
          "network.global_links_per_group_pair");
   expect({"--set", "machine=frontier", "--set", "machine.gpu=mi300x"}, "gpu: unknown device 'mi300x'");
-  expect({"--set", R"(machine.gpu={"device": "a100-40gb", "softmax_efficiency": 1.5})"}, "machine.gpu.softmax_efficiency");
+  expect({"--set", R"(machine.gpu={"device": "a100-40gb", "softmax_efficiency": 1.5})"},
+         "machine.gpu.softmax_efficiency");
   expect({"--set", R"(machine.gpu={"device": "a100-40gb"})", "--set", "machine.gpu.norm_efficiency=0"},
          "machine.gpu.norm_efficiency");
   expect({"--set", "placement=everywhere"}, "placement");
-  expect({"--set", "gpus=128", "--set", "parallel.gdata=16", "--set", "training.global_batch=32", "--set", "machine.network.max_nodes=8"},
+  expect({"--set", "gpus=128", "--set", "parallel.gdata=16", "--set", "training.global_batch=32", "--set",
+          "machine.network.max_nodes=8"},
          "the job needs 32 nodes, the machine has 8");
 }
 
@@ -314,7 +319,8 @@ TEST_CASE("topo describes the shipped dragonflies", "[integration]") {
     CHECK(mj["gpus"].get<int>() > 0);
     CHECK(mj["max_minimal_switch_hops"].get<int>() <= 3);
   }
-  auto what_if = nlohmann::json::parse(exasim_run({"topo", "frontier", "--json", "--set", "network.global_links_per_group_pair=6"}).out);
+  auto what_if = nlohmann::json::parse(
+      exasim_run({"topo", "frontier", "--json", "--set", "network.global_links_per_group_pair=6"}).out);
   CHECK(what_if["taper"].get<double>() == Approx(1.5 * j["taper"].get<double>()));
   CHECK(exasim_run({"topo", "nowhere"}).code == 2);
   CHECK(exasim_run({"topo", "frontier", "--set", "network.groups=0"}).code == 2);
@@ -374,8 +380,8 @@ TEST_CASE("bad NVSwitch and rail fields exit 2 naming the preset file and field"
          "node.gpu_gpu_bandwidth_Bps: not used with gpu_links = nvswitch");
   expect({"--set", "node.gpu_links=ring"}, "node.gpu_links");
   // Without rails the 20 endpoints of a leaf hold 2 nodes of 8 NICs: the machine shrinks, still valid.
-  auto no_rails = exasim_run({"topo", "dgx-a100-superpod", "--json", "--set", "network.rail_optimized=false",
-                              "--set", "network.nodes=448"});
+  auto no_rails = exasim_run(
+      {"topo", "dgx-a100-superpod", "--json", "--set", "network.rail_optimized=false", "--set", "network.nodes=448"});
   REQUIRE(no_rails.code == 0);
   CHECK(nlohmann::json::parse(no_rails.out)["nodes"] == 448);
 }
@@ -411,7 +417,8 @@ TEST_CASE("routing policies and placements change a dragonfly simulation", "[int
   CHECK(data_exposed["adaptive"] != data_exposed["minimal"]);
   auto packed = nlohmann::json::parse(exasim_run({"simulate", path, "--json", "--set", "placement=packed"}).out);
   CHECK(packed["placement"] == "packed");
-  CHECK(packed["iteration_time_s"] != nlohmann::json::parse(exasim_run({"simulate", path, "--json"}).out)["iteration_time_s"]);
+  CHECK(packed["iteration_time_s"] !=
+        nlohmann::json::parse(exasim_run({"simulate", path, "--json"}).out)["iteration_time_s"]);
 }
 
 #if EXASIM_HAVE_SIMGRID
@@ -440,9 +447,9 @@ TEST_CASE("simulate --backend simgrid agrees with the fast core on a DGX SuperPO
   doc["gpus"] = 32;
   doc["parallel"] = {{"scheme", "axonn4d"}, {"gx", 8}, {"gy", 2}, {"gz", 1}, {"gdata", 2}};
   auto path = write_temp("backend_dgx.json", doc.dump());
-  for (const auto& set : {std::vector<std::string>{},
-                          std::vector<std::string>{"--set", "parallel.gx=16", "--set", "parallel.gy=1", "--set",
-                                                   "placement=spread"}}) {
+  for (const auto& set :
+       {std::vector<std::string>{},
+        std::vector<std::string>{"--set", "parallel.gx=16", "--set", "parallel.gy=1", "--set", "placement=spread"}}) {
     CHECK(expect_backends_agree(path, set)["network"] == "fat_tree");
   }
 }
@@ -515,7 +522,8 @@ TEST_CASE("megatron scenarios run, and invalid combinations exit 2 naming the fi
   expect({"--set", "parallel.dp=2"}, "gpus");
   expect({"--set", "parallel.pp=8", "--set", "parallel.dp=1"}, "parallel.pp");
   expect({"--set", "parallel.zero=4"}, "parallel.zero");
-  expect({"--set", "parallel.virtual_stages=3"}, "parallel.virtual_stages: model layers 4 are not divisible by pp*virtual_stages = 6");
+  expect({"--set", "parallel.virtual_stages=3"},
+         "parallel.virtual_stages: model layers 4 are not divisible by pp*virtual_stages = 6");
   expect({"--set", "parallel.virtual_stages=2", "--set", "training.global_batch=4"},
          "parallel.virtual_stages: the interleaved schedule needs the micro-batches per pipeline");
   expect({"--set", "parallel.tpp=2"}, "parallel.tpp: unknown field");

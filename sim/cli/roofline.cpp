@@ -113,7 +113,11 @@ Command add_roofline_command(CLI::App& app) {
                                  "A memory-bound kernel FAMILY,BYTES (family: elementwise, norm, softmax, dropout, "
                                  "activation, optimizer; bytes read + written)");
   gemm->excludes(memory);
-  auto* layout = cmd->add_option("--layout", o->layout, "BLAS operand layout (sim/gpu/kernel.hpp): tn = B column-major (forward X.W^T), nt = A column-major (dY^T.X)")->check(CLI::IsMember({"nn", "nt", "tn"}))->capture_default_str();
+  auto* layout = cmd->add_option("--layout", o->layout,
+                                 "BLAS operand layout (sim/gpu/kernel.hpp): tn = B column-major (forward X.W^T), nt = "
+                                 "A column-major (dY^T.X)")
+                     ->check(CLI::IsMember({"nn", "nt", "tn"}))
+                     ->capture_default_str();
   auto* dtype = cmd->add_option("--dtype", o->dtype, "GEMM element type (selects the device's peak)")
                     ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
                     ->capture_default_str();
@@ -150,7 +154,8 @@ Command add_roofline_command(CLI::App& app) {
             const std::string batch_text = o->batch == 1 ? "" : std::to_string(o->batch) + " x ";
             const std::string dtype_text = o->dtype == "bf16" ? "" : ", " + o->dtype;
             std::snprintf(buf, sizeof buf,
-                          "%s GEMM %s%lldx%lldx%lld (%s%s): %.4g s, %.1f TFLOP/s, %.1f%% of peak, %s bound (%lld tiles in %lld waves)\n",
+                          "%s GEMM %s%lldx%lldx%lld (%s%s): %.4g s, %.1f TFLOP/s, %.1f%% of peak, %s bound (%lld tiles "
+                          "in %lld waves)\n",
                           r["gpu"].get<std::string>().c_str(), batch_text.c_str(),
                           static_cast<long long>(r["m"].get<std::int64_t>()),
                           static_cast<long long>(r["n"].get<std::int64_t>()),

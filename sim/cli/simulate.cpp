@@ -71,7 +71,7 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   if (options.out_dir) {
     run.traced_ranks = traced_ranks(options.trace_ranks, s.gpus, log);
     run.on_trace = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
-                                                                  std::vector<trace::TraceRow> rows) {
+                                                                   std::vector<trace::TraceRow> rows) {
       write_traces(dir, job, rows);
     };
   }
@@ -100,7 +100,9 @@ Command add_simulate_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration of a scenario");
   cmd->add_option("scenario", o->scenario_path, "Scenario JSON file (see configs/scenarios/)")->required();
-  cmd->add_option("--backend", o->sim.backend, "Runtime: fast (exasim's flow core, default) or simgrid (SimGrid 3.32 reference; much slower)")->capture_default_str();
+  cmd->add_option("--backend", o->sim.backend,
+                  "Runtime: fast (exasim's flow core, default) or simgrid (SimGrid 3.32 reference; much slower)")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the readable summary");
   cmd->add_option("--out", o->out_dir, "Write trace.csv, trace.json (Perfetto), summary.json into this directory");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable), e.g. gpus=128")

@@ -73,7 +73,8 @@ void print_readable(std::ostream& out, const scenario::MachineSpec& m, const top
   row("NICs", std::to_string(s.nics));
   row("switches", std::to_string(s.switches));
   row("groups", std::to_string(s.groups));
-  if (s.global_links_per_group_pair > 0) row("global links per group pair", std::to_string(s.global_links_per_group_pair));
+  if (s.global_links_per_group_pair > 0)
+    row("global links per group pair", std::to_string(s.global_links_per_group_pair));
   row("longest minimal route", std::to_string(s.max_minimal_switch_hops) + " switch-to-switch hops");
   row("routing", s.routing);
   row("injection bandwidth", si(s.injection_bandwidth_Bps, "B/s") + " per direction");

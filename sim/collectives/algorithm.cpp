@@ -74,7 +74,9 @@ double hierarchical_stage_wire_bytes(const HierarchicalStage& stage) {
   return ring_wire_bytes(stage.kind, stage.ring_size, stage.bytes);
 }
 
-std::uint32_t hierarchical_stage_steps(const HierarchicalStage& stage) { return ring_steps(stage.kind, stage.ring_size); }
+std::uint32_t hierarchical_stage_steps(const HierarchicalStage& stage) {
+  return ring_steps(stage.kind, stage.ring_size);
+}
 
 double hierarchical_wire_bytes(CollKind kind, std::uint32_t nodes, std::uint32_t per_node, double S) {
   double bytes = 0;

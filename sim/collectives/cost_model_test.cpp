@@ -60,8 +60,7 @@ TEST_CASE("estimates are steps x (alpha + overhead) + bytes / beta", "[unit]") {
   in.inter = {2.35e-6, 25e9};
   in.step_overhead_s = kOverhead;
   const double S = 1e8;
-  CHECK(estimate_s(Algorithm::Ring, CollKind::AllReduce, in, S) ==
-        Approx(126 * 3.35e-6 + 2.0 * 63 / 64 * S / 25e9));
+  CHECK(estimate_s(Algorithm::Ring, CollKind::AllReduce, in, S) == Approx(126 * 3.35e-6 + 2.0 * 63 / 64 * S / 25e9));
   CHECK(estimate_s(Algorithm::Tree, CollKind::AllReduce, in, S) ==
         Approx(2 * binary_tree_depth(64) * 3.35e-6 + tree_max_wire_bytes(64, S) / 25e9));
   CHECK(binary_tree_depth(64) == 6);
@@ -71,8 +70,7 @@ TEST_CASE("estimates are steps x (alpha + overhead) + bytes / beta", "[unit]") {
   in.nic_share = 2;  // the inter stage's bandwidth halves, the ring's does not
   CHECK(estimate_s(Algorithm::Hierarchical, CollKind::AllReduce, in, S) ==
         Approx(2 * (3 * 2e-6 + 0.75 * S / 100e9) + 30 * 3.35e-6 + 2.0 * 15 / 16 * S / 4 / 12.5e9));
-  CHECK(estimate_s(Algorithm::Ring, CollKind::AllReduce, in, S) ==
-        Approx(126 * 3.35e-6 + 2.0 * 63 / 64 * S / 25e9));
+  CHECK(estimate_s(Algorithm::Ring, CollKind::AllReduce, in, S) == Approx(126 * 3.35e-6 + 2.0 * 63 / 64 * S / 25e9));
   CHECK(std::isinf(estimate_s(Algorithm::Tree, CollKind::AllGather, in, S)));
   in.nodes = 1;
   CHECK(std::isinf(estimate_s(Algorithm::Hierarchical, CollKind::AllReduce, in, S)));
@@ -99,7 +97,8 @@ TEST_CASE("auto: tree for small all-reduces, ring or hierarchical for large ones
   CHECK(pick(sixteen, sixty_four, CollKind::AllReduce, 1.55e6) == Algorithm::Tree);
   CHECK(pick(sixteen, sixty_four, CollKind::AllReduce, 1.58e6) == Algorithm::Hierarchical);
   const schedule::ProcessGrid eight({{"x", 8}});  // 2 nodes x 4: hierarchical at every size
-  for (double bytes : {8.0, kSmall, kLarge}) CHECK(pick(sixteen, eight, CollKind::AllReduce, bytes) == Algorithm::Hierarchical);
+  for (double bytes : {8.0, kSmall, kLarge})
+    CHECK(pick(sixteen, eight, CollKind::AllReduce, bytes) == Algorithm::Hierarchical);
   // Send/Recv never leave ring.
   CHECK(pick(sixteen, sixty_four, CollKind::Send, kSmall) == Algorithm::Ring);
 }

@@ -15,7 +15,8 @@ std::vector<int> check_tree(std::uint32_t p, int t) {
   int roots = 0;
   for (std::uint32_t r = 0; r < p; ++r) {
     const auto links = double_binary_tree_links(p, r, t);
-    if (links.parent == kNoMember) ++roots;
+    if (links.parent == kNoMember)
+      ++roots;
     else {
       const auto up = double_binary_tree_links(p, static_cast<std::uint32_t>(links.parent), t);
       CHECK((up.children[0] == r || up.children[1] == r));

@@ -1,9 +1,9 @@
 #include "sim/collectives/router.hpp"
 
-#include "sim/collectives/internal/cost_model.hpp"
 #include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/group_layout.hpp"
+#include "sim/collectives/internal/cost_model.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -27,7 +27,8 @@ double route_hop(const topo::Topology& topology, const GroupCall& call, Rank src
 
 /// Closes the bundle that started at links[begin] with `bytes` per hop.
 void end_bundle(StageRoute& out, std::size_t begin, double bytes) {
-  out.bundles.push_back({static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(out.links.size() - begin), bytes});
+  out.bundles.push_back(
+      {static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(out.links.size() - begin), bytes});
 }
 
 std::int64_t rank0_member(const GroupCall& call) {
@@ -45,7 +46,8 @@ void route_ring(const topo::Topology& topology, const GroupCall& call, const top
   bool rank0_member = false;
   for (std::uint32_t k = 0; k < p; ++k) {
     const Rank src = call.member(k);
-    hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, src, call.member((k + 1) % p), k, load, on_hop, out));
+    hop_latency_s =
+        std::max(hop_latency_s, route_hop(topology, call, src, call.member((k + 1) % p), k, load, on_hop, out));
     rank0_member = rank0_member || src == 0;
   }
   end_bundle(out, 0, wire);
@@ -62,9 +64,9 @@ void route_tree(const topo::Topology& topology, const GroupCall& call, const top
   std::uint32_t index = 0;
   auto hop = [&](std::uint32_t from, std::int64_t to) {
     const std::uint32_t position = hop_position(PositionTag::Tree, 0, index++);
-    hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, call.member(from),
-                                                      call.member(static_cast<std::uint32_t>(to)), position, load,
-                                                      on_hop, out));
+    hop_latency_s =
+        std::max(hop_latency_s, route_hop(topology, call, call.member(from),
+                                          call.member(static_cast<std::uint32_t>(to)), position, load, on_hop, out));
   };
   for (int tree = 0; tree < 2; ++tree) {
     const std::size_t begin = out.links.size();
@@ -79,7 +81,8 @@ void route_tree(const topo::Topology& topology, const GroupCall& call, const top
     end_bundle(out, begin, call.bytes / 2);
   }
   out.latency_s = tree_steps(p) * (hop_latency_s + call.step_overhead_s);
-  if (const auto m = rank0_member(call); m >= 0) out.rank0_wire_bytes = tree_wire_bytes(p, static_cast<std::uint32_t>(m), call.bytes);
+  if (const auto m = rank0_member(call); m >= 0)
+    out.rank0_wire_bytes = tree_wire_bytes(p, static_cast<std::uint32_t>(m), call.bytes);
 }
 
 /// Stage `stage` of the hierarchical algorithm: rings inside each node or across nodes.
@@ -87,8 +90,9 @@ void route_hierarchical(const topo::Topology& topology, const GroupCall& call, s
                         const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   const GroupLayout layout = group_layout(topology, call);
   if (!layout.hierarchical())
-    throw std::logic_error("route_stage: hierarchical needs members spread evenly, more than one per node, over "
-                           "more than one node (resolve_algorithm falls back to ring)");
+    throw std::logic_error(
+        "route_stage: hierarchical needs members spread evenly, more than one per node, over "
+        "more than one node (resolve_algorithm falls back to ring)");
   const std::uint32_t n = layout.nodes, L = layout.per_node;
   const HierarchicalStage stage = hierarchical_stage(call.kind, n, L, call.bytes, stage_index);
   const double wire = hierarchical_stage_wire_bytes(stage);
@@ -147,7 +151,8 @@ void route_stage(Algorithm resolved, const topo::Topology& topology, const Group
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   out.clear();
   if (stage >= stage_count(resolved, topology, call))
-    throw std::logic_error("route_stage: no stage " + std::to_string(stage) + " for " + std::string(to_string(resolved)));
+    throw std::logic_error("route_stage: no stage " + std::to_string(stage) + " for " +
+                           std::string(to_string(resolved)));
   switch (resolved) {
     case Algorithm::Ring: route_ring(topology, call, load, on_hop, out); return;
     case Algorithm::Tree:
@@ -171,8 +176,8 @@ void route_all_to_all(const topo::Topology& topology, const GroupCall& call, con
     for (std::uint32_t d = 1; d < p; ++d) {
       const std::size_t begin = out.links.size();
       const std::uint32_t position = hop_position(PositionTag::AllToAll, 0, index++);
-      hop_latency_s = std::max(hop_latency_s,
-                               route_hop(topology, call, call.member(i), call.member((i + d) % p), position, load, on_hop, out));
+      hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, call.member(i), call.member((i + d) % p),
+                                                        position, load, on_hop, out));
       end_bundle(out, begin, share);
     }
   }

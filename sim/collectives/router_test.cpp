@@ -53,7 +53,8 @@ TEST_CASE("ring keeps one stage, one bundle and the flow keys of before", "[unit
 
 TEST_CASE("tree all-reduce: two bundles of every tree edge up and down, S/2 per hop", "[unit]") {
   const auto one = simple_a100(1), four = simple_a100(4);
-  for (const topo::Topology* topology : {static_cast<const topo::Topology*>(&one), static_cast<const topo::Topology*>(&four)}) {
+  for (const topo::Topology* topology :
+       {static_cast<const topo::Topology*>(&one), static_cast<const topo::Topology*>(&four)}) {
     for (std::uint32_t p : {2u, 3u, 4u, 7u, 8u, 16u}) {
       if (p > topology->gpu_count()) continue;
       CAPTURE(p, topology->node_count());
@@ -215,8 +216,8 @@ TEST_CASE("hierarchical pairs strided members by local index", "[unit]") {
 
 TEST_CASE("hierarchical falls back to ring on one node, one member per node, or uneven nodes", "[unit]") {
   const auto topology = simple_a100(4);
-  const schedule::ProcessGrid in_node({{"x", 4}, {"y", 4}});   // x: one node
-  const schedule::ProcessGrid spread({{"x", 4}, {"y", 4}});    // y: stride 4, one member per node
+  const schedule::ProcessGrid in_node({{"x", 4}, {"y", 4}});  // x: one node
+  const schedule::ProcessGrid spread({{"x", 4}, {"y", 4}});   // y: stride 4, one member per node
   CHECK(resolve_algorithm(Algorithm::Hierarchical, topology, call_of(in_node, 0, CollKind::AllReduce, S)) ==
         Algorithm::Ring);
   CHECK(resolve_algorithm(Algorithm::Hierarchical, topology, call_of(spread, 1, CollKind::AllReduce, S)) ==
@@ -288,7 +289,8 @@ TEST_CASE("every hop of every algorithm is a real route, and the stage pays its 
       const auto stages = route_all(resolved, topology, call);
       for (std::uint32_t s = 0; s < stages.size(); ++s) {
         const auto& stage = stages[s];
-        for (const auto& hop : stage.hops) CHECK(topo::testing::route_error(topology, hop.src, hop.dst, hop.links).empty());
+        for (const auto& hop : stage.hops)
+          CHECK(topo::testing::route_error(topology, hop.src, hop.dst, hop.links).empty());
         std::size_t linked = 0;
         for (const auto& bundle : stage.route.bundles) linked += bundle.count;
         CHECK(linked == stage.route.links.size());

@@ -1,8 +1,8 @@
 // The router on the real groups of a shipped scenario (Perlmutter, 4,096 A100s, AxoNN 4D 2 x 4 x 8 x 64,
 // packed): every algorithm the key can name, resolved and routed for the first collective of each kind
 // rank 0 posts along each dimension. No runtime runs: this checks the groups, not the timing.
-#include "sim/collectives/internal/cost_model.hpp"
 #include "sim/collectives/group_layout.hpp"
+#include "sim/collectives/internal/cost_model.hpp"
 #include "sim/collectives/router.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/scenario/prepared_job.hpp"
@@ -54,9 +54,7 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
         case Algorithm::Tree:
           CHECK(resolved == (kind == CollKind::AllReduce ? Algorithm::Tree : Algorithm::Ring));
           break;
-        case Algorithm::Hierarchical:
-          CHECK(resolved == (dim == 1 ? Algorithm::Hierarchical : Algorithm::Ring));
-          break;
+        case Algorithm::Hierarchical: CHECK(resolved == (dim == 1 ? Algorithm::Hierarchical : Algorithm::Ring)); break;
         case Algorithm::Auto: {
           const auto in = cost_inputs(topology, call, layout);
           CHECK(resolved != Algorithm::Auto);
@@ -72,7 +70,8 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
       StageRoute out;
       for (std::uint32_t st = 0; st < stages; ++st) {
         std::size_t hops = 0;
-        route_stage(resolved, topology, call, st, nullptr, [&](const topo::LinkId*, std::size_t) { ++hops; }, out);
+        route_stage(
+            resolved, topology, call, st, nullptr, [&](const topo::LinkId*, std::size_t) { ++hops; }, out);
         std::size_t linked = 0;
         for (const auto& bundle : out.bundles) linked += bundle.count;
         CHECK(linked == out.links.size());

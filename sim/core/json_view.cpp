@@ -100,7 +100,8 @@ std::int64_t JsonView::integer(std::string_view key, std::int64_t min, std::int6
   range += max == std::numeric_limits<std::int64_t>::max() ? std::string("inf") : std::to_string(max);
   range += "]";
   if (!integral) fail(key, "must be an integer in " + range + " (got " + shown(value) + ")");
-  std::int64_t v = value.is_number_integer() ? value.get<std::int64_t>() : static_cast<std::int64_t>(value.get<double>());
+  std::int64_t v =
+      value.is_number_integer() ? value.get<std::int64_t>() : static_cast<std::int64_t>(value.get<double>());
   if (v < min || v > max) fail(key, "must be an integer in " + range + " (got " + std::to_string(v) + ")");
   return v;
 }

@@ -1,5 +1,5 @@
-#include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
+#include "sim/core/error.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -78,8 +78,10 @@ class BasicExecutor {
   /// A flow started with this tag (an instance id) ended.
   void flow_ended(std::uint32_t tag);
   void timer_ended(TimerKind kind, std::uint32_t id) {
-    if (kind == TimerKind::Compute) compute_ended(id);
-    else stage_ended(id);
+    if (kind == TimerKind::Compute)
+      compute_ended(id);
+    else
+      stage_ended(id);
   }
   /// Starts what became ready since the last call, in the order the header describes.
   void launch_ready();
@@ -103,7 +105,8 @@ class BasicExecutor {
 
   /// One collective call of one group, or one matched Send/Recv pair, from the first post to the last
   /// member's Wait. Half a cache line: every member of a group touches it, from ranks all over the
-  /// machine; what only launches and stage ends need is kept beside, per id (stage_latency_s_, bundles_left_, LaterStages).
+  /// machine; what only launches and stage ends need is kept beside, per id (stage_latency_s_, bundles_left_,
+  /// LaterStages).
   struct Instance {
     double bytes = 0;
     Rank first_member = 0;  ///< Send/Recv: the sender
@@ -258,14 +261,14 @@ class BasicExecutor {
   /// overlap) would make every new collective write a cold line of a 2 KiB ring, where the 4 it
   /// starts with keep a group's ring in one line.
   std::uint32_t open_ring_ = 4;
-  std::uint32_t max_open_ring_ = 1;  ///< a power of two >= handle slots: more open is a plan error
+  std::uint32_t max_open_ring_ = 1;                     ///< a power of two >= handle slots: more open is a plan error
   std::unordered_map<std::uint64_t, PairState> pairs_;  ///< (sender << 32 | receiver), pairs that communicate
   std::vector<Instance> instances_;
   std::vector<InstanceId> free_instances_;
-  std::vector<double> stage_latency_s_;     ///< per instance: its current stage's latency term
+  std::vector<double> stage_latency_s_;      ///< per instance: its current stage's latency term
   std::vector<std::uint32_t> bundles_left_;  ///< per instance: bundles of its current stage still moving
-  std::vector<LaterStages> later_stages_;  ///< per instance
-  std::vector<double> done_s_;    ///< per instance, with an observer only: when it completed
+  std::vector<LaterStages> later_stages_;    ///< per instance
+  std::vector<double> done_s_;               ///< per instance, with an observer only: when it completed
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;  ///< a transfer being launched (kept for its capacity)
   collectives::StageRoute stage_;    ///< the stage being launched (kept for its capacity)

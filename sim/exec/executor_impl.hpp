@@ -15,10 +15,17 @@ namespace exasim::exec {
 
 template <class Network>
 BasicExecutor<Network>::BasicExecutor(const topo::Topology& topology, const runtime::Job& job, Network& backend,
-                                      const std::function<bool(Rank)>& observe,
-                                      const runtime::OpObserver& observer, const StageRouter& router)
-    : topo_(topology), job_(job), plan_(*job.plan), grid_(plan_.grid), dims_(grid_.dims().size()),
-      world_(grid_.world_size()), backend_(backend), observer_(observer), router_(router),
+                                      const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer,
+                                      const StageRouter& router)
+    : topo_(topology),
+      job_(job),
+      plan_(*job.plan),
+      grid_(plan_.grid),
+      dims_(grid_.dims().size()),
+      world_(grid_.world_size()),
+      backend_(backend),
+      observer_(observer),
+      router_(router),
       load_(backend.load_view()) {
   if (world_ > topology.gpu_count())
     throw std::invalid_argument("plan needs " + std::to_string(world_) + " GPUs, the machine has " +
@@ -121,8 +128,8 @@ void BasicExecutor<Network>::advance(Rank r) {
         // An unobserved rank runs consecutive kernels as one timer: nothing else can happen to it in
         // between (compute does not depend on the network), so only the run's end matters.
         if (observed(r)) since_[r] = now_;  // only a trace needs the start of a kernel
-        backend_.start_timer(observed(r) ? job_.kernel_time_s[op.kernel] : run_of(r)[pc_[r]].time_s,
-                             TimerKind::Compute, r);
+        backend_.start_timer(observed(r) ? job_.kernel_time_s[op.kernel] : run_of(r)[pc_[r]].time_s, TimerKind::Compute,
+                             r);
         return;
       case schedule::OpType::CollStart:
         post(r, op);
@@ -132,8 +139,10 @@ void BasicExecutor<Network>::advance(Rank r) {
         Instance& inst = instances_[slot(r, op.slot)];
         if (!inst.done) {
           since_[r] = now_;
-          if (inst.last_waiter == kNone) inst.first_waiter = r;
-          else next_waiter_[inst.last_waiter] = r;
+          if (inst.last_waiter == kNone)
+            inst.first_waiter = r;
+          else
+            next_waiter_[inst.last_waiter] = r;
           inst.last_waiter = r;
           next_waiter_[r] = kNone;
           return;
@@ -241,8 +250,10 @@ void BasicExecutor<Network>::launch_ready() {
   if (!std::is_sorted(ready_.begin(), ready_.end())) std::sort(ready_.begin(), ready_.end());
   for (const ReadyLaunch& l : ready_) {
     const auto sequence = static_cast<std::uint32_t>(l.names & 0xffffffffu);
-    if (l.first & 0x100u) launch_p2p(l.id, static_cast<Rank>(l.names >> 32), sequence);
-    else launch_stage(l.id, static_cast<std::uint32_t>(l.names >> 32), sequence);
+    if (l.first & 0x100u)
+      launch_p2p(l.id, static_cast<Rank>(l.names >> 32), sequence);
+    else
+      launch_stage(l.id, static_cast<std::uint32_t>(l.names >> 32), sequence);
   }
   ready_.clear();
 }

@@ -39,8 +39,10 @@ class ToyNetwork final : public exec::NetworkBackend {
       events_.erase(events_.begin());
       now_ = t;
       core.set_now(t);
-      if (e.flow) core.flow_ended(e.id);
-      else core.timer_ended(e.kind, e.id);
+      if (e.flow)
+        core.flow_ended(e.id);
+      else
+        core.timer_ended(e.kind, e.id);
     }
     return core.finish("toy");
   }

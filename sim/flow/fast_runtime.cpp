@@ -1,8 +1,8 @@
 #include "sim/flow/fast_runtime.hpp"
 
 #include "sim/exec/executor_impl.hpp"
-#include "sim/flow/internal/event_queue.hpp"
 #include "sim/flow/flow_network.hpp"
+#include "sim/flow/internal/event_queue.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -63,8 +63,10 @@ class FastNetwork final : public exec::NetworkBackend {
   using Core = exec::BasicExecutor<FastNetwork>;
 
   FastNetwork(const topo::Topology& topo, const runtime::Job& job, const FastOptions& options)
-      : network_(topo.links(), options.full_resolve, node_layout(topo, job)), progress_(options.progress),
-        reverse_instants_(options.reverse_instants), first_load_read_link_(topo.first_load_read_link()) {}
+      : network_(topo.links(), options.full_resolve, node_layout(topo, job)),
+        progress_(options.progress),
+        reverse_instants_(options.reverse_instants),
+        first_load_read_link_(topo.first_load_read_link()) {}
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {
     queue_.push(now_ + delay_s,
@@ -167,7 +169,7 @@ runtime::RunResult FastRuntime::run(const runtime::Job& job, const std::function
   auto start = std::chrono::steady_clock::now();
   FastNetwork network(topology_, job, options_);
   FastNetwork::Core core(topology_, job, network, observe, observer,
-                      options_.router ? *options_.router : exec::default_router());
+                         options_.router ? *options_.router : exec::default_router());
   auto result = network.run(core);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -51,7 +51,7 @@ struct Progress {
 using ProgressCallback = std::function<void(const Progress&)>;
 
 struct FastOptions {
-  bool full_resolve = false;  ///< re-solve every flow at every event (reference solver, for tests)
+  bool full_resolve = false;       ///< re-solve every flow at every event (reference solver, for tests)
   ProgressCallback progress = {};  ///< may be empty; see terminal_progress_bar()
   /// Handle the events of each instant in reverse order (for tests: answers must not change).
   bool reverse_instants = false;

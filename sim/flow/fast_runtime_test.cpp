@@ -1,14 +1,14 @@
 #include "sim/flow/fast_runtime.hpp"
-#include "sim/flow/flow_network.hpp"
 #include "sim/exec/test_support.hpp"
+#include "sim/flow/flow_network.hpp"
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
 #include "sim/schedule/stream_builder.hpp"
 #include "topologies/dragonfly.hpp"
 #include "topologies/fat_tree.hpp"
-#include "topologies/test_support.hpp"
 #include "topologies/single_switch.hpp"
+#include "topologies/test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -98,7 +98,8 @@ TEST_CASE("incremental solver matches the full reference solver on 4D iterations
   for (auto cfg : {schedule::Axonn4DConfig{2, 2, 2, 4}, schedule::Axonn4DConfig{1, 4, 4, 2},
                    schedule::Axonn4DConfig{4, 1, 2, 4}}) {
     for (bool overlap : {true, false}) {
-      auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full}, {overlap, overlap, overlap, overlap});
+      auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full},
+                                               {overlap, overlap, overlap, overlap});
       auto job = job_for(plan, 20e-6, 1e-6);
       double fast = run_time(topo, job, false), reference = run_time(topo, job, true);
       INFO("gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " " << cfg.gz << " " << cfg.gdata);
@@ -187,7 +188,8 @@ double pipeline_ratio(const schedule::MegatronConfig& cfg, std::int64_t global_b
   auto plan = schedule::build_megatron_plan(model, cfg, {global_batch, schedule::Recompute::Full});
   auto job = flops_job(plan);
   auto topo = fast_machine(cfg.gpus());
-  const double m = static_cast<double>(schedule::megatron_micro_batches(cfg, {global_batch, schedule::Recompute::Full}));
+  const double m =
+      static_cast<double>(schedule::megatron_micro_batches(cfg, {global_batch, schedule::Recompute::Full}));
   const double per_micro_batch = compute_time_of_stream(plan, job, 1) / m;
   return run_time(topo, job) / (m * per_micro_batch);
 }
@@ -214,10 +216,10 @@ TEST_CASE("a transfer starts when both sides have posted, the k-th Send meets th
   auto plan = pipeline_plan(3);
   {
     P2PWriter w(plan);
-    w.compute(0);                        // the sender is late by `compute`
+    w.compute(0);  // the sender is late by `compute`
     w.p2p(0, CollKind::Send, +1, S);
     w.p2p(0, CollKind::Send, +1, 2 * S);
-    w.p2p(1, CollKind::Recv, -1, S);     // posted at 0, matched at 4 ms
+    w.p2p(1, CollKind::Recv, -1, S);      // posted at 0, matched at 4 ms
     w.p2p(1, CollKind::Recv, +2, 2 * S);  // 1 + 2 mod 3 = 0: the same sender, named the other way round
     w.p2p(1, CollKind::Send, +1, S);
     w.p2p(2, CollKind::Recv, -1, S);
@@ -247,8 +249,10 @@ TEST_CASE("the 1F1B bubble emerges: (p-1)/(m+p-1) of the iteration with uniform 
     const double ratio = pipeline_ratio({tp, pp, dp, 1, 1, 1, false}, batch);
     INFO("tp=" << tp << " pp=" << pp << " dp=" << dp << " m=" << m << ": simulated bubble " << 1 - 1 / ratio
                << ", expected " << bubble);
-    if (m >= pp) CHECK(1 - 1 / ratio == Approx(bubble).epsilon(0.01));
-    else CHECK(ratio == Approx((m + pp - 1) / m).epsilon(0.01));  // m < p: every stage idles p-1 slots
+    if (m >= pp)
+      CHECK(1 - 1 / ratio == Approx(bubble).epsilon(0.01));
+    else
+      CHECK(ratio == Approx((m + pp - 1) / m).epsilon(0.01));  // m < p: every stage idles p-1 slots
   }
 }
 
@@ -276,7 +280,8 @@ TEST_CASE("Megatron plans run to the end and put the plan's bytes on the wire", 
     for (bool overlap : {false, true}) {
       INFO("tp=" << cfg.tp << " pp=" << cfg.pp << " dp=" << cfg.dp << " zero=" << cfg.zero
                  << " v=" << cfg.virtual_stages << " overlap=" << overlap);
-      auto plan = schedule::build_megatron_plan(model, cfg, {16, schedule::Recompute::Full}, {true, true, true, overlap});
+      auto plan =
+          schedule::build_megatron_plan(model, cfg, {16, schedule::Recompute::Full}, {true, true, true, overlap});
       flow::FastRuntime rt(topo, {});
       auto result = rt.run(flops_job(plan), {}, {});
       auto expected = schedule::wire_bytes_per_dim(plan, 0);
@@ -319,8 +324,8 @@ TEST_CASE("incremental solver matches the reference on a dragonfly under every r
     for (auto cfg : {schedule::Axonn4DConfig{2, 2, 4, 4}, schedule::Axonn4DConfig{4, 1, 2, 8}}) {
       auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full}, {true, true, true, true});
       auto job = job_for(plan, 20e-6, 1e-6);
-      INFO("routing " << static_cast<int>(routing) << ", gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " "
-                      << cfg.gz << " " << cfg.gdata);
+      INFO("routing " << static_cast<int>(routing) << ", gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " " << cfg.gz
+                      << " " << cfg.gdata);
       CHECK(run_time(topo, job, false) == Approx(run_time(topo, job, true)).epsilon(1e-3));
     }
   }
@@ -345,7 +350,8 @@ TEST_CASE("incremental solver matches the reference on NVSwitch nodes of a rail-
 TEST_CASE("incremental solver matches the reference on Megatron pipelines over a dragonfly", "[unit]") {
   const schedule::ModelSpec model{"t", 8, 256, 8, 128, 1000};
   auto topo = small_dragonfly(topo::RoutingPolicy::Adaptive);
-  for (auto cfg : {schedule::MegatronConfig{2, 4, 4, 1, 1, 1, false}, schedule::MegatronConfig{4, 4, 2, 2, 1, 2, true}}) {
+  for (auto cfg :
+       {schedule::MegatronConfig{2, 4, 4, 1, 1, 1, false}, schedule::MegatronConfig{4, 4, 2, 2, 1, 2, true}}) {
     auto plan = schedule::build_megatron_plan(model, cfg, {32, schedule::Recompute::Full}, {true, true, true, true});
     auto job = flops_job(plan);
     INFO("tp=" << cfg.tp << " pp=" << cfg.pp << " dp=" << cfg.dp);
@@ -356,7 +362,8 @@ TEST_CASE("incremental solver matches the reference on Megatron pipelines over a
 TEST_CASE("runs are deterministic: the same job twice gives identical results", "[unit]") {
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   auto topo = small_dragonfly(topo::RoutingPolicy::Adaptive);
-  auto plan = schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
+  auto plan =
+      schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
   auto job = job_for(plan, 20e-6, 1e-6);
   flow::FastRuntime rt(topo, {});
   auto a = rt.run(job, {}, {}), b = rt.run(job, {}, {});
@@ -387,7 +394,8 @@ TEST_CASE("answers do not depend on the order in which an instant's events are h
           flow::FastRuntime(topo, backwards).run(job, {}, {}).iteration_s);
   }
   const schedule::ModelSpec pipelined{"t", 8, 256, 8, 128, 1000};
-  auto plan = schedule::build_megatron_plan(pipelined, {4, 4, 2, 2, 1, 2, true}, {32, schedule::Recompute::Full}, {true, true, true, true});
+  auto plan = schedule::build_megatron_plan(pipelined, {4, 4, 2, 2, 1, 2, true}, {32, schedule::Recompute::Full},
+                                            {true, true, true, true});
   flow::FastOptions backwards;
   backwards.reverse_instants = true;
   CHECK(flow::FastRuntime(topo, {}).run(flops_job(plan), {}, {}).iteration_s ==

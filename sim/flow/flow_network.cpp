@@ -10,8 +10,10 @@
 namespace exasim::flow {
 
 FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve, NodeLayout layout)
-    : local_(full_resolve ? std::nullopt : node_flows(links, layout)), links_(links.size()),
-      scratch_(links.size()), full_resolve_(full_resolve) {
+    : local_(full_resolve ? std::nullopt : node_flows(links, layout)),
+      links_(links.size()),
+      scratch_(links.size()),
+      full_resolve_(full_resolve) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
@@ -219,7 +221,8 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
 
 double FlowNetwork::lone_rate(const topo::LinkId* first, const topo::LinkId* last) const {
   double rate = std::numeric_limits<double>::infinity();
-  for (const topo::LinkId* l = first; l != last; ++l) rate = std::min(rate, capacity(*l) / static_cast<double>(links_[*l].flows));
+  for (const topo::LinkId* l = first; l != last; ++l)
+    rate = std::min(rate, capacity(*l) / static_cast<double>(links_[*l].flows));
   return std::max(0.0, rate);
 }
 
@@ -246,8 +249,10 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   if (id & kNodeLocal) return local_->finish(id & ~kNodeLocal);
   Flow& f = flows_[id];
   Path& p = paths_[f.path];
-  if (f.prev != kNoId) flows_[f.prev].next = f.next;
-  else p.first = f.next;
+  if (f.prev != kNoId)
+    flows_[f.prev].next = f.next;
+  else
+    p.first = f.next;
   if (f.next != kNoId) flows_[f.next].prev = f.prev;
   const RouteEntry* route = route_of(f.path);
   const bool path_stays = p.flows > 1;  // else remove_path() marks only the links other paths share

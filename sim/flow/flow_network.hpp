@@ -74,8 +74,10 @@ class FlowNetwork final : public topo::LinkLoadView {
   }
   /// Asks the CPU to start loading the flow's record (a hint for batches of completions).
   void prefetch(FlowId flow) const {
-    if (flow & kNodeLocal) local_->prefetch(flow & ~kNodeLocal);
-    else __builtin_prefetch(&flows_[flow]);
+    if (flow & kNodeLocal)
+      local_->prefetch(flow & ~kNodeLocal);
+    else
+      __builtin_prefetch(&flows_[flow]);
   }
   /// Removes a completed flow; returns its tag.
   std::uint64_t finish(FlowId flow);
@@ -91,9 +93,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   }
   [[nodiscard]] std::size_t active_flows() const { return active_ + (local_ ? local_->active_flows() : 0); }
   /// Distinct routes among the active flows (for tests: flows on one route share a path).
-  [[nodiscard]] std::size_t active_paths() const {
-    return active_paths_ + (local_ ? local_->active_paths() : 0);
-  }
+  [[nodiscard]] std::size_t active_paths() const { return active_paths_ + (local_ ? local_->active_paths() : 0); }
   /// Whether flows inside a node go to NodeFlows (see the constructor for when they do not).
   [[nodiscard]] bool node_local() const { return local_.has_value(); }
 
@@ -113,13 +113,13 @@ class FlowNetwork final : public topo::LinkLoadView {
   };
   /// A route and the active flows that take it.
   struct Path {
-    double new_rate = 0;         ///< solver scratch
-    std::uint32_t flows = 0;     ///< active flows on it: its weight on every link it crosses
-    FlowId first = kNoId;        ///< one of them; the rest follow Flow::next
-    std::uint32_t epoch = 0;     ///< solver scratch: component / frozen marks
-    std::uint32_t route_at = 0;  ///< first entry of the path's segment of route_pool_
-    std::uint32_t hops = 0;      ///< route entries in use
-    std::uint8_t size_class = 0; ///< the segment holds kMinSegment << size_class entries
+    double new_rate = 0;          ///< solver scratch
+    std::uint32_t flows = 0;      ///< active flows on it: its weight on every link it crosses
+    FlowId first = kNoId;         ///< one of them; the rest follow Flow::next
+    std::uint32_t epoch = 0;      ///< solver scratch: component / frozen marks
+    std::uint32_t route_at = 0;   ///< first entry of the path's segment of route_pool_
+    std::uint32_t hops = 0;       ///< route entries in use
+    std::uint8_t size_class = 0;  ///< the segment holds kMinSegment << size_class entries
   };
   /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
   /// back index in O(1) when it moves another path's entry).
@@ -164,7 +164,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct alignas(32) LinkState {
     std::uint32_t flows = 0;  ///< flow entries: each entry weighted by its path's flow count
     std::uint32_t epoch = 0;
-    std::uint32_t held = 0;   ///< hold()s not yet taken by add()
+    std::uint32_t held = 0;  ///< hold()s not yet taken by add()
     std::uint32_t capacity_class = 0;
     EntryList entries;
   };
@@ -175,8 +175,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// matters (see fill()), and it is found from the route alone, with the link's capacity class.
   struct RouteEntry {
     topo::LinkId link;
-    std::uint32_t index : 26;  ///< EntryList::kMaxSize fits
-    std::uint32_t lone : 1;    ///< kept up to date by new_path() and remove_path() (never under full_resolve)
+    std::uint32_t index : 26;          ///< EntryList::kMaxSize fits
+    std::uint32_t lone : 1;            ///< kept up to date by new_path() and remove_path() (never under full_resolve)
     std::uint32_t capacity_class : 5;  ///< the link's, or kClassInLink for classes beyond
   };
   static constexpr std::uint32_t kClassInLink = 31;
@@ -253,9 +253,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t epoch_ = 0;
   std::vector<PathId> comp_paths_;  ///< paths of the components solved, component after component
   std::vector<topo::LinkId> stack_;
-  std::vector<FlowId> changed_;  ///< flows of the component whose rate changed, in id order
+  std::vector<FlowId> changed_;       ///< flows of the component whose rate changed, in id order
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
-  std::vector<Share> heap_;  ///< the keys of the component being solved
+  std::vector<Share> heap_;           ///< the keys of the component being solved
 };
 
 }  // namespace exasim::flow

@@ -11,8 +11,12 @@
 namespace exasim::flow {
 
 NodeFlows::NodeFlows(std::uint32_t nodes, std::uint32_t per_node, std::vector<double> capacities)
-    : nodes_(nodes), per_node_(per_node), local_links_(static_cast<std::uint32_t>(capacities.size())),
-      capacities_(std::move(capacities)), head_(nodes, kNoId), dirty_(nodes, 0) {
+    : nodes_(nodes),
+      per_node_(per_node),
+      local_links_(static_cast<std::uint32_t>(capacities.size())),
+      capacities_(std::move(capacities)),
+      head_(nodes, kNoId),
+      dirty_(nodes, 0) {
   if (local_links_ > kMaxLinksPerNode || local_links_ > per_node_)
     throw std::invalid_argument("NodeFlows: a node has more local links than a path's link mask holds");
 }
@@ -45,8 +49,8 @@ FlowId NodeFlows::add(std::span<const topo::LinkId> route, double bytes, std::ui
   }
   // Flows on exactly the same route share one path, as in FlowNetwork.
   std::uint32_t path = head_[node];
-  while (path != kNoId && (paths_[path].hops != wanted.hops ||
-                           std::memcmp(paths_[path].route, wanted.route, wanted.hops) != 0))
+  while (path != kNoId &&
+         (paths_[path].hops != wanted.hops || std::memcmp(paths_[path].route, wanted.route, wanted.hops) != 0))
     path = paths_[path].next;
   if (path == kNoId) {
     if (!free_paths_.empty()) {
@@ -87,8 +91,10 @@ FlowId NodeFlows::add(std::span<const topo::LinkId> route, double bytes, std::ui
 std::uint64_t NodeFlows::finish(FlowId id) {
   Flow& f = flows_[id];
   Path& p = paths_[f.path];
-  if (f.prev != kNoId) flows_[f.prev].next = f.next;
-  else p.first = f.next;
+  if (f.prev != kNoId)
+    flows_[f.prev].next = f.next;
+  else
+    p.first = f.next;
   if (f.next != kNoId) flows_[f.next].prev = f.prev;
   if (--p.flows == 0) {  // unlink the path from its node's list
     std::uint32_t* at = &head_[f.node];

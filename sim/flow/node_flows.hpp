@@ -87,11 +87,11 @@ class NodeFlows {
 
   /// A route inside one node and its active flows; one cache line, route included.
   struct alignas(64) Path {
-    double rate = 0;               ///< the solver's result for its flows
-    std::uint64_t mask = 0;        ///< local links crossed
-    std::uint32_t flows = 0;       ///< active flows on it: its weight on every link it crosses
-    FlowId first = kNoId;          ///< one of them; the rest follow Flow::next
-    std::uint32_t next = kNoId;    ///< the node's next path
+    double rate = 0;             ///< the solver's result for its flows
+    std::uint64_t mask = 0;      ///< local links crossed
+    std::uint32_t flows = 0;     ///< active flows on it: its weight on every link it crosses
+    FlowId first = kNoId;        ///< one of them; the rest follow Flow::next
+    std::uint32_t next = kNoId;  ///< the node's next path
     std::uint8_t hops = 0;
     std::uint8_t route[kMaxHops];  ///< local link numbers (global id - node * per_node)
   };
@@ -113,9 +113,9 @@ class NodeFlows {
   std::uint32_t nodes_;
   std::uint32_t per_node_;
   std::uint32_t local_links_;
-  std::vector<double> capacities_;    ///< per local link number
-  std::vector<std::uint32_t> head_;   ///< per node: its first path, kNoId if none
-  std::vector<std::uint8_t> dirty_;   ///< per node: in dirty_nodes_
+  std::vector<double> capacities_;   ///< per local link number
+  std::vector<std::uint32_t> head_;  ///< per node: its first path, kNoId if none
+  std::vector<std::uint8_t> dirty_;  ///< per node: in dirty_nodes_
   std::vector<std::uint32_t> dirty_nodes_;
   std::vector<Path> paths_;
   std::vector<std::uint32_t> free_paths_;

@@ -113,9 +113,8 @@ CalibrationEfficiency efficiency_row(const Row& r, const std::string& path, unsi
                          (r.kernel == "attention" ? "the tensor peak" : "HBM bandwidth") +
                          ", in (0, 1]); measured times are taken for gemm rows only");
   // A row is either a GEMM time or a family efficiency: GEMM cells on an efficiency row are a mistake.
-  const std::pair<const char*, const std::string*> gemm_cells[] = {{"m", &r.m},           {"n", &r.n},
-                                                                   {"k", &r.k},           {"time_s", &r.time_s},
-                                                                   {"batch", &r.batch},   {"dtype", &r.dtype}};
+  const std::pair<const char*, const std::string*> gemm_cells[] = {
+      {"m", &r.m}, {"n", &r.n}, {"k", &r.k}, {"time_s", &r.time_s}, {"batch", &r.batch}, {"dtype", &r.dtype}};
   for (const auto& [column, cell] : gemm_cells)
     if (!cell->empty())
       throw InputError(path, at(line, column),
@@ -168,9 +167,9 @@ void CalibrationTable::add(const CalibrationEfficiency& row, const std::string& 
   Figure figure{row.efficiency, "calibration " + source + (field.empty() ? "" : " " + field)};
   auto [it, inserted] = efficiencies_.try_emplace({row.device, row.kernel}, figure);
   if (!inserted)
-    throw InputError(source, field.empty() ? std::string("kernel") : field,
-                     "duplicate efficiency row for " + row.device + " " + row.kernel + " (first: " +
-                         it->second.source + ")");
+    throw InputError(
+        source, field.empty() ? std::string("kernel") : field,
+        "duplicate efficiency row for " + row.device + " " + row.kernel + " (first: " + it->second.source + ")");
 }
 
 const std::vector<CalibrationPoint>& CalibrationTable::points(std::string_view device, std::int64_t batch,
@@ -209,8 +208,8 @@ CalibrationTable CalibrationTable::load_csv(const std::string& path) {
     // ones existed keep their meaning).
     for (const char* required : {"device", "kernel", "m", "n", "k", "time_s"})
       if (!in.has_column(required))
-        throw InputError(path, "header", std::string("missing column \"") + required + "\" (header must be: " +
-                                             kHeader + ")");
+        throw InputError(path, "header",
+                         std::string("missing column \"") + required + "\" (header must be: " + kHeader + ")");
     Row r;
     while (in.read_row(r.device, r.kernel, r.m, r.n, r.k, r.time_s, r.efficiency, r.batch, r.dtype)) {
       const unsigned line = in.get_file_line();
@@ -230,8 +229,8 @@ CalibrationTable CalibrationTable::load_csv(const std::string& path) {
     if (const auto* c = dynamic_cast<const io::error::with_column_name*>(&e); c != nullptr && c->column_name[0] != '\0')
       field += (field.empty() ? "column " : ", column ") + std::string(c->column_name);
     if (field.empty()) field = "header";
-    throw InputError(path, field, std::string("malformed calibration CSV (header must be: ") + kHeader + "): " +
-                                      e.what());
+    throw InputError(path, field,
+                     std::string("malformed calibration CSV (header must be: ") + kHeader + "): " + e.what());
   }
   return table;
 }

@@ -134,7 +134,8 @@ TEST_CASE("malformed calibration CSVs name the file, line and field", "[unit]") 
   SECTION("non-positive size or time") {
     CHECK(load_error("zero_m", "device,kernel,m,n,k,time_s\nh200,gemm,0,1,1,1e-3\n").field() == "line 2, column m");
     CHECK(load_error("neg_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,-1\n").field() == "line 2, column time_s");
-    CHECK(load_error("text_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,1e-3s\n").field() == "line 2, column time_s");
+    CHECK(load_error("text_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,1e-3s\n").field() ==
+          "line 2, column time_s");
     CHECK(load_error("empty_t", "device,kernel,m,n,k,time_s\nh200,gemm,1,1,1,\n").field() == "line 2, column time_s");
   }
   SECTION("kernel that cannot be calibrated") {
@@ -203,8 +204,8 @@ TEST_CASE("calibrated GEMM rows match a kernel's batch and dtype exactly", "[uni
   CHECK(gpu.time_s(batched_gemm(64, 2048, 2048, 128, GemmLayout::NN, DType::Fp32)) == 3e-4);
   // Another batch, another dtype, or a single product: no rows of its own, so the model.
   ShapeAwareGpu model(h100);
-  for (const auto& k : {batched_gemm(32, 2048, 2048, 128), batched_gemm(64, 2048, 2048, 128, GemmLayout::NN, DType::Fp16),
-                        gemm(2048, 2048, 128)}) {
+  for (const auto& k : {batched_gemm(32, 2048, 2048, 128),
+                        batched_gemm(64, 2048, 2048, 128, GemmLayout::NN, DType::Fp16), gemm(2048, 2048, 128)}) {
     auto r = gpu.lookup(k);
     CHECK(r.origin == CalibratedGpu::Origin::Model);
     CHECK(r.time_s == model.time_s(k));
@@ -226,7 +227,8 @@ TEST_CASE("bad efficiency and batched rows name the file, line and column", "[un
     CHECK(e.field() == field);
     CHECK_THAT(e.what(), Catch::Contains(message));
   };
-  check("family", "h200,sofmax,,,,,,,0.5\n", "line 2, column kernel", "unknown kernel 'sofmax' (expected gemm, attention");
+  check("family", "h200,sofmax,,,,,,,0.5\n", "line 2, column kernel",
+        "unknown kernel 'sofmax' (expected gemm, attention");
   check("above_one", "h200,norm,,,,,,,1.5\n", "line 2, column efficiency", "must be a fraction in (0, 1]");
   check("zero", "h200,norm,,,,,,,0\n", "line 2, column efficiency", "must be a fraction in (0, 1]");
   check("text", "h200,norm,,,,,,,fast\n", "line 2, column efficiency", "not a number: 'fast'");
@@ -237,7 +239,8 @@ TEST_CASE("bad efficiency and batched rows name the file, line and column", "[un
   check("gemm_eff", "h200,gemm,1,1,1,1e-3,,,0.5\n", "line 2, column efficiency", "a gemm row gives a measured time_s");
   check("dup", "h200,norm,,,,,,,0.5\n# again\nh200,norm,,,,,,,0.6\n", "line 4",
         "duplicate efficiency row for h200 norm (first: calibration");
-  check("dtype", "h200,gemm,1,1,1,1e-3,,fp8,\n", "line 2, column dtype", "unknown dtype 'fp8' (expected bf16, fp16 or fp32)");
+  check("dtype", "h200,gemm,1,1,1,1e-3,,fp8,\n", "line 2, column dtype",
+        "unknown dtype 'fp8' (expected bf16, fp16 or fp32)");
   check("batch", "h200,gemm,1,1,1,1e-3,0,,\n", "line 2, column batch", "must be a positive integer");
   check("batch_text", "h200,gemm,1,1,1,1e-3,x,,\n", "line 2, column batch", "must be a positive integer (got 'x')");
   check("dup_batched", "h200,gemm,1,1,1,1e-3,4,fp16,\nh200,gemm,1,1,1,2e-3,4,fp16,\n", "line 3",

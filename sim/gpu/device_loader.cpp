@@ -53,22 +53,40 @@ std::string resolve_calibration(const JsonView& v, const std::string& text) {
 }  // namespace
 
 GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
-  if (!parent.has(key)) parent.fail(key, "missing required field: a device name (" + [] {
-    std::string names;
-    for (const auto& n : device_names()) names += (names.empty() ? "" : ", ") + n;
-    return names;
-  }() + ") or an object {\"device\": ...}");
+  if (!parent.has(key))
+    parent.fail(
+        key, "missing required field: a device name (" + [] {
+          std::string names;
+          for (const auto& n : device_names()) names += (names.empty() ? "" : ", ") + n;
+          return names;
+        }() + ") or an object {\"device\": ...}");
   GpuChoice choice;
   if (parent.json().at(key).is_string()) {
     choice.device = require_device(parent.string(key), parent.source(), parent.field(key));
     return choice;
   }
   auto v = parent.object(key);
-  v.check_keys({"device", "calibration", "sources", "peak_bf16_flops", "peak_fp16_flops", "peak_fp32_flops",
-                "peak_fp32_gemm_flops", "hbm_bandwidth_Bps", "hbm_capacity_bytes", "compute_units",
-                "gemm_achievable_fraction", "attention_efficiency", "memory_efficiency", "norm_efficiency",
-                "softmax_efficiency", "dropout_efficiency", "activation_efficiency", "optimizer_efficiency",
-                "kernel_launch_s", "layout_nt_factor", "layout_tn_factor"});
+  v.check_keys({"device",
+                "calibration",
+                "sources",
+                "peak_bf16_flops",
+                "peak_fp16_flops",
+                "peak_fp32_flops",
+                "peak_fp32_gemm_flops",
+                "hbm_bandwidth_Bps",
+                "hbm_capacity_bytes",
+                "compute_units",
+                "gemm_achievable_fraction",
+                "attention_efficiency",
+                "memory_efficiency",
+                "norm_efficiency",
+                "softmax_efficiency",
+                "dropout_efficiency",
+                "activation_efficiency",
+                "optimizer_efficiency",
+                "kernel_launch_s",
+                "layout_nt_factor",
+                "layout_tn_factor"});
   choice.device = require_device(v.string("device"), v.source(), v.field("device"));
   for (const auto& o : kOverridableFigures) {
     if (!v.has(o.key)) continue;

@@ -29,7 +29,7 @@ class CalibrationTable;
 
 struct GpuChoice {
   DeviceSpec device;
-  std::string calibration_csv;  ///< resolved path; empty: none
+  std::string calibration_csv;                          ///< resolved path; empty: none
   std::shared_ptr<const CalibrationTable> calibration;  ///< its rows, read once when the machine loads
 };
 

@@ -83,8 +83,8 @@ TEST_CASE("a machine file overrides a memory family's efficiency and the dtype p
     auto c = load(text.c_str());
     int overridden = 0;
     for (const Figure* f : {&c.device.peak_fp16_flops, &c.device.peak_fp32_gemm_flops, &c.device.norm_efficiency,
-                            &c.device.softmax_efficiency, &c.device.dropout_efficiency,
-                            &c.device.activation_efficiency, &c.device.optimizer_efficiency})
+                            &c.device.softmax_efficiency, &c.device.dropout_efficiency, &c.device.activation_efficiency,
+                            &c.device.optimizer_efficiency})
       overridden += f->value == 0.25 && f->source.find(key) != std::string::npos;
     CHECK(overridden == 1);
   }

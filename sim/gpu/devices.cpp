@@ -56,7 +56,8 @@ constexpr FamilyEstimate kFamilyEstimates[] = {
      "of uneven size; tails and launch gaps keep it below plain streaming",
      "; lower on MI250X: apex's multi-tensor apply is a HIP port of the CUDA kernel"},
 };
-static_assert(std::size(kFamilyEstimates) == static_cast<std::size_t>(kMemoryFamilies), "one estimate per memory family");
+static_assert(std::size(kFamilyEstimates) == static_cast<std::size_t>(kMemoryFamilies),
+              "one estimate per memory family");
 
 void set_family_estimates(DeviceSpec& d, Vendor vendor) {
   for (const auto& e : kFamilyEstimates) {
@@ -98,8 +99,9 @@ DeviceSpec nvidia_h100_common(std::string name, std::string description) {
   d.name = std::move(name);
   d.description = std::move(description);
   d.peak_bf16_flops = {989e12, "[H2][H5] H100 SXM dense bf16 (docs/sources.md 2.5)"};
-  d.peak_fp16_flops = {989e12, "[H2][H5] H100 SXM dense fp16 tensor peak, equal to bf16 (docs/sources.md "
-                               "2.5)"};
+  d.peak_fp16_flops = {989e12,
+                       "[H2][H5] H100 SXM dense fp16 tensor peak, equal to bf16 (docs/sources.md "
+                       "2.5)"};
   d.peak_fp32_flops = {67e12, est("H100 SXM datasheet vector fp32 (~67 TF), not in docs/sources.md")};
   d.peak_fp32_gemm_flops = {67e12, est("H100 SXM datasheet vector fp32 (67 TF; the GH200 and H200 datasheets list "
                                        "the same), not in docs/sources.md: without TF32 (PyTorch's matmul "
@@ -119,8 +121,9 @@ DeviceSpec a100_common(std::string name, std::string description) {
   d.name = std::move(name);
   d.description = std::move(description);
   d.peak_bf16_flops = {312e12, "[H1][H5] A100 SXM4 dense bf16 (docs/sources.md 2.2, 2.5)"};
-  d.peak_fp16_flops = {312e12, "[H1][H5] A100 SXM4 dense fp16 tensor peak, equal to bf16 (docs/sources.md "
-                               "2.2, 2.5)"};
+  d.peak_fp16_flops = {312e12,
+                       "[H1][H5] A100 SXM4 dense fp16 tensor peak, equal to bf16 (docs/sources.md "
+                       "2.2, 2.5)"};
   d.peak_fp32_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in docs/sources.md")};
   d.peak_fp32_gemm_flops = {19.5e12, est("A100 datasheet vector fp32 (19.5 TF), not in docs/sources.md: without "
                                          "TF32 (PyTorch's matmul default since 1.12) cuBLAS runs fp32 GEMMs on the "
@@ -145,10 +148,12 @@ std::vector<DeviceSpec> build_table() {
     DeviceSpec d;
     d.name = "mi250x-gcd";
     d.description = "AMD Instinct MI250X, one GCD (half a module), 64 GB HBM2e";
-    d.peak_bf16_flops = {191.5e12, "[H6][H7] 383 TF per MI250X / 2 GCDs = 1024 flop/clk/CU x 110 CU x 1.7 GHz "
-                                   "(docs/sources.md 2.1)"};
-    d.peak_fp16_flops = {191.5e12, "[H6][H7] 383 TF FP16/BF16 matrix per MI250X / 2 GCDs: fp16 and bf16 both "
-                                   "1024 flop/clk/CU (docs/sources.md 2.1)"};
+    d.peak_bf16_flops = {191.5e12,
+                         "[H6][H7] 383 TF per MI250X / 2 GCDs = 1024 flop/clk/CU x 110 CU x 1.7 GHz "
+                         "(docs/sources.md 2.1)"};
+    d.peak_fp16_flops = {191.5e12,
+                         "[H6][H7] 383 TF FP16/BF16 matrix per MI250X / 2 GCDs: fp16 and bf16 both "
+                         "1024 flop/clk/CU (docs/sources.md 2.1)"};
     d.peak_fp32_flops = {23.95e12, est("AMD lists vector fp32 equal to vector fp64, and [F1] gives 23.9 TF fp64 "
                                        "vector per GCD; packed-fp32 (2x) not modelled")};
     d.peak_fp32_gemm_flops = {47.85e12, est("MI250X datasheet FP32 matrix 95.7 TF per module / 2 GCDs, not in "

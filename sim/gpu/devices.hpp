@@ -47,11 +47,11 @@ struct Figure {
 /// One device as the shape-aware model sees it. Units in the names: flop/s, bytes/s, bytes, Hz, seconds.
 /// For MI250X one device is one GCD (what ROCm and Slurm call a GPU).
 struct DeviceSpec {
-  std::string name;         ///< key used by find_device, e.g. "mi250x-gcd"
-  std::string description;  ///< human-readable part name
-  Figure peak_bf16_flops;   ///< dense bf16 tensor/matrix-core peak
-  Figure peak_fp16_flops;   ///< dense fp16 tensor/matrix-core peak
-  Figure peak_fp32_flops;   ///< vector fp32 peak (bounds streaming kernels that do arithmetic)
+  std::string name;             ///< key used by find_device, e.g. "mi250x-gcd"
+  std::string description;      ///< human-readable part name
+  Figure peak_bf16_flops;       ///< dense bf16 tensor/matrix-core peak
+  Figure peak_fp16_flops;       ///< dense fp16 tensor/matrix-core peak
+  Figure peak_fp32_flops;       ///< vector fp32 peak (bounds streaming kernels that do arithmetic)
   Figure peak_fp32_gemm_flops;  ///< peak of an fp32 GEMM as PyTorch runs it by default (no TF32)
   Figure hbm_bandwidth_Bps;
   Figure hbm_capacity_bytes;
@@ -69,7 +69,7 @@ struct DeviceSpec {
   Figure dropout_efficiency;
   Figure activation_efficiency;
   Figure optimizer_efficiency;
-  Figure kernel_launch_s;       ///< fixed cost per kernel
+  Figure kernel_launch_s;  ///< fixed cost per kernel
   /// GEMM time multipliers of the NT and TN operand layouts relative to NN (see shape_aware_gpu.hpp).
   Figure layout_nt_factor;
   Figure layout_tn_factor;

@@ -12,12 +12,14 @@ using namespace exasim::gpu;
 
 namespace {
 std::vector<const Figure*> figures(const DeviceSpec& d) {
-  return {&d.peak_bf16_flops,       &d.peak_fp16_flops,     &d.peak_fp32_flops,          &d.peak_fp32_gemm_flops,
-          &d.hbm_bandwidth_Bps,     &d.hbm_capacity_bytes,  &d.compute_units,            &d.clock_hz,
-          &d.gemm_achievable_fraction, &d.attention_efficiency, &d.memory_efficiency,  &d.norm_efficiency,
-          &d.softmax_efficiency,    &d.dropout_efficiency,  &d.activation_efficiency,    &d.optimizer_efficiency,
-          &d.kernel_launch_s,       &d.layout_nt_factor,    &d.layout_tn_factor,         &d.gemm_tile_m,
-          &d.gemm_tile_n,           &d.gemm_k_overhead};
+  return {&d.peak_bf16_flops,      &d.peak_fp16_flops,    &d.peak_fp32_flops,
+          &d.peak_fp32_gemm_flops, &d.hbm_bandwidth_Bps,  &d.hbm_capacity_bytes,
+          &d.compute_units,        &d.clock_hz,           &d.gemm_achievable_fraction,
+          &d.attention_efficiency, &d.memory_efficiency,  &d.norm_efficiency,
+          &d.softmax_efficiency,   &d.dropout_efficiency, &d.activation_efficiency,
+          &d.optimizer_efficiency, &d.kernel_launch_s,    &d.layout_nt_factor,
+          &d.layout_tn_factor,     &d.gemm_tile_m,        &d.gemm_tile_n,
+          &d.gemm_k_overhead};
 }
 }  // namespace
 
@@ -45,7 +47,9 @@ TEST_CASE("every device figure is positive and says where it came from", "[unit]
     CHECK(d.memory_efficiency.value <= 1);
     // Peak = CUs x flop/clk/CU x clock must hold to within rounding for the clocks and CU counts given.
     double per_clock = d.peak_bf16_flops.value / (d.compute_units.value * d.clock_hz.value);
-    CHECK(per_clock == Approx(d.name == "mi250x-gcd" ? 1024 : d.name.rfind("a100", 0) == 0 ? 2048 : 4096)
+    CHECK(per_clock == Approx(d.name == "mi250x-gcd"         ? 1024
+                              : d.name.rfind("a100", 0) == 0 ? 2048
+                                                             : 4096)
                            .epsilon(0.01));
   }
 }

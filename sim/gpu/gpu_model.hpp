@@ -31,9 +31,9 @@ struct GpuSpec {
   double gemm_efficiency = 1;       ///< sustained fraction of peak on large GEMMs (microbenchmark)
   double attention_efficiency = 1;  ///< sustained fraction of peak of flash attention
   double hbm_bandwidth_Bps = 0;
-  double memory_efficiency = 1;     ///< sustained fraction of HBM bandwidth of streaming (elementwise) kernels
+  double memory_efficiency = 1;  ///< sustained fraction of HBM bandwidth of streaming (elementwise) kernels
   double hbm_capacity_bytes = 0;
-  double kernel_launch_s = 0;       ///< fixed cost per kernel
+  double kernel_launch_s = 0;  ///< fixed cost per kernel
 };
 
 /// Reads a GPU object ("gpu" in a machine file); every field validated.

@@ -63,9 +63,9 @@ struct Kernel {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  std::int64_t batch = 1;              ///< GEMM only: independent products in one launch (batched GEMM)
-  GemmLayout layout = GemmLayout::NN;  ///< GEMM only: operand layout the framework runs it in
-  DType dtype = DType::Bf16;           ///< GEMM and attention: the math type (selects the device's peak)
+  std::int64_t batch = 1;                           ///< GEMM only: independent products in one launch (batched GEMM)
+  GemmLayout layout = GemmLayout::NN;               ///< GEMM only: operand layout the framework runs it in
+  DType dtype = DType::Bf16;                        ///< GEMM and attention: the math type (selects the device's peak)
   MemoryFamily family = MemoryFamily::Elementwise;  ///< MemoryBound only
 };
 

@@ -57,7 +57,7 @@ struct GemmEstimate {
   std::int64_t waves = 0;
   double compute_s = 0;  ///< quantized compute time, layout factor included
   double memory_s = 0;
-  double time_s = 0;     ///< max(compute_s, memory_s) + launch
+  double time_s = 0;  ///< max(compute_s, memory_s) + launch
   [[nodiscard]] bool memory_bound() const { return memory_s > compute_s; }
 };
 

@@ -85,8 +85,8 @@ TEST_CASE("flash attention uses each device's attention efficiency", "[unit]") {
   for (const auto& d : devices()) {
     INFO(d.name);
     ShapeAwareGpu gpu(d);
-    CHECK(gpu.time_s(attn) == Approx(1e13 / (d.peak_bf16_flops.value * d.attention_efficiency.value) +
-                                     d.kernel_launch_s.value));
+    CHECK(gpu.time_s(attn) ==
+          Approx(1e13 / (d.peak_bf16_flops.value * d.attention_efficiency.value) + d.kernel_launch_s.value));
   }
 }
 
@@ -176,7 +176,8 @@ TEST_CASE("each memory-bound family streams at its own efficiency", "[unit]") {
   }
   // Give every family a different efficiency: each kernel must pick its own.
   DeviceSpec d = *find_device("h200");
-  for (int f = 0; f < kMemoryFamilies; ++f) (d.*DeviceSpec::efficiency_figure(static_cast<MemoryFamily>(f))).value = 0.1 * (f + 1);
+  for (int f = 0; f < kMemoryFamilies; ++f)
+    (d.*DeviceSpec::efficiency_figure(static_cast<MemoryFamily>(f))).value = 0.1 * (f + 1);
   ShapeAwareGpu gpu(d);
   for (int f = 0; f < kMemoryFamilies; ++f) {
     INFO(to_string(static_cast<MemoryFamily>(f)));

@@ -25,6 +25,6 @@ struct KernelClassTime {
 /// Seconds per kernel class (classes with no kernel left out), in a fixed order; `kernel_time_s` is
 /// indexed like plan.kernels (runtime::Job::kernel_time_s).
 [[nodiscard]] std::vector<KernelClassTime> compute_by_kernel(const schedule::Plan& plan,
-                                                           const std::vector<double>& kernel_time_s);
+                                                             const std::vector<double>& kernel_time_s);
 
 }  // namespace exasim::report

@@ -41,8 +41,8 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << ", global batch " << s.global_batch << "\n"
       << "  " << s.dtype << ", " << s.attention << " attention, dropout " << s.dropout << ", recompute " << s.recompute
       << "\n"
-      << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement
-      << ", collectives " << s.collectives << "\n\n"
+      << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement << ", collectives "
+      << s.collectives << "\n\n"
       << "  iteration time   " << fixed(t, 4) << " s\n"
       << "  throughput       " << fixed(s.tflops_per_gpu, 1) << " TFLOP/s per GPU, " << fixed(s.percent_of_peak, 1)
       << "% of the " << fixed(s.peak_tflops_per_gpu, 1) << " TFLOP/s peak; " << fixed(s.total_pflops, 2)

@@ -20,7 +20,7 @@ using schedule::Rank;
 
 struct Job {
   const schedule::Plan* plan = nullptr;
-  std::vector<double> kernel_time_s;    ///< per Plan::kernels entry, from the GPU model
+  std::vector<double> kernel_time_s;       ///< per Plan::kernels entry, from the GPU model
   std::vector<std::uint32_t> gpu_of_rank;  ///< placement; empty means rank r on GPU r
   double collective_step_overhead_s = 0;   ///< software cost of one collective step, added to link latencies
   collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;  ///< resolved per collective
@@ -57,7 +57,7 @@ struct RankTimes {
 
 struct RunResult {
   std::string backend;
-  double iteration_s = 0;             ///< the slowest rank's finish time
+  double iteration_s = 0;  ///< the slowest rank's finish time
   std::vector<RankTimes> ranks;
   std::vector<double> rank0_wire_bytes;          ///< per dimension, bytes rank 0 put on the wire
   std::vector<std::uint64_t> rank0_collectives;  ///< per dimension

@@ -32,11 +32,11 @@ struct MachineSpec {
   std::string name;
   std::string source;  ///< file it came from
   gpu::GpuChoice gpu_choice;
-  gpu::GpuSpec gpu;    ///< roofline view of gpu_choice.device (peak figures for reports)
+  gpu::GpuSpec gpu;  ///< roofline view of gpu_choice.device (peak figures for reports)
   topo::NodeSpec node;
-  nlohmann::json network;       ///< the "network" object, validated by the topology builder
-  std::string network_source;   ///< file the network object came from
-  std::string network_path;     ///< its dotted path there ("machine.network" or "network")
+  nlohmann::json network;                 ///< the "network" object, validated by the topology builder
+  std::string network_source;             ///< file the network object came from
+  std::string network_path;               ///< its dotted path there ("machine.network" or "network")
   double collective_step_overhead_s = 0;  ///< software cost per ring step (NCCL/RCCL kernel, proxy)
 
   [[nodiscard]] std::string topology_kind() const { return network.value("topology", std::string{}); }

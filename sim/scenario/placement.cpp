@@ -67,13 +67,16 @@ std::vector<std::uint32_t> read_placement_file(const PlacementSpec& spec, const 
     if (ec != std::errc() || end != text.data() + text.size())
       throw InputError(spec.file, field, "expected one GPU id (a non-negative integer), got '" + text + "'");
     if (id >= t.gpu_count())
-      throw InputError(spec.file, field, "GPU " + text + " does not exist: the machine has GPUs 0-" + std::to_string(t.gpu_count() - 1));
+      throw InputError(spec.file, field,
+                       "GPU " + text + " does not exist: the machine has GPUs 0-" + std::to_string(t.gpu_count() - 1));
     if (used[id]) throw InputError(spec.file, field, "GPU " + text + " is given to two ranks");
     used[id] = true;
     gpu.push_back(static_cast<std::uint32_t>(id));
   }
   if (gpu.size() != ranks)
-    throw InputError(spec.file, "placement.file", "lists " + std::to_string(gpu.size()) + " GPUs, the scenario has " + std::to_string(ranks) + " ranks");
+    throw InputError(
+        spec.file, "placement.file",
+        "lists " + std::to_string(gpu.size()) + " GPUs, the scenario has " + std::to_string(ranks) + " ranks");
   return gpu;
 }
 
@@ -94,11 +97,13 @@ PlacementSpec load_placement(const JsonView& parent, std::uint64_t default_seed)
   spec.seed = default_seed;
   spec.source = parent.source();
   if (!parent.has("placement")) return spec;
-  const auto choices = {std::string_view("packed"), std::string_view("spread"), std::string_view("random"), std::string_view("file")};
+  const auto choices = {std::string_view("packed"), std::string_view("spread"), std::string_view("random"),
+                        std::string_view("file")};
   std::string policy;
   if (parent.json().at("placement").is_string()) {
     policy = parent.choice("placement", choices);
-    if (policy == "file") parent.fail("placement", "the file policy needs an object: {\"policy\": \"file\", \"file\": PATH}");
+    if (policy == "file")
+      parent.fail("placement", "the file policy needs an object: {\"policy\": \"file\", \"file\": PATH}");
   } else {
     auto v = parent.object("placement");
     v.check_keys({"policy", "seed", "file"});
@@ -115,16 +120,18 @@ PlacementSpec load_placement(const JsonView& parent, std::uint64_t default_seed)
       v.fail("file", "only the file policy reads a file");
     }
   }
-  spec.policy = policy == "spread" ? PlacementPolicy::Spread
-              : policy == "random" ? PlacementPolicy::Random
-              : policy == "file"   ? PlacementPolicy::File
-                                   : PlacementPolicy::Packed;
+  spec.policy = policy == "spread"   ? PlacementPolicy::Spread
+                : policy == "random" ? PlacementPolicy::Random
+                : policy == "file"   ? PlacementPolicy::File
+                                     : PlacementPolicy::Packed;
   return spec;
 }
 
 std::vector<std::uint32_t> place_ranks(const PlacementSpec& spec, const topo::Topology& t, std::uint32_t ranks) {
   if (ranks > t.gpu_count())
-    throw InputError(spec.source, "gpus", std::to_string(ranks) + " ranks do not fit on the machine's " + std::to_string(t.gpu_count()) + " GPUs");
+    throw InputError(
+        spec.source, "gpus",
+        std::to_string(ranks) + " ranks do not fit on the machine's " + std::to_string(t.gpu_count()) + " GPUs");
   const std::uint32_t per_node = t.gpus_per_node();
   const std::uint32_t needed = (ranks + per_node - 1) / per_node;
   switch (spec.policy) {

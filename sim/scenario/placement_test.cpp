@@ -1,7 +1,7 @@
+#include "sim/scenario/placement.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 #include "sim/scenario/machine.hpp"
-#include "sim/scenario/placement.hpp"
 #include "sim/scenario/prepared_job.hpp"
 
 #include <catch2/catch.hpp>
@@ -85,17 +85,21 @@ TEST_CASE("placement files give each rank a GPU and are checked", "[unit]") {
   CHECK(gpus == std::vector<std::uint32_t>{63, 0, 17, 5});
 
   auto dup = write("exasim_place_dup.txt", "1\n1\n");
-  CHECK_THROWS_WITH(place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + dup + R"("}})"), *f.topology, 2),
-                    Catch::Contains("line 2") && Catch::Contains("two ranks"));
+  CHECK_THROWS_WITH(
+      place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + dup + R"("}})"), *f.topology, 2),
+      Catch::Contains("line 2") && Catch::Contains("two ranks"));
   auto big = write("exasim_place_big.txt", "1\n64\n");
-  CHECK_THROWS_WITH(place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + big + R"("}})"), *f.topology, 2),
-                    Catch::Contains("GPUs 0-63"));
-  CHECK_THROWS_WITH(place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + good + R"("}})"), *f.topology, 3),
-                    Catch::Contains("lists 4 GPUs") && Catch::Contains("3 ranks"));
+  CHECK_THROWS_WITH(
+      place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + big + R"("}})"), *f.topology, 2),
+      Catch::Contains("GPUs 0-63"));
+  CHECK_THROWS_WITH(
+      place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + good + R"("}})"), *f.topology, 3),
+      Catch::Contains("lists 4 GPUs") && Catch::Contains("3 ranks"));
 }
 
 TEST_CASE("bad placement entries name the field", "[unit]") {
-  CHECK_THROWS_WITH(spec_of(R"({"placement": "scattered"})"), Catch::Contains("placement") && Catch::Contains("spread"));
+  CHECK_THROWS_WITH(spec_of(R"({"placement": "scattered"})"),
+                    Catch::Contains("placement") && Catch::Contains("spread"));
   CHECK_THROWS_WITH(spec_of(R"({"placement": {"policy": "file"}})"), Catch::Contains("placement.file"));
   CHECK_THROWS_WITH(spec_of(R"({"placement": {"policy": "file", "file": "/no/such/file"}})"),
                     Catch::Contains("no such file"));

@@ -82,7 +82,8 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   training.check_keys({"global_batch", "recompute", "attention", "dropout", "dtype", "dp_grad_dtype"});
   s.training.global_batch = training.integer("global_batch", 1, std::int64_t{1} << 40);
   // choice() has checked the names, so the parses cannot fail.
-  s.training.recompute = *schedule::parse_recompute(training.choice("recompute", {"full", "selective", "none"}, "full"));
+  s.training.recompute =
+      *schedule::parse_recompute(training.choice("recompute", {"full", "selective", "none"}, "full"));
   s.training.attention = *schedule::parse_attention(training.choice("attention", {"flash", "standard"}, "flash"));
   s.training.dropout = training.number_or("dropout", 0.1, 0, 0.95, /*min_exclusive=*/false);
   s.training.dtype = *gpu::parse_dtype(training.choice("dtype", {"bf16", "fp16", "fp32"}, "bf16"));
@@ -99,8 +100,8 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
     auto collectives = root.object("collectives");
     collectives.check_keys({"algorithm"});
     // choice() has checked the name, so the parse cannot fail.
-    s.collective_algorithm =
-        *collectives::parse_algorithm(collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto"}, "ring"));
+    s.collective_algorithm = *collectives::parse_algorithm(
+        collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto"}, "ring"));
   }
 
   auto parallel = root.object("parallel");
@@ -113,9 +114,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   return s;
 }
 
-schedule::MemoryEstimate memory_per_gpu(const Scenario& s) {
-  return scheme_of(s).memory_per_gpu(s);
-}
+schedule::MemoryEstimate memory_per_gpu(const Scenario& s) { return scheme_of(s).memory_per_gpu(s); }
 
 void check_memory_fits(const Scenario& s) {
   const auto m = memory_per_gpu(s);

@@ -24,8 +24,8 @@ namespace exasim::scenario {
 
 struct Scenario {
   std::string name;
-  std::string source;         ///< scenario file
-  nlohmann::json resolved;    ///< presets inlined, overrides applied: what was simulated
+  std::string source;       ///< scenario file
+  nlohmann::json resolved;  ///< presets inlined, overrides applied: what was simulated
   MachineSpec machine;
   schedule::ModelSpec model;
   std::uint32_t gpus = 0;

@@ -1,5 +1,5 @@
-#include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -39,7 +39,8 @@ TEST_CASE("a --set override creates a missing optional section and still rejects
                     Catch::Contains("colectives") && Catch::Contains("collectives"));
   CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"collectives.algorithm=star"}),
                     Catch::Contains("collectives.algorithm") && Catch::Contains("ring, tree, hierarchical, auto"));
-  CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"gpus.count=3"}), Catch::Contains("'gpus' is not an object"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"gpus.count=3"}),
+                    Catch::Contains("'gpus' is not an object"));
 }
 
 TEST_CASE("errors in a preset's fields name the preset file", "[unit]") {
@@ -128,11 +129,11 @@ TEST_CASE("a missing relative file is an InputError naming the folders tried", "
                  Catch::Contains("topologies/presets/my-machine.json)"));
 
   dir.write("my-machine.json", kMyMachine);  // its cal.csv is missing
-  CHECK_THAT(error_of(scenario),
-             Catch::Contains((dir.path / "my-machine.json").string() + ": machine.gpu.calibration") &&
-                 Catch::Contains("no such file 'cal.csv' (tried " + (dir.path / "cal.csv").string() +
-                                 ", ./cal.csv, ") &&
-                 Catch::Contains("/cal.csv)"));
+  CHECK_THAT(
+      error_of(scenario),
+      Catch::Contains((dir.path / "my-machine.json").string() + ": machine.gpu.calibration") &&
+          Catch::Contains("no such file 'cal.csv' (tried " + (dir.path / "cal.csv").string() + ", ./cal.csv, ") &&
+          Catch::Contains("/cal.csv)"));
 
   dir.write("cal.csv", "device,kernel,m,n,k,time_s\na100-40gb,gemm,4096,4096,4096,0.5\n");
   doc["placement"] = {{"policy", "file"}, {"file", "ranks.txt"}};

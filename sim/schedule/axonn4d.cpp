@@ -1,7 +1,7 @@
 #include "sim/schedule/axonn4d.hpp"
 
-#include "sim/schedule/stream_builder.hpp"
 #include "sim/schedule/internal/layer_kernels.hpp"
+#include "sim/schedule/stream_builder.hpp"
 
 #include <stdexcept>
 
@@ -19,15 +19,15 @@ struct Linear {
 
 /// Everything a builder needs, derived once.
 struct Shape {
-  double tokens;        ///< b * S on this GPU
+  double tokens;  ///< b * S on this GPU
   std::int64_t b;
   std::int64_t tokens_i;
   std::int64_t H, S, V, L;
   LayerWidths w;  ///< the layer's tensor widths before the x/y splits
   std::uint32_t gx, gy, gz, gdata;
-  double e;                  ///< bytes per activation / weight element (dtype)
-  double layer_params;       ///< weights of one layer (ModelSpec::layer_params)
-  double embedding_params;   ///< vocabulary matrices (one tied, or embedding + LM head)
+  double e;                 ///< bytes per activation / weight element (dtype)
+  double layer_params;      ///< weights of one layer (ModelSpec::layer_params)
+  double embedding_params;  ///< vocabulary matrices (one tied, or embedding + LM head)
 };
 
 class Axonn4DBuilder {
@@ -186,7 +186,7 @@ class Axonn4DBuilder {
 
   void backward_pass() {
     std::vector<Handle> dp_handles;
-    std::vector<Handle> pending_rs;   // reduce-scatters of the layer whose DP all-reduce is next
+    std::vector<Handle> pending_rs;  // reduce-scatters of the layer whose DP all-reduce is next
     std::int64_t pending_layer = -1;
     for (std::int64_t layer = s_.L - 1; layer >= 0; --layer) {
       if (training_.full_recompute()) {
@@ -216,7 +216,8 @@ class Axonn4DBuilder {
                                       embedding_grad_bytes(training_.dp_grad_bytes)));
       for (Handle h : dp_handles) out_.wait(h);
     } else {
-      double total = static_cast<double>(s_.L) * layer_grad_shard_bytes() + embedding_grad_bytes(training_.dp_grad_bytes);
+      double total =
+          static_cast<double>(s_.L) * layer_grad_shard_bytes() + embedding_grad_bytes(training_.dp_grad_bytes);
       out_.collective("grads.data_all_reduce", CollKind::AllReduce, kDimData, total);
     }
   }
@@ -228,8 +229,8 @@ class Axonn4DBuilder {
 
   void optimizer() {
     out_.set_phase(Phase::Optimizer);
-    const double local_params = static_cast<double>(s_.L) * s_.layer_params / (s_.gx * s_.gy * s_.gz) +
-                                s_.embedding_params / (s_.gx * s_.gy);
+    const double local_params =
+        static_cast<double>(s_.L) * s_.layer_params / (s_.gx * s_.gy * s_.gz) + s_.embedding_params / (s_.gx * s_.gy);
     out_.compute("optimizer.adam", k_.optimizer_step(local_params, training_.dp_grad_bytes));
   }
 

@@ -54,9 +54,9 @@ const ModelSpec kModel{"t", 4, 1024, 16, 512, 4096};
 
 TEST_CASE("4D wire bytes per dimension equal the closed forms of docs/axonn.md", "[unit]") {
   const OverlapSpec all_on{true, true, true, false}, all_off{false, false, false, false};
-  for (auto g : {Axonn4DConfig{2, 2, 2, 2}, Axonn4DConfig{1, 4, 2, 2}, Axonn4DConfig{4, 1, 2, 2},
-                 Axonn4DConfig{2, 2, 1, 4}, Axonn4DConfig{2, 4, 4, 1}, Axonn4DConfig{8, 2, 1, 1},
-                 Axonn4DConfig{1, 1, 1, 16}}) {
+  for (auto g :
+       {Axonn4DConfig{2, 2, 2, 2}, Axonn4DConfig{1, 4, 2, 2}, Axonn4DConfig{4, 1, 2, 2}, Axonn4DConfig{2, 2, 1, 4},
+        Axonn4DConfig{2, 4, 4, 1}, Axonn4DConfig{8, 2, 1, 1}, Axonn4DConfig{1, 1, 1, 16}}) {
     for (bool recompute : {true, false}) {
       check_against_closed_form(kModel, g, 32, recompute, all_on);
       check_against_closed_form(kModel, g, 32, recompute, all_off);
@@ -108,7 +108,8 @@ TEST_CASE("per-GPU GEMM flops add up to the model's linear-layer flops", "[unit]
   // 24*B*S*L*H^2 forward+backward linear flops of the whole model, shared by gx*gy*gz*gdata GPUs... but x
   // and y split each GEMM while z and data split the batch: per GPU 3 * 2 * b*S*12H^2/(gx*gy).
   const double b = 32.0 / (g.gdata * g.gz);
-  const double expected = kModel.layers * 3 * 2 * b * kModel.seq_len * 12.0 * kModel.hidden * kModel.hidden / (g.gx * g.gy);
+  const double expected =
+      kModel.layers * 3 * 2 * b * kModel.seq_len * 12.0 * kModel.hidden * kModel.hidden / (g.gx * g.gy);
   CHECK(gemm_flops == Approx(expected));
 }
 

@@ -27,9 +27,7 @@ class ProcessGrid {
   [[nodiscard]] const std::vector<GridDim>& dims() const { return dims_; }
   [[nodiscard]] const GridDim& dim(std::size_t d) const { return dims_[d]; }
 
-  [[nodiscard]] std::uint32_t coord(Rank rank, std::size_t d) const {
-    return (rank / dims_[d].stride) % dims_[d].size;
-  }
+  [[nodiscard]] std::uint32_t coord(Rank rank, std::size_t d) const { return (rank / dims_[d].stride) % dims_[d].size; }
   /// Member `k` (0-based, in coordinate order) of `rank`'s group along dimension d.
   [[nodiscard]] Rank group_member(Rank rank, std::size_t d, std::uint32_t k) const {
     return rank - coord(rank, d) * dims_[d].stride + k * dims_[d].stride;

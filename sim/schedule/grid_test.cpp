@@ -13,7 +13,7 @@ TEST_CASE("4D rank layout: x fastest, then y, z, data", "[unit]") {
   CHECK(g.coord(r, 1) == 2);
   CHECK(g.coord(r, 2) == 1);
   CHECK(g.coord(r, 3) == 3);
-  CHECK(g.group_member(r, 1, 0) == r - 2 * 2);  // y stride is gx
+  CHECK(g.group_member(r, 1, 0) == r - 2 * 2);   // y stride is gx
   CHECK(g.group_member(r, 3, 0) == r - 3 * 12);  // data stride is gx*gy*gz
   // Group ids are dense and shared exactly by the members of a group.
   for (std::size_t d = 0; d < 4; ++d) {

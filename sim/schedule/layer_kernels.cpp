@@ -59,7 +59,7 @@ std::vector<NamedKernel> LayerKernels::attention_forward(const AttentionSlice& a
     gpu::Kernel k;
     k.kind = gpu::KernelKind::FlashAttention;
     k.dtype = dtype();
-    k.flops = 2 * b * s * s * q_width;                 // 4 b s^2 h for QK^T and PV, halved by the causal mask
+    k.flops = 2 * b * s * s * q_width;                    // 4 b s^2 h for QK^T and PV, halved by the causal mask
     k.bytes = e_ * b * s * (2 * q_width + 2 * kv_width);  // Q and O at the query width, K and V at kv width
     return {{"", k}};
   }
@@ -87,12 +87,12 @@ std::vector<NamedKernel> LayerKernels::attention_backward(const AttentionSlice& 
     return gpu::batched_gemm(batch, m, n, k, gpu::GemmLayout::NN, dtype());
   };
   std::vector<NamedKernel> ks;
-  ks.push_back({".dv_bmm", bmm(a.seq, a.head_dim, a.seq)});   // P^T dO
-  ks.push_back({".dp_bmm", bmm(a.seq, a.seq, a.head_dim)});   // dO V^T
+  ks.push_back({".dv_bmm", bmm(a.seq, a.head_dim, a.seq)});  // P^T dO
+  ks.push_back({".dp_bmm", bmm(a.seq, a.seq, a.head_dim)});  // dO V^T
   if (dropout()) ks.push_back({".dropout", dropout_backward(probabilities)});
   ks.push_back({".softmax", gpu::memory_kernel(MemoryFamily::Softmax, 3 * e_ * probabilities)});
-  ks.push_back({".dq_bmm", bmm(a.seq, a.head_dim, a.seq)});   // dS K
-  ks.push_back({".dk_bmm", bmm(a.seq, a.head_dim, a.seq)});   // dS^T Q
+  ks.push_back({".dq_bmm", bmm(a.seq, a.head_dim, a.seq)});  // dS K
+  ks.push_back({".dk_bmm", bmm(a.seq, a.head_dim, a.seq)});  // dS^T Q
   return ks;
 }
 

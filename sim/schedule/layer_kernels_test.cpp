@@ -1,6 +1,6 @@
+#include "sim/schedule/internal/layer_kernels.hpp"
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/flops.hpp"
-#include "sim/schedule/internal/layer_kernels.hpp"
 #include "sim/schedule/megatron.hpp"
 
 #include <catch2/catch.hpp>
@@ -202,8 +202,7 @@ TEST_CASE("the plan's GEMM flops add up to the per-term flop count for any shape
   }
 }
 
-TEST_CASE("selective recomputation repeats only the attention core, and its flops join the hardware count",
-          "[unit]") {
+TEST_CASE("selective recomputation repeats only the attention core, and its flops join the hardware count", "[unit]") {
   const ModelSpec m = gpt();
   MegatronConfig c;
   c.tp = 2;
@@ -244,8 +243,7 @@ TEST_CASE("dtype sets collective and pipeline bytes: fp32 doubles what bf16 send
   CHECK(f[kMegDimTp] > 1.9 * b[kMegDimTp]);
 }
 
-TEST_CASE("scatter-gather: a TP rank sends 1/tp of each pipeline tensor and all-gathers what it receives",
-          "[unit]") {
+TEST_CASE("scatter-gather: a TP rank sends 1/tp of each pipeline tensor and all-gathers what it receives", "[unit]") {
   MegatronConfig c;
   c.tp = 4;
   c.pp = 2;

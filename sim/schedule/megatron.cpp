@@ -1,8 +1,8 @@
 #include "sim/schedule/megatron.hpp"
 
+#include "sim/schedule/internal/layer_kernels.hpp"
 #include "sim/schedule/internal/pipeline_schedule.hpp"
 #include "sim/schedule/stream_builder.hpp"
-#include "sim/schedule/internal/layer_kernels.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -32,15 +32,15 @@ constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
 struct Shape {
   std::int64_t H, S, T;  ///< T = micro_batch * S tokens per micro-batch
   std::int64_t micro_batch;
-  std::int64_t local_vocab;    ///< vocabulary rows on one TP rank (rounded up)
+  std::int64_t local_vocab;  ///< vocabulary rows on one TP rank (rounded up)
   std::int64_t layers_per_chunk;
   LayerWidths w;  ///< the layer's tensor widths before the TP split
   std::uint32_t tp, pp, dp, v, zero, m;
   bool sp;
-  bool scatter_gather;  ///< pipeline tensors split over TP on the wire (only without SP)
-  bool tied;            ///< LM head shares the word embedding
+  bool scatter_gather;      ///< pipeline tensors split over TP on the wire (only without SP)
+  bool tied;                ///< LM head shares the word embedding
   bool accumulation_fused;  ///< gradient accumulation inside the dW GEMM (no kernel of its own)
-  double e;             ///< bytes per activation / weight element (dtype)
+  double e;                 ///< bytes per activation / weight element (dtype)
   double model_layer_params;
 
   [[nodiscard]] double tokens() const { return static_cast<double>(T); }
@@ -54,9 +54,7 @@ struct Shape {
   [[nodiscard]] double ffn_elements() const { return tokens() * static_cast<double>(w.ffn / tp); }
   [[nodiscard]] double layer_params() const { return model_layer_params / tp; }
   [[nodiscard]] double embedding_params() const { return static_cast<double>(local_vocab) * static_cast<double>(H); }
-  [[nodiscard]] AttentionSlice attention() const {
-    return {micro_batch, S, w.heads / tp, w.kv_heads / tp, w.head_dim};
-  }
+  [[nodiscard]] AttentionSlice attention() const { return {micro_batch, S, w.heads / tp, w.kv_heads / tp, w.head_dim}; }
 };
 
 /// One stage's op stream.
@@ -148,8 +146,10 @@ class StageBuilder {
   }
   /// The "g" of Megatron after a row-parallel layer: all-reduce, or reduce-scatter with SP.
   void tp_reduce(const std::string& name) {
-    if (s_.sp) tp_collective(name + ".sp_reduce_scatter", CollKind::ReduceScatter);
-    else tp_collective(name + ".all_reduce", CollKind::AllReduce);
+    if (s_.sp)
+      tp_collective(name + ".sp_reduce_scatter", CollKind::ReduceScatter);
+    else
+      tp_collective(name + ".all_reduce", CollKind::AllReduce);
   }
   /// The "f" before a column-parallel layer: nothing in forward, an all-gather with SP.
   void tp_gather(const std::string& name) {
@@ -196,7 +196,8 @@ class StageBuilder {
     for (const char* what : {"max", "target", "sum"})
       out_.collective(std::string("cross_entropy.") + what + ".all_reduce", CollKind::AllReduce, kMegDimTp,
                       4 * s_.tokens());
-    out_.compute("cross_entropy.fwd", LayerKernels::elementwise(3 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
+    out_.compute("cross_entropy.fwd",
+                 LayerKernels::elementwise(3 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
   }
 
   void forward_chunk(std::uint32_t chunk) {
@@ -256,7 +257,8 @@ class StageBuilder {
 
   void head_backward() {
     gather_use();
-    out_.compute("cross_entropy.bwd", LayerKernels::elementwise(2 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
+    out_.compute("cross_entropy.bwd",
+                 LayerKernels::elementwise(2 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
     column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H);
     out_.compute("final_ln.bwd", k_.norm_backward(s_.hidden_elements()));
   }
@@ -278,7 +280,8 @@ class StageBuilder {
       }
       layer_backward(layer);
       if (!s_.accumulation_fused)
-        out_.compute(tag(layer, "grads.accumulate"), k_.grad_accumulation_add(s_.layer_params(), training_.dp_grad_bytes));
+        out_.compute(tag(layer, "grads.accumulate"),
+                     k_.grad_accumulation_add(s_.layer_params(), training_.dp_grad_bytes));
       reduce_bucket(tag(layer, "grads"), s_.layer_params(), last_micro_batch);
     }
     if (first_model_chunk(chunk)) {
@@ -297,12 +300,14 @@ class StageBuilder {
     const double bytes = training_.dp_grad_bytes * params;
     if (s_.zero >= 2) {
       Handle h = out_.start(name + ".dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
-      if (overlap_dp_) chunk_reductions_.push_back(h);
-      else out_.wait(h);
+      if (overlap_dp_)
+        chunk_reductions_.push_back(h);
+      else
+        out_.wait(h);
     } else if (overlap_dp_ && last_micro_batch) {
       CollKind kind = s_.zero == 1 ? CollKind::ReduceScatter : CollKind::AllReduce;
-      flush_reductions_.push_back(out_.start(name + (s_.zero == 1 ? ".dp_reduce_scatter" : ".dp_all_reduce"), kind,
-                                             kMegDimDp, bytes));
+      flush_reductions_.push_back(
+          out_.start(name + (s_.zero == 1 ? ".dp_reduce_scatter" : ".dp_all_reduce"), kind, kMegDimDp, bytes));
     }
   }
 
@@ -356,14 +361,17 @@ class StageBuilder {
     Handle recv = p2p("embedding.tied_grad_recv", CollKind::Recv, peer, bytes);
     out_.wait(send);
     out_.wait(recv);
-    out_.compute("embedding.tied_grad_add", LayerKernels::elementwise(3 * training_.dp_grad_bytes * s_.embedding_params()));
+    out_.compute("embedding.tied_grad_add",
+                 LayerKernels::elementwise(3 * training_.dp_grad_bytes * s_.embedding_params()));
   }
 
   void reduce_gradients_after_flush() {
     if (s_.zero <= 1 && !overlap_dp_) {
       const double bytes = training_.dp_grad_bytes * stage_params();
-      if (s_.zero == 1) out_.collective("grads.dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
-      else out_.collective("grads.dp_all_reduce", CollKind::AllReduce, kMegDimDp, bytes);
+      if (s_.zero == 1)
+        out_.collective("grads.dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
+      else
+        out_.collective("grads.dp_all_reduce", CollKind::AllReduce, kMegDimDp, bytes);
     }
     for (Handle h : flush_reductions_) out_.wait(h);
     flush_reductions_.clear();
@@ -401,9 +409,9 @@ std::int64_t megatron_micro_batches(const MegatronConfig& cfg, const TrainingSpe
 Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t,
                                      std::uint32_t gpus) {
   auto str = [](auto v) { return std::to_string(v); };
-  for (auto [field, value] : {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp},
-                              std::pair{"parallel.dp", c.dp}, std::pair{"parallel.micro_batch", c.micro_batch},
-                              std::pair{"parallel.virtual_stages", c.virtual_stages}})
+  for (auto [field, value] :
+       {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp}, std::pair{"parallel.dp", c.dp},
+        std::pair{"parallel.micro_batch", c.micro_batch}, std::pair{"parallel.virtual_stages", c.virtual_stages}})
     if (value < 1) return {field, "must be at least 1, got " + str(value)};
   if (c.zero > 3) return {"parallel.zero", "ZeRO stage must be 0, 1, 2 or 3, got " + str(c.zero)};
   if (const std::int64_t product = std::int64_t{c.tp} * c.pp * c.dp; product != gpus)
@@ -423,11 +431,11 @@ Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c
   if (m.layers % c.pp != 0)
     return {"parallel.pp", "model layers " + str(m.layers) + " are not divisible by pp = " + str(c.pp)};
   if (m.layers % (std::int64_t{c.pp} * c.virtual_stages) != 0)
-    return {"parallel.virtual_stages", "model layers " + str(m.layers) + " are not divisible by pp*virtual_stages = " +
-                                           str(c.pp * c.virtual_stages)};
+    return {"parallel.virtual_stages", "model layers " + str(m.layers) +
+                                           " are not divisible by pp*virtual_stages = " + str(c.pp * c.virtual_stages)};
   if (t.global_batch % (std::int64_t{c.dp} * c.micro_batch) != 0)
-    return {"training.global_batch", "global_batch " + str(t.global_batch) + " is not divisible by dp*micro_batch = " +
-                                         str(c.dp * c.micro_batch)};
+    return {"training.global_batch", "global_batch " + str(t.global_batch) +
+                                         " is not divisible by dp*micro_batch = " + str(c.dp * c.micro_batch)};
   const std::int64_t micro_batches = megatron_micro_batches(c, t);
   if (micro_batches < 1)
     return {"training.global_batch", "global_batch " + str(t.global_batch) + " gives no micro-batch"};
@@ -473,7 +481,8 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
   plan.role_dim = kMegDimPp;
   plan.streams.resize(cfg.pp);  // never resized again: builders hold references into it
-  for (std::uint32_t stage = 0; stage < cfg.pp; ++stage) StageBuilder(plan, stage, s, kernels, training, overlap.dp).build();
+  for (std::uint32_t stage = 0; stage < cfg.pp; ++stage)
+    StageBuilder(plan, stage, s, kernels, training, overlap.dp).build();
   return plan;
 }
 

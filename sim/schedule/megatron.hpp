@@ -56,7 +56,8 @@
 //    so is the sequence-parallel all-reduce of layer-norm gradients;
 //  - the vocabulary is split over TP rounded up (Megatron pads it to a multiple of 128 * tp);
 //  - DeepSpeed's pipeline engine refuses ZeRO 2/3 with pp > 1; this plan builds them anyway (what-if);
-//  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no distributed optimizer of Megatron-core (ZeRO-1 stands for it), no context or expert parallelism;
+//  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no distributed optimizer of Megatron-core (ZeRO-1 stands
+//  for it), no context or expert parallelism;
 //  - the cross-entropy's three small TP all-reduces (max, predicted logit, sum) are modelled; the loss
 //    all-reduce over DP and grad-norm reductions are not;
 //  - gradient accumulation is fused into the dW GEMM by default (parallel.grad_accumulation_fusion);

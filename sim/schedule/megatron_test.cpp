@@ -1,5 +1,5 @@
-#include "sim/schedule/flops.hpp"
 #include "sim/schedule/megatron.hpp"
+#include "sim/schedule/flops.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -28,7 +28,7 @@ ClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const Traini
   // all-reduces, or with SP three all-gather/reduce-scatter per block (= 1.5 all-reduces).
   const double passes = t.full_recompute() ? 2 : 1;
   f.tp = micro * stage_layers * (passes * 2 * ar(tp) * A + (sp ? 3 : 2) * ar(tp) * A);
-  if (first) f.tp += micro * (sp ? ag(tp) : ar(tp)) * A;  // embedding
+  if (first) f.tp += micro * (sp ? ag(tp) : ar(tp)) * A;                                // embedding
   if (last) f.tp += micro * ((sp ? ag(tp) * A : 0) + 3 * ar(tp) * 4 * T + ar(tp) * A);  // LM head + loss
   // PP: activations out of every chunk but the model's last, gradients out of every chunk but the first;
   // the tied embedding gradient between first and last stage.
@@ -95,7 +95,8 @@ TEST_CASE("Megatron wire bytes per dimension equal the closed forms", "[unit]") 
       check_closed_form({2, 4, 2, zero, 2, 1, true}, {16, recompute ? Recompute::Full : Recompute::None});
     }
     check_closed_form({1, 4, 2, zero, 1, 2, false}, {16, Recompute::Full});
-    check_closed_form({4, 2, 1, zero, 1, 2, true}, {.global_batch = 8, .recompute = Recompute::Full, .dp_grad_bytes = 2});
+    check_closed_form({4, 2, 1, zero, 1, 2, true},
+                      {.global_batch = 8, .recompute = Recompute::Full, .dp_grad_bytes = 2});
     check_closed_form({2, 1, 4, zero, 1, 1, false}, {16, Recompute::Full});
     check_closed_form({.tp = 2, .pp = 4, .dp = 2, .zero = zero, .scatter_gather = false}, {16, Recompute::Full});
     // Overlapping the data-parallel reduction changes when it happens, not how much it sends.
@@ -106,7 +107,8 @@ TEST_CASE("Megatron wire bytes per dimension equal the closed forms", "[unit]") 
 
 TEST_CASE("every Megatron post is waited for, and Send/Recv carry their peer into the Wait", "[unit]") {
   for (bool overlap : {true, false}) {
-    auto plan = build_megatron_plan(kModel, {2, 4, 2, 3, 1, 2, true}, {16, Recompute::Full}, {true, true, true, overlap});
+    auto plan =
+        build_megatron_plan(kModel, {2, 4, 2, 3, 1, 2, true}, {16, Recompute::Full}, {true, true, true, overlap});
     for (const auto& stream : plan.streams) {
       std::vector<int> open(stream.slots, 0);
       std::vector<std::int16_t> peer(stream.slots, 0);
@@ -152,10 +154,10 @@ TEST_CASE("invalid Megatron configurations name the field to change", "[unit]") 
   };
   CHECK(field({2, 2, 2, 0, 1, 1, false}, 8, t).empty());
   CHECK(field({2, 2, 2, 0, 1, 1, false}, 16, t) == "gpus");
-  CHECK(field({3, 1, 1, 0, 1, 1, false}, 3, t) == "parallel.tp");             // 8 heads
-  CHECK(field({1, 3, 1, 0, 1, 1, false}, 3, t) == "parallel.pp");             // 8 layers
+  CHECK(field({3, 1, 1, 0, 1, 1, false}, 3, t) == "parallel.tp");              // 8 heads
+  CHECK(field({1, 3, 1, 0, 1, 1, false}, 3, t) == "parallel.pp");              // 8 layers
   CHECK(field({1, 2, 1, 0, 1, 3, false}, 2, t) == "parallel.virtual_stages");  // 8 layers over 6 chunks
-  CHECK(field({1, 2, 3, 0, 1, 1, false}, 6, t) == "training.global_batch");   // 16 over dp 3
+  CHECK(field({1, 2, 3, 0, 1, 1, false}, 6, t) == "training.global_batch");    // 16 over dp 3
   CHECK(field({1, 2, 2, 0, 4, 1, false}, 4, {20, Recompute::Full}) == "training.global_batch");
   CHECK(field({1, 4, 2, 0, 4, 2, false}, 8, t) == "parallel.virtual_stages");  // 2 micro-batches < 4 stages
   CHECK(field({1, 1, 2, 0, 1, 2, false}, 2, t) == "parallel.virtual_stages");  // interleaving without a pipeline
@@ -203,8 +205,7 @@ TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, d
   }
 }
 
-TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations, previous for gradients",
-          "[unit]") {
+TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations, previous for gradients", "[unit]") {
   auto plan = build_megatron_plan(kModel, {1, 4, 1, 0, 1, 1, false}, {8, Recompute::Full});
   for (std::uint32_t stage = 0; stage < 4; ++stage) {
     std::size_t p2p = 0;

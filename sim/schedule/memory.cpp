@@ -34,7 +34,7 @@ std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std:
 }  // namespace
 
 ParamBytes param_bytes(const TrainingSpec& t) {
-  if (!t.mixed_precision()) return {4, 4, 8};  // fp32: the weights are the master copy; Adam m + v
+  if (!t.mixed_precision()) return {4, 4, 8};       // fp32: the weights are the master copy; Adam m + v
   return {t.element_bytes(), t.dp_grad_bytes, 12};  // math copy; main-grad buffers; fp32 master + m + v
 }
 
@@ -142,7 +142,7 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   e.activations = kept_layers * layer.kept(t.recompute) + layer.working_set(t.recompute);
 
   double transient = t.dp_grad_bytes * std::min(kBucketElements, layer_params);  // one gradient bucket in flight
-  if (c.zero >= 3) transient += 2 * pb.weights * layer_params;  // gathered layer + the prefetched one
+  if (c.zero >= 3) transient += 2 * pb.weights * layer_params;                   // gathered layer + the prefetched one
   if (last) transient += (kLossLogitBytes + t.element_bytes()) * tokens * local_vocab;
   return finish(e, transient);
 }

@@ -121,8 +121,8 @@ struct LayerActivations {
 };
 
 /// `sequences` = micro-batch size b (s = model.seq_len).
-[[nodiscard]] LayerActivations layer_activations(const ModelSpec& model, const TrainingSpec& training,
-                                                 double sequences, ActivationSplit split);
+[[nodiscard]] LayerActivations layer_activations(const ModelSpec& model, const TrainingSpec& training, double sequences,
+                                                 ActivationSplit split);
 
 [[nodiscard]] MemoryEstimate estimate_axonn4d_memory(const ModelSpec& model, const Axonn4DConfig& grid,
                                                      const TrainingSpec& training);

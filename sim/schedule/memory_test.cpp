@@ -129,7 +129,8 @@ TEST_CASE("activation terms follow dropout, dtype, flash, SwiGLU, ffn and GQA", 
   }
 }
 
-TEST_CASE("Megatron memory: mixed precision 2 + dp_grad_bytes + 12 B per parameter, sharded over dp by ZeRO", "[unit]") {
+TEST_CASE("Megatron memory: mixed precision 2 + dp_grad_bytes + 12 B per parameter, sharded over dp by ZeRO",
+          "[unit]") {
   const TrainingSpec t{64, Recompute::Full};  // dp_grad_bytes 4: fp32 main-grad buffers
   const MegatronConfig base{4, 4, 8, 0, 1, 1, false};
   auto z0 = estimate_megatron_stage_memory(k175b, base, t, 1);  // a middle stage: layers only
@@ -223,7 +224,8 @@ TEST_CASE("the last stage's logits: fp32 in the loss plus their gradient in the 
   // The first stage has no LM head: its workspace does not see the vocabulary.
   ModelSpec big_vocab = m;
   big_vocab.vocab = 64000;
-  auto first = estimate_megatron_stage_memory(m, c, bf16, 0), first_big = estimate_megatron_stage_memory(big_vocab, c, bf16, 0);
+  auto first = estimate_megatron_stage_memory(m, c, bf16, 0),
+       first_big = estimate_megatron_stage_memory(big_vocab, c, bf16, 0);
   const double resident_first = (first_big.weights - first.weights) + (first_big.gradients - first.gradients) +
                                 (first_big.optimizer - first.optimizer);
   CHECK(first_big.workspace - first.workspace == Approx(0.1 * resident_first));

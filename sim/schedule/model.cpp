@@ -35,8 +35,10 @@ ModelSpec load_model_spec(const JsonView& v) {
     v.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + "), got " + std::to_string(m.heads));
   }
   if (m.heads % m.kv_heads != 0) {
-    v.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + ": each key/value head serves a group of "
-                           "query heads), got " + std::to_string(m.kv_heads));
+    v.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) +
+                           ": each key/value head serves a group of "
+                           "query heads), got " +
+                           std::to_string(m.kv_heads));
   }
   return m;
 }

@@ -43,9 +43,7 @@ struct ModelSpec {
   /// Output width of the fused QKV projection: hidden + 2 * kv_hidden.
   [[nodiscard]] std::int64_t qkv_out() const { return hidden + 2 * kv_hidden(); }
   /// Output width of the MLP's first (fused) projection: ffn (GeLU) or 2 * ffn (SwiGLU's gate and up).
-  [[nodiscard]] std::int64_t mlp_up_out() const {
-    return activation == Activation::Swiglu ? 2 * ffn() : ffn();
-  }
+  [[nodiscard]] std::int64_t mlp_up_out() const { return activation == Activation::Swiglu ? 2 * ffn() : ffn(); }
   /// Weights of one layer's matrices: QKV (h x qkv_out), attention output (h x h), MLP (up and down):
   /// 12 h^2 for classic GPT.
   [[nodiscard]] double layer_params() const;

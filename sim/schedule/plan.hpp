@@ -70,10 +70,10 @@ struct OpStream {
 struct Plan {
   std::string scheme;
   ProcessGrid grid{{}};
-  std::vector<OpStream> streams;           ///< one per role
-  std::optional<std::size_t> role_dim;     ///< role = coordinate along this dimension; none: one role
-  std::vector<gpu::Kernel> kernels;        ///< distinct kernel descriptors, shared by all streams
-  std::vector<std::string> names;          ///< op names ("L3.qkv.fwd.gemm")
+  std::vector<OpStream> streams;        ///< one per role
+  std::optional<std::size_t> role_dim;  ///< role = coordinate along this dimension; none: one role
+  std::vector<gpu::Kernel> kernels;     ///< distinct kernel descriptors, shared by all streams
+  std::vector<std::string> names;       ///< op names ("L3.qkv.fwd.gemm")
 
   [[nodiscard]] const OpStream& stream_of(Rank rank) const {
     return streams[role_dim ? grid.coord(rank, *role_dim) : 0];

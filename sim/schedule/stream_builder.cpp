@@ -11,8 +11,9 @@ std::uint32_t StreamBuilder::intern_name(const std::string& name) {
 }
 
 std::uint32_t StreamBuilder::intern_kernel(const gpu::Kernel& k) {
-  auto key = std::make_tuple(static_cast<int>(k.kind), k.flops, k.bytes, k.m, k.n, k.k, k.batch,
-                             static_cast<int>(k.layout) | static_cast<int>(k.dtype) << 4 | static_cast<int>(k.family) << 8);
+  auto key =
+      std::make_tuple(static_cast<int>(k.kind), k.flops, k.bytes, k.m, k.n, k.k, k.batch,
+                      static_cast<int>(k.layout) | static_cast<int>(k.dtype) << 4 | static_cast<int>(k.family) << 8);
   auto [it, inserted] = kernel_ids_.try_emplace(key, static_cast<std::uint32_t>(plan_.kernels.size()));
   if (inserted) plan_.kernels.push_back(k);
   return it->second;
@@ -31,8 +32,7 @@ void StreamBuilder::compute(const std::string& name, const std::vector<NamedKern
   for (const auto& k : kernels) compute(name + k.suffix, k.kernel);
 }
 
-Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes,
-                             std::int16_t peer) {
+Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t dim, double bytes, std::int16_t peer) {
   if (plan_.grid.dim(dim).size <= 1 || bytes <= 0) return kNoHandle;
   Handle slot;
   if (!free_slots_.empty()) {

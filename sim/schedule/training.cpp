@@ -11,9 +11,7 @@ const char* to_string(Recompute recompute) {
   return "?";
 }
 
-const char* to_string(AttentionImpl attention) {
-  return attention == AttentionImpl::Standard ? "standard" : "flash";
-}
+const char* to_string(AttentionImpl attention) { return attention == AttentionImpl::Standard ? "standard" : "flash"; }
 
 std::optional<Recompute> parse_recompute(std::string_view name) {
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})

@@ -26,14 +26,14 @@ enum class Recompute : std::uint8_t { None, Selective, Full };
 enum class AttentionImpl : std::uint8_t { Flash, Standard };
 
 struct TrainingSpec {
-  std::int64_t global_batch = 1;                 ///< sequences per iteration
-  Recompute recompute = Recompute::Full;         ///< activation recomputation
+  std::int64_t global_batch = 1;          ///< sequences per iteration
+  Recompute recompute = Recompute::Full;  ///< activation recomputation
   AttentionImpl attention = AttentionImpl::Flash;
   /// Dropout probability (attention probabilities, after attention and after the MLP, as Megatron-LM's
   /// attention_dropout / hidden_dropout). 0 removes the dropout kernels and their masks.
   double dropout = 0.1;
-  gpu::DType dtype = gpu::DType::Bf16;           ///< math and activation type (fp16/bf16: mixed precision)
-  double dp_grad_bytes = 4;                      ///< bytes per gradient element in the data reduction (fp32: 4)
+  gpu::DType dtype = gpu::DType::Bf16;  ///< math and activation type (fp16/bf16: mixed precision)
+  double dp_grad_bytes = 4;             ///< bytes per gradient element in the data reduction (fp32: 4)
 
   [[nodiscard]] bool full_recompute() const { return recompute == Recompute::Full; }
   [[nodiscard]] bool selective_recompute() const { return recompute == Recompute::Selective; }

@@ -51,9 +51,9 @@ std::vector<std::string> engine_arguments(bool verbose) {
   return args;
 }
 
-/// Stack of a worker actor (the start actor keeps SimGrid's default): it runs the execution core's handlers (routing included), never deep. A
-/// small stack matters: with guard-size 0 SimGrid zeroes every stack it allocates, and a reused 8 MiB
-/// stack is 8 MiB of memset per actor. ASan's larger frames get more.
+/// Stack of a worker actor (the start actor keeps SimGrid's default): it runs the execution core's handlers (routing
+/// included), never deep. A small stack matters: with guard-size 0 SimGrid zeroes every stack it allocates, and a
+/// reused 8 MiB stack is 8 MiB of memset per actor. ASan's larger frames get more.
 #ifdef __SANITIZE_ADDRESS__
 constexpr unsigned kWorkerStack_bytes = 1024 * 1024;
 #else
@@ -125,7 +125,8 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
 
   /// An exception must not leave an actor (SimGrid would abort the process): keep the first one and
   /// let the simulation drain; run() rethrows it.
-  template <class F> void guarded(F&& body) {
+  template <class F>
+  void guarded(F&& body) {
     try {
       body();
     } catch (const std::exception& e) {
@@ -190,8 +191,10 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
       if (task.flow)
         for (const topo::LinkId l : task.route) --load_[l];
       core_->set_now(now());
-      if (task.flow) core_->flow_ended(task.id);
-      else core_->timer_ended(task.timer, task.id);
+      if (task.flow)
+        core_->flow_ended(task.id);
+      else
+        core_->timer_ended(task.timer, task.id);
       core_->launch_ready();
     });
   }
@@ -222,8 +225,8 @@ runtime::RunResult simulate_in_this_process(const topo::Topology& topology, cons
   if (used.exchange(true))
     throw std::logic_error("SimGrid can run one simulation per process (use SimgridOptions::fork)");
   if (job.plan->grid.world_size() > topology.gpu_count())
-    throw std::invalid_argument("plan needs " + std::to_string(job.plan->grid.world_size()) + " GPUs, the machine has " +
-                                std::to_string(topology.gpu_count()));
+    throw std::invalid_argument("plan needs " + std::to_string(job.plan->grid.world_size()) +
+                                " GPUs, the machine has " + std::to_string(topology.gpu_count()));
 
   auto args = engine_arguments(verbose);
   std::vector<char*> argv;

@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <iostream>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 
 namespace exasim::sg {
@@ -86,8 +86,7 @@ std::vector<char> run_in_child(const std::function<std::vector<char>()>& work) {
   }
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFSIGNALED(status))
     throw std::runtime_error("SimGrid child process died with signal " + std::to_string(WTERMSIG(status)));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.empty())

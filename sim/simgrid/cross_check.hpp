@@ -28,7 +28,7 @@ struct CrossCheckCase {
   std::function<std::unique_ptr<topo::Topology>()> make_machine;
   schedule::Axonn4DConfig grid;
   bool overlap = true;
-  const exec::StageRouter* router = nullptr;  ///< both backends' (null: the collectives router)
+  const exec::StageRouter* router = nullptr;                        ///< both backends' (null: the collectives router)
   collectives::Algorithm algorithm = collectives::Algorithm::Ring;  ///< the job's collective algorithm
 };
 

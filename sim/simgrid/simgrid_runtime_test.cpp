@@ -14,8 +14,8 @@
 #include "sim/schedule/stream_builder.hpp"
 #include "topologies/dragonfly.hpp"
 #include "topologies/fat_tree.hpp"
-#include "topologies/test_support.hpp"
 #include "topologies/single_switch.hpp"
+#include "topologies/test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -204,11 +204,12 @@ TEST_CASE("the observer sees the same ops at the same times on both backends", "
   using Record = std::tuple<runtime::Rank, std::uint32_t, double, double>;
   auto collect = [&](runtime::Runtime& rt) {
     std::vector<Record> records;
-    rt.run(job, [](runtime::Rank r) { return r % 3 == 0; },
-           [&](runtime::Rank r, std::uint32_t op, double t0, double t1) { records.emplace_back(r, op, t0, t1); });
-    std::sort(records.begin(), records.end(),
-              [](const Record& a, const Record& b) { return std::tie(std::get<0>(a), std::get<1>(a)) <
-                                                            std::tie(std::get<0>(b), std::get<1>(b)); });
+    rt.run(
+        job, [](runtime::Rank r) { return r % 3 == 0; },
+        [&](runtime::Rank r, std::uint32_t op, double t0, double t1) { records.emplace_back(r, op, t0, t1); });
+    std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
     return records;
   };
   flow::FastRuntime fast_rt(*topology, {});
@@ -235,8 +236,7 @@ TEST_CASE("SimGrid and the fast core agree within 1% on 4D iterations", "[integr
   for (const auto& c : cases) cross_check(c);
 }
 
-TEST_CASE("SimGrid and the fast core agree within 1% on collectives of several stages and bundles",
-          "[integration]") {
+TEST_CASE("SimGrid and the fast core agree within 1% on collectives of several stages and bundles", "[integration]") {
   const exec::SplitRingRouter split;
   sg::CrossCheckCase c{"single switch, 64 GPUs, split rings", switch_64, {2, 2, 2, 8}, true, &split};
   cross_check(c);

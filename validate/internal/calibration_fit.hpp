@@ -56,8 +56,8 @@ struct FitPoint {
 [[nodiscard]] LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& points);
 
 struct HostCalibration {
-  LinearFit pingpong;      ///< one pair, idle host
-  LinearFit collectives;   ///< every rank busy: the ring collectives
+  LinearFit pingpong;                 ///< one pair, idle host
+  LinearFit collectives;              ///< every rank busy: the ring collectives
   double exchange_aggregate_Bps = 0;  ///< host total when all pairs exchange (largest size), information
   double single_pair_Bps = 0;         ///< one pair exchanging (largest size), information
 };

@@ -24,7 +24,11 @@ inline topo::SingleSwitch simple_a100(std::uint32_t nodes, std::uint32_t nics = 
 /// A collective of `kind` over `bytes` by the group of rank 0 along `dim`.
 inline GroupCall call_of(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes,
                          double step_overhead_s, const std::vector<std::uint32_t>* gpu_of_rank = nullptr) {
-  return {.grid = &grid, .gpu_of_rank = gpu_of_rank, .step_overhead_s = step_overhead_s, .dim = dim, .kind = kind,
+  return {.grid = &grid,
+          .gpu_of_rank = gpu_of_rank,
+          .step_overhead_s = step_overhead_s,
+          .dim = dim,
+          .kind = kind,
           .bytes = bytes};
 }
 
@@ -50,8 +54,10 @@ inline RoutedStage route_one(Algorithm algorithm, const topo::Topology& topology
   const OnHop on_hop = [&](const topo::LinkId* links, std::size_t count) {
     spans.emplace_back(static_cast<std::size_t>(links - rs.route.links.data()), count);
   };
-  if (all_to_all) route_all_to_all(topology, call, nullptr, on_hop, rs.route);
-  else route_stage(algorithm, topology, call, stage, nullptr, on_hop, rs.route);
+  if (all_to_all)
+    route_all_to_all(topology, call, nullptr, on_hop, rs.route);
+  else
+    route_stage(algorithm, topology, call, stage, nullptr, on_hop, rs.route);
   for (auto [offset, count] : spans) {
     RoutedHop hop;
     const auto& links = rs.route.links;

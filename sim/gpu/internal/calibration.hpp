@@ -75,8 +75,7 @@ struct CalibrationPoint {
   std::int64_t batch = 1;
   DType dtype = DType::Bf16;
   [[nodiscard]] double flops() const {
-    return static_cast<double>(batch) * 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-           static_cast<double>(k);
+    return static_cast<double>(batch) * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   }
 };
 

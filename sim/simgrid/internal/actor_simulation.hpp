@@ -22,8 +22,8 @@ struct ObservedOp {
   double t_end_s = 0;
 };
 
-/// Runs `job` on `topology`, collectives routed by `router`. Ops of ranks for which `observe` is true are appended to `observed`, in
-/// the order an OpObserver would have been called. Throws std::logic_error if called twice in one
+/// Runs `job` on `topology`, collectives routed by `router`. Ops of ranks for which `observe` is true are appended to
+/// `observed`, in the order an OpObserver would have been called. Throws std::logic_error if called twice in one
 /// process, on a deadlock or on mismatched group posts. `wall_s` of the result is left 0.
 [[nodiscard]] runtime::RunResult simulate_in_this_process(const topo::Topology& topology, const runtime::Job& job,
                                                           const std::function<bool(runtime::Rank)>& observe,

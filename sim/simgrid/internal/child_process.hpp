@@ -21,11 +21,13 @@ namespace exasim::sg {
 /// Serialises values into a byte buffer, and reads them back in the same order.
 class ByteWriter {
  public:
-  template <class T> void put(const T& value) {
+  template <class T>
+  void put(const T& value) {
     const auto* p = reinterpret_cast<const char*>(&value);
     bytes_.insert(bytes_.end(), p, p + sizeof(T));
   }
-  template <class T> void put_vector(const std::vector<T>& values) {
+  template <class T>
+  void put_vector(const std::vector<T>& values) {
     put<std::uint64_t>(values.size());
     const auto* p = reinterpret_cast<const char*>(values.data());
     bytes_.insert(bytes_.end(), p, p + values.size() * sizeof(T));
@@ -43,12 +45,14 @@ class ByteWriter {
 class ByteReader {
  public:
   explicit ByteReader(const std::vector<char>& bytes) : bytes_(bytes) {}
-  template <class T> T get() {
+  template <class T>
+  T get() {
     T value;
     take(&value, sizeof(T));
     return value;
   }
-  template <class T> std::vector<T> get_vector() {
+  template <class T>
+  std::vector<T> get_vector() {
     std::vector<T> values(get<std::uint64_t>());
     take(values.data(), values.size() * sizeof(T));
     return values;
