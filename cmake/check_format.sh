@@ -17,7 +17,8 @@ for f in $files; do
   clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || bad="$bad $f"
 done
 if [ -n "$bad" ]; then
-  printf 'check_format: clang-format would change:%s\n(run scripts/format.sh)\n' "$bad" | tr ' ' '\n'
+  echo "check_format: clang-format would change (run scripts/format.sh):"
+  for f in $bad; do echo "  $f"; done
   exit 1
 fi
 echo "check_format: $(echo $files | wc -w) files match .clang-format"
