@@ -58,7 +58,8 @@ using InstanceId = std::uint32_t;
 template <class Network>
 class BasicExecutor {
  public:
-  /// `backend`, `observe`, `observer` and `router` must outlive the executor; `observer` may be empty.
+  /// `backend` and `router` must outlive the executor (`observer` is copied, `observe` read here only);
+  /// `observer` may be empty.
   /// Throws std::invalid_argument when the plan needs more GPUs than the machine has.
   BasicExecutor(const topo::Topology& topology, const runtime::Job& job, Network& backend,
                 const std::function<bool(Rank)>& observe, const runtime::OpObserver& observer,
@@ -227,7 +228,7 @@ class BasicExecutor {
   const std::size_t dims_;
   const Rank world_;
   Network& backend_;
-  const runtime::OpObserver& observer_;
+  const runtime::OpObserver observer_;  ///< a copy: callers may pass a temporary (tests pass {})
   const StageRouter& router_;
   const topo::LinkLoadView* const load_;
 
