@@ -4,15 +4,22 @@
 //
 //   scale_bench                          4,096 / 16,384 / 32,768 / 65,536 GCDs, 3 runs each
 //   scale_bench --gpus 4096,32768 --repeats 5 --layers 10 --routing minimal
+//   scale_bench --gpus 4096 --placement packed,spread,random --routing minimal,valiant,adaptive
+//   scale_bench --gpus 4096 --model gpt-80b --grid 8,2,8 --batch 1024 --placement spread
+//
+// --gpus, --placement and --routing take comma lists: the cases are every combination, in that
+// nesting order. Placement and routing are axes because the incremental solver's cost depends on them
+// far more than on the GPU count (issue 20: spread placement ties data-parallel and z rings across
+// groups into one large component); --model, --grid and --batch reproduce the issue's other shapes.
 //
 // Every run is a forked child, so the peak RSS of a run (wait4's ru_maxrss) is its own and not the
 // high-water mark of an earlier, larger case. One JSON line per run, then one line per case with the
 // median of every timing field ("median": true). wall_s covers the simulation only (FastRuntime::run);
 // prepare_s is parse_scenario + prepare_job (plan, topology, kernel times, placement).
 //
-// The 4D grid keeps gx = 4, gy = 2, gz = 16 and scales gdata with the GPU count (gdata = 256 at 32,768);
-// the global batch is 4,096 sequences, raised to gdata * gz where that is larger (65,536: 8,192) so that
-// it stays divisible.
+// By default the 4D grid keeps gx = 4, gy = 2, gz = 16 (--grid) and scales gdata with the GPU count
+// (gdata = 256 at 32,768); the global batch is 4,096 sequences (--batch), raised to gdata * gz where
+// that is larger (65,536: 8,192) so that it stays divisible. Random placement uses seed 1.
 
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/scenario/prepared_job.hpp"
@@ -30,6 +37,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,34 +47,48 @@ struct Options {
   std::vector<std::uint32_t> gpus{4096, 16384, 32768, 65536};
   int repeats = 3;
   int layers = 0;  ///< 0: the model preset's (gpt-320b: 100)
-  std::string routing = "adaptive";
+  std::vector<std::string> routings{"adaptive"};
+  std::vector<std::string> placements{"packed"};
+  std::string model = "gpt-320b";
+  std::vector<std::uint32_t> grid{4, 2, 16};  ///< gx, gy, gz; gdata = gpus / their product
+  std::int64_t batch = 4096;
   bool full_resolve = false;
 };
 
-nlohmann::json scenario_document(std::uint32_t gpus) {
-  const std::uint32_t gx = 4, gy = 2, gz = 16, gdata = gpus / (gx * gy * gz);
-  const std::int64_t batch = std::max<std::int64_t>(4096, std::int64_t{gdata} * gz);
+/// One case of the cross product of the list axes.
+struct Case {
+  std::uint32_t gpus;
+  std::string placement;
+  std::string routing;
+};
+
+nlohmann::json scenario_document(const Case& c, const Options& o) {
+  const std::uint32_t gx = o.grid[0], gy = o.grid[1], gz = o.grid[2];
+  const std::uint32_t gdata = c.gpus / (gx * gy * gz);
+  if (gdata == 0 || std::uint64_t{gdata} * gx * gy * gz != c.gpus)
+    throw std::runtime_error("scale_bench: " + std::to_string(c.gpus) + " GPUs is not a multiple of the grid");
+  const std::int64_t batch = std::max<std::int64_t>(o.batch, std::int64_t{gdata} * gz);
   nlohmann::json s = {
-      {"name", "scale-" + std::to_string(gpus)},
+      {"name", "scale-" + std::to_string(c.gpus)},
       {"machine", "frontier"},
-      {"model", "gpt-320b"},
-      {"gpus", gpus},
+      {"model", o.model},
+      {"gpus", c.gpus},
       {"parallel", {{"scheme", "axonn4d"}, {"gx", gx}, {"gy", gy}, {"gz", gz}, {"gdata", gdata}}},
       {"training", {{"global_batch", batch}, {"recompute", "full"}}},
       {"overlap", {{"oar", true}, {"ors", true}, {"oag", true}, {"dp", false}}},
-      {"placement", "packed"},
+      {"placement", c.placement},
       {"seed", 1},
   };
   return s;
 }
 
 /// One run, in the calling (child) process: returns the JSON line without peak_rss_bytes.
-nlohmann::ordered_json run_case(std::uint32_t gpus, const Options& o) {
+nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  std::vector<std::string> overrides{"machine.network.routing=" + o.routing};
+  std::vector<std::string> overrides{"machine.network.routing=" + c.routing};
   if (o.layers > 0) overrides.push_back("model.layers=" + std::to_string(o.layers));
-  const auto scenario = exasim::scenario::parse_scenario(scenario_document(gpus), "scale_bench", overrides);
+  const auto scenario = exasim::scenario::parse_scenario(scenario_document(c, o), "scale_bench", overrides);
   const auto prepared = exasim::scenario::prepare_job(scenario);
   const double prepare_s = std::chrono::duration<double>(clock::now() - t0).count();
   exasim::flow::FastOptions fast_options;
@@ -75,9 +97,11 @@ nlohmann::ordered_json run_case(std::uint32_t gpus, const Options& o) {
   const auto result = fast.run(prepared->job, {}, {});
 
   nlohmann::ordered_json line;
-  line["gpus"] = gpus;
+  line["gpus"] = c.gpus;
+  line["model"] = o.model;
   line["layers"] = scenario.model.layers;
-  line["routing"] = o.routing;
+  line["placement"] = c.placement;
+  line["routing"] = c.routing;
   line["grid"] = {scenario.axonn.gx, scenario.axonn.gy, scenario.axonn.gz, scenario.axonn.gdata};
   line["global_batch"] = scenario.training.global_batch;
   line["events"] = result.events;
@@ -90,7 +114,7 @@ nlohmann::ordered_json run_case(std::uint32_t gpus, const Options& o) {
 }
 
 /// Forks, runs the case in the child and reads its line back through a pipe; adds the child's peak RSS.
-nlohmann::ordered_json run_in_child(std::uint32_t gpus, const Options& o) {
+nlohmann::ordered_json run_in_child(const Case& c, const Options& o) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
   std::cout.flush();
@@ -101,7 +125,7 @@ nlohmann::ordered_json run_in_child(std::uint32_t gpus, const Options& o) {
     int rc = 0;
     std::string text;
     try {
-      text = run_case(gpus, o).dump();
+      text = run_case(c, o).dump();
     } catch (const std::exception& e) {
       text = nlohmann::json{{"error", e.what()}}.dump();
       rc = 1;
@@ -132,10 +156,16 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
 std::vector<std::uint32_t> parse_list(const std::string& text) {
   std::vector<std::uint32_t> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(static_cast<std::uint32_t>(std::stoul(item)));
+  for (const auto& item : split(text)) out.push_back(static_cast<std::uint32_t>(std::stoul(item)));
   return out;
 }
 
@@ -153,19 +183,37 @@ int main(int argc, char** argv) {
     else if (arg == "--layers" && has_value)
       o.layers = std::atoi(argv[++i]);
     else if (arg == "--routing" && has_value)
-      o.routing = argv[++i];
+      o.routings = split(argv[++i]);
+    else if (arg == "--placement" && has_value)
+      o.placements = split(argv[++i]);
+    else if (arg == "--model" && has_value)
+      o.model = argv[++i];
+    else if (arg == "--grid" && has_value)
+      o.grid = parse_list(argv[++i]);
+    else if (arg == "--batch" && has_value)
+      o.batch = std::atoll(argv[++i]);
     else if (arg == "--full-resolve")
       o.full_resolve = true;
     else {
-      std::cerr << "usage: scale_bench [--gpus 4096,16384,32768,65536] [--repeats 3] [--layers N]\n"
-                   "                   [--routing minimal|valiant|adaptive] [--full-resolve]\n";
-      return 2;
+      o.grid.clear();  // the usage below
+      break;
     }
   }
-  for (std::uint32_t gpus : o.gpus) {
+  if (o.grid.size() != 3 || o.gpus.empty() || o.routings.empty() || o.placements.empty() ||
+      std::find(o.grid.begin(), o.grid.end(), 0u) != o.grid.end()) {
+    std::cerr << "usage: scale_bench [--gpus 4096,16384,32768,65536] [--repeats 3] [--layers N]\n"
+                 "                   [--placement packed,spread,random] [--routing minimal,valiant,adaptive]\n"
+                 "                   [--model gpt-320b] [--grid GX,GY,GZ] [--batch 4096] [--full-resolve]\n";
+    return 2;
+  }
+  std::vector<Case> cases;
+  for (std::uint32_t gpus : o.gpus)
+    for (const auto& placement : o.placements)
+      for (const auto& routing : o.routings) cases.push_back({gpus, placement, routing});
+  for (const Case& c : cases) {
     std::vector<nlohmann::ordered_json> runs;
     for (int k = 0; k < o.repeats; ++k) {
-      auto line = run_in_child(gpus, o);
+      auto line = run_in_child(c, o);
       line["run"] = k;
       std::cout << line.dump() << std::endl;
       if (line.contains("error")) return 1;
