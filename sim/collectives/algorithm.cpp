@@ -24,8 +24,6 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view algorithm_choices() { return "ring|tree|hierarchical|auto"; }
-
 double tree_wire_bytes(std::uint32_t p, std::uint32_t member, double S) {
   if (p <= 1) return 0;
   int edges = 0;

@@ -37,8 +37,6 @@ enum class Algorithm : std::uint8_t { Ring, Tree, Hierarchical, Auto };
 [[nodiscard]] std::string_view to_string(Algorithm algorithm);
 /// "ring", "tree", "hierarchical" or "auto"; nullopt for anything else.
 [[nodiscard]] std::optional<Algorithm> parse_algorithm(std::string_view name);
-/// The names parse_algorithm accepts, for error messages: "ring|tree|hierarchical|auto".
-[[nodiscard]] std::string_view algorithm_choices();
 
 // ---- ring ----
 
@@ -49,6 +47,10 @@ using schedule::ring_steps;
 using schedule::ring_wire_bytes;
 
 // ---- tree (all-reduce only) ----
+
+/// Where a tree can run: an all-reduce of two members or more (resolve_algorithm and auto's estimate
+/// both ask here).
+[[nodiscard]] inline bool tree_applies(CollKind kind, std::uint32_t p) { return kind == CollKind::AllReduce && p >= 2; }
 
 /// Bytes member `member` (0 .. p-1) sends in a double-binary-tree all-reduce: S/2 per tree edge it
 /// sits on (up to its parent while reducing, down to each child while broadcasting), over both trees.
@@ -70,6 +72,12 @@ struct HierarchicalStage {
   std::uint32_t ring_size = 0;
   double bytes = 0;
 };
+
+/// Where the hierarchical stages can run: more than one node, each with the same number L > 1 of the
+/// group's members (per_node = 0 when the nodes hold different numbers).
+[[nodiscard]] inline bool hierarchical_applies(std::uint32_t nodes, std::uint32_t per_node) {
+  return nodes > 1 && per_node > 1;
+}
 
 /// 3 for all-reduce (RS intra, AR inter, AG intra), 2 for all-gather (AG inter, AG intra) and
 /// reduce-scatter (RS intra, RS inter).

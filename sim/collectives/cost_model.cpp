@@ -26,8 +26,8 @@ bool applies(Algorithm algorithm, CollKind kind, const CostInputs& in) {
   if (schedule::is_p2p(kind)) return algorithm == Algorithm::Ring;
   switch (algorithm) {
     case Algorithm::Ring: return true;
-    case Algorithm::Tree: return kind == CollKind::AllReduce && in.p >= 2;
-    case Algorithm::Hierarchical: return in.nodes > 1 && in.per_node > 1;
+    case Algorithm::Tree: return tree_applies(kind, in.p);
+    case Algorithm::Hierarchical: return hierarchical_applies(in.nodes, in.per_node);
     case Algorithm::Auto: return false;
   }
   return false;

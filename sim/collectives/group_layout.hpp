@@ -22,7 +22,7 @@ struct GroupLayout {
   std::int64_t rank0_member = -1;  ///< rank 0's member index, -1 when rank 0 is not a member
 
   /// Hierarchical applies: more than one node, each with the same number L > 1 of members.
-  [[nodiscard]] bool hierarchical() const { return nodes > 1 && per_node > 1; }
+  [[nodiscard]] bool hierarchical() const { return hierarchical_applies(nodes, per_node); }
 };
 
 [[nodiscard]] GroupLayout group_layout(const topo::Topology& topology, const GroupCall& call);

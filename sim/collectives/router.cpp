@@ -123,8 +123,7 @@ void route_hierarchical(const topo::Topology& topology, const GroupCall& call, s
 Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call) {
   switch (requested) {
     case Algorithm::Ring: return Algorithm::Ring;
-    case Algorithm::Tree:
-      return call.kind == CollKind::AllReduce && call.size() >= 2 ? Algorithm::Tree : Algorithm::Ring;
+    case Algorithm::Tree: return tree_applies(call.kind, call.size()) ? Algorithm::Tree : Algorithm::Ring;
     case Algorithm::Hierarchical:
       if (schedule::is_p2p(call.kind)) return Algorithm::Ring;
       return group_layout(topology, call).hierarchical() ? Algorithm::Hierarchical : Algorithm::Ring;
