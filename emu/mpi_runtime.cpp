@@ -153,10 +153,15 @@ struct MpiRuntime::Impl {
       s.reserve(n / p, n);
     else
       s.reserve(n, n);
+    // The MPI library's all-reduce: libnbc's ring under exasim's ring (validate/mpirun.cpp asks Open MPI
+    // for it), whatever the library picks under --collectives mpi.
+    auto library_all_reduce = [&] {
+      MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
+                     s.comm.request());
+    };
     if (options_.collectives == CollectiveAlgorithm::Mpi) {  // the MPI library's own algorithms, to compare
       if (op.coll == CollKind::AllReduce)
-        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
-                       s.comm.request());
+        library_all_reduce();
       else if (op.coll == CollKind::AllGather)
         MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, s.comm.request());
       else
@@ -183,10 +188,9 @@ struct MpiRuntime::Impl {
       case Algorithm::Auto:  // never returned by emulated_algorithm
         break;
     }
-    // Ring: libnbc's ring all-reduce (validate/mpirun.cpp asks Open MPI for it), exasim's rings otherwise.
+    // Ring: libnbc's ring all-reduce, exasim's rings otherwise.
     if (op.coll == CollKind::AllReduce)
-      MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
-                     s.comm.request());
+      library_all_reduce();
     else
       s.comm.ring().start(op.coll == CollKind::AllGather ? RingKind::AllGather : RingKind::ReduceScatter, s.send.data(),
                           s.recv.data(), block, comm, tag);
