@@ -29,7 +29,7 @@ struct Pair {
 
 /// Time until the last of `pairs` (one flow of `bytes` each, all starting at 0) has arrived.
 double makespan_s(const Topology& t, const std::vector<Pair>& pairs, double bytes) {
-  FlowNetwork net(t.links(), /*full_resolve=*/false);
+  FlowNetwork net(t.links(), exasim::flow::Solver::Local);
   std::vector<LinkId> r;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     r.clear();

@@ -122,9 +122,9 @@ TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each,
   const NodeSpec nv = node_from(nlohmann::json::parse(kDgxA100Node));
   const SingleSwitch t = machine(nv, 2);
   const std::vector<GpuId> peers{9, 10, 11, 12, 13, 14, 15};  // node 1, from GPU 8
-  flow::FlowNetwork fast(t.links(), false, layout_of(t));
+  flow::FlowNetwork fast(t.links(), flow::Solver::Local, layout_of(t));
   REQUIRE(fast.node_local());  // the node-local solver takes the NVSwitch links
-  flow::FlowNetwork reference(t.links(), true);
+  flow::FlowNetwork reference(t.links(), flow::Solver::Reference);
   REQUIRE_FALSE(reference.node_local());
   const auto rates = fan_out_rates(t, fast, 8, peers);
   const auto expected = fan_out_rates(t, reference, 8, peers);
@@ -133,7 +133,7 @@ TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each,
     CHECK(rates[i] == expected[i]);  // bit for bit
   }
   // The receiving side shares too: 7 GPUs into GPU 0 share its down link.
-  flow::FlowNetwork in(t.links(), false, layout_of(t));
+  flow::FlowNetwork in(t.links(), flow::Solver::Local, layout_of(t));
   std::vector<flow::FlowId> ids;
   for (GpuId s = 1; s < 8; ++s) ids.push_back(in.add(route(t, s, 0), 1e9, s));
   in.resolve(0, [](double, flow::FlowId, std::uint32_t) {});
@@ -145,12 +145,12 @@ TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each,
   pairs.gpu_gpu_bandwidth_Bps = 100e9;  // each pair's own link, more than 300/7 GB/s
   pairs.gpu_switch_bandwidth_Bps = 0;
   const SingleSwitch a2a = machine(pairs, 2);
-  flow::FlowNetwork direct(a2a.links(), false, layout_of(a2a));
+  flow::FlowNetwork direct(a2a.links(), flow::Solver::Local, layout_of(a2a));
   REQUIRE(direct.node_local());
   for (double r : fan_out_rates(a2a, direct, 8, peers)) CHECK(r == 100e9);
 
   // A ring over the 8 GPUs crosses each up and each down link once: the full 300 GB/s.
-  flow::FlowNetwork ring(t.links(), false, layout_of(t));
+  flow::FlowNetwork ring(t.links(), flow::Solver::Local, layout_of(t));
   std::vector<LinkId> bundle;
   for (GpuId g = 0; g < 8; ++g) t.route(g, (g + 1) % 8, 0, nullptr, bundle);
   const auto id = ring.add(bundle, 1e9, 0);
@@ -163,7 +163,7 @@ TEST_CASE("nvswitch: nodes too large for the node-local solver fall back to the 
   NodeSpec big = node_from(nlohmann::json::parse(kDgxA100Node));
   big.gpus = 20;
   const SingleSwitch t = machine(big, 2);
-  flow::FlowNetwork net(t.links(), false, layout_of(t));
+  flow::FlowNetwork net(t.links(), flow::Solver::Local, layout_of(t));
   CHECK_FALSE(net.node_local());
   std::vector<GpuId> peers;
   for (GpuId g = 21; g < 40; ++g) peers.push_back(g);

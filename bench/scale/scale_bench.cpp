@@ -52,8 +52,22 @@ struct Options {
   std::string model = "gpt-320b";
   std::vector<std::uint32_t> grid{4, 2, 16};  ///< gx, gy, gz; gdata = gpus / their product
   std::int64_t batch = 4096;
-  bool full_resolve = false;
+  exasim::flow::Solver solver = exasim::flow::Solver::Local;
+  std::string solver_name = "local";
 };
+
+bool parse_solver(const std::string& name, exasim::flow::Solver& solver) {
+  using exasim::flow::Solver;
+  if (name == "local")
+    solver = Solver::Local;
+  else if (name == "components")
+    solver = Solver::Components;
+  else if (name == "reference")
+    solver = Solver::Reference;
+  else
+    return false;
+  return true;
+}
 
 /// One case of the cross product of the list axes.
 struct Case {
@@ -92,7 +106,7 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   const auto prepared = exasim::scenario::prepare_job(scenario);
   const double prepare_s = std::chrono::duration<double>(clock::now() - t0).count();
   exasim::flow::FastOptions fast_options;
-  fast_options.full_resolve = o.full_resolve;
+  fast_options.solver = o.solver;
   exasim::flow::FastRuntime fast(*prepared->topology, fast_options);
   const auto result = fast.run(prepared->job, {}, {});
 
@@ -102,6 +116,7 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   line["layers"] = scenario.model.layers;
   line["placement"] = c.placement;
   line["routing"] = c.routing;
+  line["solver"] = o.solver_name;
   line["grid"] = {scenario.axonn.gx, scenario.axonn.gy, scenario.axonn.gz, scenario.axonn.gdata};
   line["global_batch"] = scenario.training.global_batch;
   line["events"] = result.events;
@@ -192,8 +207,8 @@ int main(int argc, char** argv) {
       o.grid = parse_list(argv[++i]);
     else if (arg == "--batch" && has_value)
       o.batch = std::atoll(argv[++i]);
-    else if (arg == "--full-resolve")
-      o.full_resolve = true;
+    else if (arg == "--solver" && has_value && parse_solver(argv[i + 1], o.solver))
+      o.solver_name = argv[++i];
     else {
       o.grid.clear();  // the usage below
       break;
@@ -203,7 +218,8 @@ int main(int argc, char** argv) {
       std::find(o.grid.begin(), o.grid.end(), 0u) != o.grid.end()) {
     std::cerr << "usage: scale_bench [--gpus 4096,16384,32768,65536] [--repeats 3] [--layers N]\n"
                  "                   [--placement packed,spread,random] [--routing minimal,valiant,adaptive]\n"
-                 "                   [--model gpt-320b] [--grid GX,GY,GZ] [--batch 4096] [--full-resolve]\n";
+                 "                   [--model gpt-320b] [--grid GX,GY,GZ] [--batch 4096]\n"
+                 "                   [--solver local|components|reference]\n";
     return 2;
   }
   std::vector<Case> cases;

@@ -37,7 +37,7 @@ std::unique_ptr<runtime::Runtime> make_runtime(const topo::Topology& topology, c
   if (options.backend == Backend::Simgrid) return sg::make_simgrid_runtime(topology, {});
 #endif  // without SimGrid, check_backend_built has refused it
   flow::FastOptions fast;
-  fast.full_resolve = options.reference_solver;
+  fast.solver = options.reference_solver ? flow::Solver::Reference : flow::Solver::Local;
   if (options.progress_bar) fast.progress = flow::terminal_progress_bar();  // stderr, only when it is a terminal
   return std::make_unique<flow::FastRuntime>(topology, fast);
 }

@@ -32,6 +32,7 @@
 //    slows down because of communication.
 
 #include "sim/exec/stage_router.hpp"
+#include "sim/flow/solver.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "topologies/topology.hpp"
 
@@ -51,7 +52,7 @@ struct Progress {
 using ProgressCallback = std::function<void(const Progress&)>;
 
 struct FastOptions {
-  bool full_resolve = false;       ///< re-solve every flow at every event (reference solver, for tests)
+  Solver solver = Solver::Local;   ///< how the flow network re-solves rates (flow_network.hpp)
   ProgressCallback progress = {};  ///< may be empty; see terminal_progress_bar()
   /// Handle the events of each instant in reverse order (for tests: answers must not change).
   bool reverse_instants = false;

@@ -18,8 +18,8 @@ using namespace exec::testing;  // one_node, one_dim_plan, job_for
 
 namespace {
 
-double run_time(const topo::Topology& topo, const runtime::Job& job, bool full = false) {
-  flow::FastRuntime rt(topo, {full});
+double run_time(const topo::Topology& topo, const runtime::Job& job, flow::Solver solver = flow::Solver::Local) {
+  flow::FastRuntime rt(topo, {solver});
   return rt.run(job, {}, {}).iteration_s;
 }
 
@@ -45,8 +45,8 @@ TEST_CASE("a collective of two stages of two bundles each shares links and pays 
   auto topo = one_node(p, B, lat);
   const auto job = job_for(plan, 0, overhead);
   const exec::SplitRingRouter split;
-  for (bool full : {false, true}) {
-    flow::FastOptions options{full};
+  for (const auto solver : {flow::Solver::Local, flow::Solver::Reference}) {
+    flow::FastOptions options{solver};
     options.router = &split;
     const auto result = flow::FastRuntime(topo, options).run(job, {}, {});
     const double latency_term = 2.0 * (p - 1) * (lat + overhead);
@@ -88,7 +88,7 @@ TEST_CASE("overlapping a collective with compute hides it", "[unit]") {
   CHECK(run_time(topo, job_for(blocking, compute, 0)) == Approx(compute + 1e-3));
 }
 
-TEST_CASE("incremental solver matches the full reference solver on 4D iterations", "[unit]") {
+TEST_CASE("the incremental solvers match the full reference solver on 4D iterations", "[unit]") {
   schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   topo::SingleSwitchParams sp;
   sp.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
@@ -101,9 +101,10 @@ TEST_CASE("incremental solver matches the full reference solver on 4D iterations
       auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full},
                                                {overlap, overlap, overlap, overlap});
       auto job = job_for(plan, 20e-6, 1e-6);
-      double fast = run_time(topo, job, false), reference = run_time(topo, job, true);
+      const double reference = run_time(topo, job, flow::Solver::Reference);
       INFO("gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " " << cfg.gz << " " << cfg.gdata);
-      CHECK(fast == Approx(reference).epsilon(1e-3));
+      CHECK(run_time(topo, job, flow::Solver::Local) == Approx(reference).epsilon(1e-3));
+      CHECK(run_time(topo, job, flow::Solver::Components) == Approx(reference).epsilon(1e-3));
     }
   }
 }
@@ -288,7 +289,7 @@ TEST_CASE("Megatron plans run to the end and put the plan's bytes on the wire", 
       for (std::size_t d = 0; d < 3; ++d) CHECK(result.rank0_wire_bytes[d] == Approx(expected[d]));
       CHECK(result.iteration_s > 0);
       // The incremental solver agrees with the reference one on pipelines too.
-      flow::FastRuntime reference(topo, {true});
+      flow::FastRuntime reference(topo, {flow::Solver::Reference});
       CHECK(reference.run(flops_job(plan), {}, {}).iteration_s == Approx(result.iteration_s).epsilon(1e-3));
     }
   }
@@ -326,24 +327,27 @@ TEST_CASE("incremental solver matches the reference on a dragonfly under every r
       auto job = job_for(plan, 20e-6, 1e-6);
       INFO("routing " << static_cast<int>(routing) << ", gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " " << cfg.gz
                       << " " << cfg.gdata);
-      CHECK(run_time(topo, job, false) == Approx(run_time(topo, job, true)).epsilon(1e-3));
+      CHECK(run_time(topo, job) == Approx(run_time(topo, job, flow::Solver::Reference)).epsilon(1e-3));
     }
   }
 }
 
 TEST_CASE("incremental solver matches the reference on NVSwitch nodes of a rail-optimised fat tree", "[unit]") {
   // Node-local flows over the NVSwitch go to the per-node solver (node_flows.hpp) in the incremental
-  // run and to the general one in the reference: the same rates, so the same iteration, bit for bit.
+  // runs and to the general one in the reference: the same rates, so the same iteration, bit for bit
+  // for the component solver (the local one sums residuals in another order).
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   const topo::FatTree topo(topo::testing::nvswitch_rail_tree(4, 2));  // 2:1 tapered rail leaves
-  REQUIRE(flow::FlowNetwork(topo.links(), false, {topo.node_count(), topo.links_per_node(), 4}).node_local());
+  REQUIRE(
+      flow::FlowNetwork(topo.links(), flow::Solver::Local, {topo.node_count(), topo.links_per_node(), 4}).node_local());
   for (auto cfg : {schedule::Axonn4DConfig{4, 2, 2, 2}, schedule::Axonn4DConfig{2, 2, 2, 4},
                    schedule::Axonn4DConfig{8, 1, 2, 2}}) {
     auto plan = schedule::build_axonn4d_plan(model, cfg, {64, schedule::Recompute::Full}, {true, true, true, true});
     auto job = job_for(plan, 20e-6, 1e-6);
     INFO("gx gy gz gdata = " << cfg.gx << " " << cfg.gy << " " << cfg.gz << " " << cfg.gdata);
-    const double fast = run_time(topo, job, false), reference = run_time(topo, job, true);
-    CHECK(fast == reference);
+    const double reference = run_time(topo, job, flow::Solver::Reference);
+    CHECK(run_time(topo, job, flow::Solver::Components) == reference);
+    CHECK(run_time(topo, job, flow::Solver::Local) == Approx(reference).epsilon(1e-12));
   }
 }
 
@@ -355,7 +359,7 @@ TEST_CASE("incremental solver matches the reference on Megatron pipelines over a
     auto plan = schedule::build_megatron_plan(model, cfg, {32, schedule::Recompute::Full}, {true, true, true, true});
     auto job = flops_job(plan);
     INFO("tp=" << cfg.tp << " pp=" << cfg.pp << " dp=" << cfg.dp);
-    CHECK(run_time(topo, job, false) == Approx(run_time(topo, job, true)).epsilon(1e-3));
+    CHECK(run_time(topo, job) == Approx(run_time(topo, job, flow::Solver::Reference)).epsilon(1e-3));
   }
 }
 
@@ -414,7 +418,7 @@ TEST_CASE("progress: quiet on short runs, and an empty callback is allowed", "[u
   const double with_progress = rt.run(job, {}, {}).iteration_s;
   CHECK(calls == 0);  // far below the 2 s threshold
   CHECK(with_progress == run_time(topo, job));
-  flow::FastRuntime quiet(topo, {false, flow::terminal_progress_bar()});  // empty unless stderr is a tty
+  flow::FastRuntime quiet(topo, {flow::Solver::Local, flow::terminal_progress_bar()});  // empty unless stderr is a tty
   CHECK(quiet.run(job, {}, {}).iteration_s == with_progress);
 }
 
@@ -432,6 +436,6 @@ TEST_CASE("a group may have more collectives open than its first ring of ids hol
     for (auto h : handles) b->wait(h);
   }
   auto topo = one_node(2, B, 0);
-  for (bool full : {false, true})
-    CHECK(run_time(topo, job_for(plan, compute, 0), full) == Approx(compute + 6 * S / B).epsilon(1e-9));
+  for (const auto solver : {flow::Solver::Local, flow::Solver::Reference})
+    CHECK(run_time(topo, job_for(plan, compute, 0), solver) == Approx(compute + 6 * S / B).epsilon(1e-9));
 }

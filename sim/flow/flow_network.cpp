@@ -9,11 +9,14 @@
 
 namespace exasim::flow {
 
-FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve, NodeLayout layout)
-    : local_(full_resolve ? std::nullopt : node_flows(links, layout)),
+FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, NodeLayout layout)
+    : local_(solver == Solver::Reference ? std::nullopt : node_flows(links, layout)),
       links_(links.size()),
       scratch_(links.size()),
-      full_resolve_(full_resolve) {
+      solver_(solver),
+      reference_(solver == Solver::Reference),
+      bottlenecked_(links.size(), 0),
+      link_mark_(links.size(), 0) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
@@ -155,20 +158,24 @@ FlowNetwork::PathId FlowNetwork::find_path(std::span<const topo::LinkId> route) 
 
 FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, bool& alone) {
   const PathId id = take_path(route.size());
+  if (bottleneck_.size() < paths_.size()) {
+    bottleneck_.resize(paths_.size(), kNoId);
+    path_mark_.resize(paths_.size(), 0);
+  }
   Path& p = paths_[id];
   p.flows = 0;
   p.first = kNoId;
   p.hops = static_cast<std::uint32_t>(route.size());
   ++active_paths_;
   const std::size_t base = p.route_at;
-  alone = !full_resolve_;
+  alone = !reference_;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
     if (on_link.size() == 1) set_lone(on_link.back(spills_), false);
     const std::uint32_t cls = std::min(links_[l].capacity_class, kClassInLink);
-    route_pool_[base + i] = {l, on_link.size(), !full_resolve_ && on_link.empty(), cls};
+    route_pool_[base + i] = {l, on_link.size(), !reference_ && on_link.empty(), cls};
     on_link.push_back(spills_, {id, i});
   }
   return id;
@@ -213,16 +220,25 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     // A new path with its links to itself: its rate is known now, while those links are in cache
     // (the closed form of solve_components()). A later add() that shares one of them marks that
     // link dirty, and resolve() then solves the path in its component instead.
-    p.new_rate = lone_rate(route.data(), route.data() + route.size());
+    topo::LinkId at = kNoId;
+    p.new_rate = lone_rate(route.data(), route.data() + route.size(), &at);
+    set_bottleneck(path, at);
     fresh_lone_.push_back(path);
+  } else if (solver_ == Solver::Local) {
+    touched_paths_.push_back(path);
   }
   return id;
 }
 
-double FlowNetwork::lone_rate(const topo::LinkId* first, const topo::LinkId* last) const {
+double FlowNetwork::lone_rate(const topo::LinkId* first, const topo::LinkId* last, topo::LinkId* at) const {
   double rate = std::numeric_limits<double>::infinity();
-  for (const topo::LinkId* l = first; l != last; ++l)
-    rate = std::min(rate, capacity(*l) / static_cast<double>(links_[*l].flows));
+  for (const topo::LinkId* l = first; l != last; ++l) {
+    const double share = capacity(*l) / static_cast<double>(links_[*l].flows);
+    if (share < rate) {
+      rate = share;
+      *at = *l;
+    }
+  }
   return std::max(0.0, rate);
 }
 
@@ -238,9 +254,10 @@ void FlowNetwork::remove_path(PathId id) {
     on_link.at(spills_, pos) = moved;
     on_link.pop_back(spills_);
     route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
-    if (on_link.size() == 1 && !full_resolve_) set_lone(on_link.back(spills_), true);
+    if (on_link.size() == 1 && !reference_) set_lone(on_link.back(spills_), true);
     if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
+  if (solver_ == Solver::Local) set_bottleneck(id, kNoId);
   --active_paths_;
   free_paths_[p.size_class].push_back(id);
 }
@@ -260,7 +277,10 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
     --links_[route[i].link].flows;
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
-  if (--p.flows == 0) remove_path(f.path);
+  if (--p.flows == 0)
+    remove_path(f.path);
+  else if (solver_ == Solver::Local)
+    touched_paths_.push_back(f.path);
   ++versions_[id];
   --active_;
   free_flows_[f.size_class].push_back(id);
@@ -272,7 +292,7 @@ void FlowNetwork::solve_components() {
   const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
   comp_paths_.clear();
   std::vector<topo::LinkId>& seeds = dirty_links_;
-  if (full_resolve_) {
+  if (reference_) {
     seeds.clear();
     for (topo::LinkId l = 0; l < links_.size(); ++l)
       if (!links_[l].entries.empty()) seeds.push_back(l);
@@ -296,7 +316,7 @@ void FlowNetwork::solve_components() {
       const topo::LinkId l = stack_.back();
       stack_.pop_back();
       const LinkState& link = links_[l];
-      if (link.entries.size() > 1 || full_resolve_) {  // else a lone seed
+      if (link.entries.size() > 1 || reference_) {  // else a lone seed
         scratch_[l] = {capacity(l), link.flows};
         heap_.push_back({scratch_[l].residual / link.flows, l});
       }
@@ -329,14 +349,133 @@ void FlowNetwork::solve_components() {
       // over the flow entries there, exactly what progressive filling would freeze them at.
       Path& path = paths_[comp_paths_[paths_at]];
       double rate = std::numeric_limits<double>::infinity();
-      for (const Share& key : heap_) rate = std::min(rate, key.share);
+      topo::LinkId at = kNoId;
+      for (const Share& key : heap_)
+        if (key.share < rate || at == kNoId) rate = key.share, at = key.link;
       path.new_rate = std::max(0.0, rate);
       path.epoch = frozen_mark;
+      set_bottleneck(comp_paths_[paths_at], at);
     } else {
       fill(comp_paths_.size() - paths_at, frozen_mark);
     }
   }
   seeds.clear();
+  ++epoch_;  // the frozen mark is now spent; the next resolve starts above it
+}
+
+void FlowNetwork::set_bottleneck(PathId p, topo::LinkId l) {
+  const topo::LinkId old = bottleneck_[p];
+  if (old == l) return;
+  if (old != kNoId) --bottlenecked_[old];
+  if (l != kNoId) ++bottlenecked_[l];
+  bottleneck_[p] = l;
+}
+
+void FlowNetwork::join(PathId p) {
+  if (path_mark_[p] == in_a_) return;
+  path_mark_[p] = in_a_;
+  comp_paths_.push_back(p);
+}
+
+bool FlowNetwork::verify(topo::LinkId l) {
+  // The max-min condition where A's new rates or the change can break it: every held path whose
+  // bottleneck is l still finds l saturated and itself the fastest there, and no held path is faster
+  // than an A path that froze on l. Links no path is bottlenecked on cannot break it (fill keeps them
+  // within capacity).
+  if (bottlenecked_[l] == 0) return false;
+  constexpr double kTol = 1e-9;
+  const EntryList& entries = links_[l].entries;
+  double used = 0, fastest = 0;
+  double slowest_a = std::numeric_limits<double>::infinity();  // the slowest A path bottlenecked here
+  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+    const Path& q = paths_[e->path];
+    used += q.new_rate * q.flows;
+    fastest = std::max(fastest, q.new_rate);
+    if (path_mark_[e->path] == in_a_ && bottleneck_[e->path] == l) slowest_a = std::min(slowest_a, q.new_rate);
+  }
+  const bool saturated = used >= capacity(l) * (1 - kTol);
+  bool joined = false;
+  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+    if (path_mark_[e->path] == in_a_) continue;
+    const double rate = paths_[e->path].new_rate;
+    const topo::LinkId b = bottleneck_[e->path];
+    const bool own = b == l || b == kNoId;
+    if ((own && (!saturated || rate < fastest * (1 - kTol))) || rate > slowest_a * (1 + kTol)) {
+      join(e->path);
+      joined = true;
+    }
+  }
+  return joined;
+}
+
+void FlowNetwork::solve_local() {
+  // Only paths whose bottleneck the change touched can change rate first: the paths whose flow count
+  // changed, and those bottlenecked on a dirty link. They form A; every other path keeps its rate as
+  // fixed load. Fill A on what the others leave, then verify the max-min condition on the links where
+  // it can break (the dirty links and A's links); failing held paths join A, and A is filled again.
+  // Max-min allocations are unique, so the fixpoint is the exact answer up to rounding.
+  ++epoch_;
+  const std::uint32_t frozen_mark = epoch_ + 1;
+  comp_paths_.clear();
+  in_a_ = ++mark_;
+  for (const PathId p : touched_paths_)
+    if (paths_[p].flows > 0) join(p);
+  touched_paths_.clear();
+  const std::uint32_t dirty_seen = ++mark_;
+  verify_links_.clear();
+  for (const topo::LinkId l : dirty_links_) {
+    if (link_mark_[l] == dirty_seen || links_[l].entries.empty()) continue;
+    link_mark_[l] = dirty_seen;
+    verify_links_.push_back(l);
+    if (bottlenecked_[l] == 0) continue;
+    const EntryList& entries = links_[l].entries;
+    for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
+      if (bottleneck_[e->path] == l) join(e->path);
+  }
+  dirty_links_.clear();
+  // The dirty links A does not cross keep their held rates: verify them once.
+  for (const topo::LinkId l : verify_links_) verify(l);
+  while (!comp_paths_.empty()) {
+    // The links A crosses (shared ones: lone links only bound their path, through its lone key).
+    const std::uint32_t link_seen = ++mark_;
+    local_links_.clear();
+    heap_.clear();
+    for (const PathId p : comp_paths_) {
+      paths_[p].epoch = epoch_;
+      Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
+      const RouteEntry* route = route_of(p);
+      for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
+        const RouteEntry& r = route[i];
+        if (r.lone) {
+          const Share key{capacity(r) / paths_[p].flows, r.link, p};
+          if (tightest > key) tightest = key;
+        } else if (link_mark_[r.link] != link_seen) {
+          link_mark_[r.link] = link_seen;
+          local_links_.push_back(r.link);
+        }
+      }
+      if (tightest.link != kNoId) heap_.push_back(tightest);
+    }
+    for (const topo::LinkId l : local_links_) {
+      FillScratch& sc = scratch_[l];
+      sc = {capacity(l), 0};
+      const EntryList& entries = links_[l].entries;
+      for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+        Path& q = paths_[e->path];
+        if (path_mark_[e->path] == in_a_) {
+          sc.unfrozen += q.flows;
+        } else {
+          q.epoch = frozen_mark;  // held: fill must not freeze it
+          for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
+        }
+      }
+      if (sc.unfrozen > 0) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
+    }
+    fill(comp_paths_.size(), frozen_mark);
+    const std::size_t before = comp_paths_.size();
+    for (const topo::LinkId l : local_links_) verify(l);
+    if (comp_paths_.size() == before) break;
+  }
   ++epoch_;  // the frozen mark is now spent; the next resolve starts above it
 }
 
@@ -356,8 +495,9 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
   // empties it). In a big component (data-parallel bundles over hundreds of nodes) that is after a few
   // percent of its links.
   std::size_t unfrozen_paths = paths;
-  const auto freeze = [&](PathId id, double share) {
+  const auto freeze = [&](PathId id, double share, topo::LinkId at) {
     --unfrozen_paths;
+    set_bottleneck(id, at);
     Path& path = paths_[id];
     path.epoch = frozen_mark;
     path.new_rate = share;
@@ -370,12 +510,12 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
       link.unfrozen -= path.flows;
     }
   };
-  while (!heap_.empty() && (unfrozen_paths > 0 || full_resolve_)) {
+  while (!heap_.empty() && (unfrozen_paths > 0 || reference_)) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const Share top = heap_.back();
     heap_.pop_back();
     if (top.path != kNoId) {  // a path's tightest lone link
-      if (paths_[top.path].epoch != frozen_mark) freeze(top.path, top.share);
+      if (paths_[top.path].epoch != frozen_mark) freeze(top.path, top.share, top.link);
       continue;
     }
     const FillScratch& link = scratch_[top.link];
@@ -388,17 +528,20 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
     }
     const EntryList& entries = links_[top.link].entries;
     for (const Entry* it = entries.begin(spills_); it != entries.end(spills_); ++it)
-      if (paths_[it->path].epoch != frozen_mark) freeze(it->path, share);
+      if (paths_[it->path].epoch != frozen_mark) freeze(it->path, share, top.link);
   }
 }
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   if (local_)
     local_->resolve(now_s, [&schedule](double t, FlowId f, std::uint32_t v) { schedule(t, kNodeLocal | f, v); });
-  if (dirty_links_.empty() && fresh_lone_.empty() && !full_resolve_) return;
-  solve_components();
+  if (dirty_links_.empty() && fresh_lone_.empty() && !reference_) return;
+  if (solver_ == Solver::Local)
+    solve_local();
+  else
+    solve_components();
   for (PathId p : fresh_lone_) {
-    if (paths_[p].epoch == epoch_) continue;  // solved with its component after all
+    if (solver_ == Solver::Local ? path_mark_[p] == in_a_ : paths_[p].epoch == epoch_) continue;  // solved after all
     paths_[p].epoch = epoch_;
     comp_paths_.push_back(p);
   }

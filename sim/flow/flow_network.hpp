@@ -12,25 +12,38 @@
 // collectives of one group in flight, and every one of them takes the group's ring). Each flow keeps
 // its own bytes and its own predicted finish.
 //
-// add() and finish() mark the touched links dirty; resolve() then takes the connected components of the
-// dirty links (links <-> paths that cross them, transitively), runs progressive filling on each (a lone
-// path simply gets its tightest link), and re-predicts the completion of every flow whose rate changed.
-// Flows elsewhere keep their rates and their already-scheduled completions. The incremental solver
-// also steps over lone links (crossed by one path only: see RouteEntry and fill()) and stops filling
-// once every path is frozen. With `full_resolve` every active path is re-solved instead, every link
-// taken into the heap and the heap emptied: the straightforward reference solver that tests hold the
-// incremental one against.
+// add() and finish() mark the touched links dirty and resolve() re-solves from there (Solver):
+//  - Local (default): a path's rate can change only if its bottleneck does (the saturated link on which
+//    it is the fastest, recorded when it froze). The paths whose flow count changed and those
+//    bottlenecked on a dirty link are re-solved by progressive filling with every other path's rate
+//    held as fixed load; then the max-min condition (every path has a saturated link on which none is
+//    faster) is checked on the dirty links and the links the re-solved paths cross, wherever some path
+//    is bottlenecked; held paths that fail it join, and the set is filled again until none fails. The
+//    max-min allocation is unique, so the fixpoint is it, up to rounding (~1e-15; residuals are summed
+//    in another order). The work follows the paths whose rates change, not the component: spread
+//    placements tie thousands of paths into one component through a few shared links, and re-solving
+//    all of them at every completion was 97 % of the run time (docs/performance.md).
+//  - Components: the connected components of the dirty links (links <-> paths that cross them,
+//    transitively), filled whole (a lone path simply gets its tightest link). It also steps over lone
+//    links (crossed by one path only: see RouteEntry and fill()) and stops filling once every path is
+//    frozen.
+//  - Reference: every active path re-solved, every link taken into the heap and the heap emptied: the
+//    straightforward solver that tests hold the others against (Components matches it bit for bit).
+// Only flows whose rate changed get a new predicted completion; the others keep theirs.
 //
 // LIMITATIONS:
 //  - fluid model: no packets, no per-flow window or TCP-gamma cap, no protocol overhead on the wire;
 //  - a flow's rate is bounded by its links only (no endpoint injection limit beyond the NIC links);
-//  - routes are fixed for the lifetime of a flow (adaptive choice happens when it starts).
+//  - routes are fixed for the lifetime of a flow (adaptive choice happens when it starts);
+//  - Solver::Local accepts a max-min violation below 1e-9 relative (a link counts as saturated within
+//    that of its capacity), and its rates may differ from the others' in the last bits.
 //
 // Flows whose route stays on one node's GPU-GPU links go to NodeFlows (node_flows.hpp), which gives
-// them the same rates from much less memory; their ids carry kNodeLocal. Not under full_resolve: the
+// them the same rates from much less memory; their ids carry kNodeLocal. Not under Solver::Reference: the
 // reference solver handles every flow itself.
 
 #include "sim/flow/node_flows.hpp"
+#include "sim/flow/solver.hpp"
 #include "topologies/topology.hpp"
 
 #include <cstdint>
@@ -57,7 +70,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// same flow become stale (check with current()).
   using Scheduler = std::function<void(double finish_s, FlowId flow, std::uint32_t version)>;
 
-  FlowNetwork(const std::vector<topo::Link>& links, bool full_resolve, NodeLayout layout = {});
+  FlowNetwork(const std::vector<topo::Link>& links, Solver solver, NodeLayout layout = {});
 
   /// Counts `links` as load (load()) until the flow that takes them is add()ed: the hops of a bundle
   /// routed so far, so that an adaptive choice for its next hop sees them.
@@ -175,8 +188,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// matters (see fill()), and it is found from the route alone, with the link's capacity class.
   struct RouteEntry {
     topo::LinkId link;
-    std::uint32_t index : 26;          ///< EntryList::kMaxSize fits
-    std::uint32_t lone : 1;            ///< kept up to date by new_path() and remove_path() (never under full_resolve)
+    std::uint32_t index : 26;  ///< EntryList::kMaxSize fits
+    std::uint32_t lone : 1;    ///< kept up to date by new_path() and remove_path() (never under Solver::Reference)
     std::uint32_t capacity_class : 5;  ///< the link's, or kClassInLink for classes beyond
   };
   static constexpr std::uint32_t kClassInLink = 31;
@@ -199,17 +212,27 @@ class FlowNetwork final : public topo::LinkLoadView {
   PathId take_path(std::size_t hops);
   /// An active path whose route is exactly `route`, or kNoId.
   [[nodiscard]] PathId find_path(std::span<const topo::LinkId> route) const;
-  /// Enters a new path on its links; `alone`: no other path crosses any of them (never under full_resolve).
+  /// Enters a new path on its links; `alone`: no other path crosses any of them (never under Solver::Reference).
   PathId new_path(std::span<const topo::LinkId> route, bool& alone);
   void remove_path(PathId p);
   /// The rate of a path alone on the links [first, last) (repeats change nothing): the tightest
   /// capacity over the flow entries there, what progressive filling would freeze it at.
-  [[nodiscard]] double lone_rate(const topo::LinkId* first, const topo::LinkId* last) const;
-  /// Collects the connected components of the dirty links (all links with flows under full_resolve),
+  [[nodiscard]] double lone_rate(const topo::LinkId* first, const topo::LinkId* last, topo::LinkId* at) const;
+  /// Collects the connected components of the dirty links (all links with flows under Solver::Reference),
   /// their paths into comp_paths_, and sets each path's new_rate.
   void solve_components();
   /// Progressive filling of the component just collected: its last `paths` paths, keys in heap_.
   void fill(std::size_t paths, std::uint32_t frozen_mark);
+  /// Solver::Local: re-solves the paths whose bottleneck the change touched, grown to a verified
+  /// max-min fixpoint; their paths go to comp_paths_ with their new_rate.
+  void solve_local();
+  /// Checks the max-min condition on link l for the paths solve_local() holds; those that fail join
+  /// the re-solved set. Returns whether any did.
+  bool verify(topo::LinkId l);
+  /// Adds a path to the set solve_local() re-solves (once).
+  void join(PathId p);
+  /// Records the link a path froze on, keeping each link's count of such paths.
+  void set_bottleneck(PathId p, topo::LinkId l);
 
   [[nodiscard]] double capacity(topo::LinkId l) const { return capacities_[links_[l].capacity_class]; }
   [[nodiscard]] double capacity(const RouteEntry& r) const {
@@ -245,7 +268,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<std::vector<PathId>> free_paths_;  ///< per size class
   std::size_t active_ = 0;
   std::size_t active_paths_ = 0;
-  bool full_resolve_;
+  const Solver solver_;
+  const bool reference_;  ///< solver_ == Solver::Reference
 
   // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
@@ -256,6 +280,17 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<FlowId> changed_;       ///< flows of the component whose rate changed, in id order
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
   std::vector<Share> heap_;           ///< the keys of the component being solved
+
+  // Local solver state (solve_local()). Every solver keeps the bottlenecks up to date.
+  std::vector<topo::LinkId> bottleneck_;     ///< per path: the link it froze on (kNoId: none yet)
+  std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
+  std::vector<std::uint32_t> link_mark_;     ///< per link: search marks (mark_)
+  std::vector<std::uint32_t> path_mark_;     ///< per path: in_a_ while in the set being re-solved
+  std::uint32_t mark_ = 0;
+  std::uint32_t in_a_ = 0;
+  std::vector<topo::LinkId> local_links_;   ///< the shared links the re-solved paths cross
+  std::vector<topo::LinkId> verify_links_;  ///< the dirty links, each once
+  std::vector<PathId> touched_paths_;       ///< paths whose flow count changed since the last resolve
 };
 
 }  // namespace exasim::flow

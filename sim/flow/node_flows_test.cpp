@@ -26,8 +26,8 @@ constexpr flow::NodeLayout kLayout{kNodes, kPerNode, 4};
 }  // namespace
 
 TEST_CASE("flows inside a node get the general solver's rates, bit for bit", "[unit]") {
-  FlowNetwork local(machine(), false, kLayout);
-  FlowNetwork general(machine(), false);
+  FlowNetwork local(machine(), flow::Solver::Components, kLayout);
+  FlowNetwork general(machine(), flow::Solver::Components);
   REQUIRE(local.node_local());
   REQUIRE_FALSE(general.node_local());
   Predictions pl, pg;
@@ -72,27 +72,27 @@ TEST_CASE("flows inside a node get the general solver's rates, bit for bit", "[u
 }
 
 TEST_CASE("node-local flows stay on the general solver where the layout does not allow them", "[unit]") {
-  SECTION("no layout known") { CHECK_FALSE(FlowNetwork(machine(), false).node_local()); }
+  SECTION("no layout known") { CHECK_FALSE(FlowNetwork(machine(), flow::Solver::Local).node_local()); }
   SECTION("the reference solver handles every flow itself") {
-    CHECK_FALSE(FlowNetwork(machine(), true, kLayout).node_local());
+    CHECK_FALSE(FlowNetwork(machine(), flow::Solver::Reference, kLayout).node_local());
   }
   SECTION("nodes laid out differently") {
     auto links = machine();
     links[kPerNode + 1].bandwidth_Bps = 1e9;  // node 1's second GPU link differs from node 0's
-    CHECK_FALSE(FlowNetwork(links, false, kLayout).node_local());
+    CHECK_FALSE(FlowNetwork(links, flow::Solver::Local, kLayout).node_local());
   }
   SECTION("a GPU-GPU link outside the nodes' blocks") {
     auto links = machine();
     links.back().cls = topo::LinkClass::GpuGpu;
-    CHECK_FALSE(FlowNetwork(links, false, kLayout).node_local());
+    CHECK_FALSE(FlowNetwork(links, flow::Solver::Local, kLayout).node_local());
   }
   SECTION("rings too long for a path record") {
-    CHECK_FALSE(FlowNetwork(machine(), false, {kNodes, kPerNode, 64}).node_local());
+    CHECK_FALSE(FlowNetwork(machine(), flow::Solver::Local, {kNodes, kPerNode, 64}).node_local());
   }
 }
 
 TEST_CASE("a route leaving a node through a GPU-GPU link is refused", "[unit]") {
-  FlowNetwork net(machine(), false, kLayout);
+  FlowNetwork net(machine(), flow::Solver::Local, kLayout);
   // GPU link of node 0, then its NIC: node-local flows assume no other flow crosses GPU links.
   CHECK_THROWS_AS(net.add({0, 4, kNodes * kPerNode, 5}, 1e9, 1), std::logic_error);
   // GPU links of two nodes.
