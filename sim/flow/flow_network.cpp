@@ -15,8 +15,7 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
       scratch_(links.size()),
       solver_(solver),
       reference_(solver == Solver::Reference),
-      bottlenecked_(links.size(), 0),
-      link_mark_(links.size(), 0) {
+      bottlenecked_(links.size(), 0) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
@@ -158,10 +157,6 @@ FlowNetwork::PathId FlowNetwork::find_path(std::span<const topo::LinkId> route) 
 
 FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, bool& alone) {
   const PathId id = take_path(route.size());
-  if (bottleneck_.size() < paths_.size()) {
-    bottleneck_.resize(paths_.size(), kNoId);
-    path_mark_.resize(paths_.size(), 0);
-  }
   Path& p = paths_[id];
   p.flows = 0;
   p.first = kNoId;
@@ -257,7 +252,7 @@ void FlowNetwork::remove_path(PathId id) {
     if (on_link.size() == 1 && !reference_) set_lone(on_link.back(spills_), true);
     if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
-  if (solver_ == Solver::Local) set_bottleneck(id, kNoId);
+  set_bottleneck(id, kNoId);
   --active_paths_;
   free_paths_[p.size_class].push_back(id);
 }
@@ -317,7 +312,7 @@ void FlowNetwork::solve_components() {
       stack_.pop_back();
       const LinkState& link = links_[l];
       if (link.entries.size() > 1 || reference_) {  // else a lone seed
-        scratch_[l] = {capacity(l), link.flows};
+        scratch_[l] = {capacity(l), link.flows, true};
         heap_.push_back({scratch_[l].residual / link.flows, l});
       }
       for (const Entry* at = link.entries.begin(spills_); at != link.entries.end(spills_); ++at) {
@@ -364,16 +359,16 @@ void FlowNetwork::solve_components() {
 }
 
 void FlowNetwork::set_bottleneck(PathId p, topo::LinkId l) {
-  const topo::LinkId old = bottleneck_[p];
-  if (old == l) return;
-  if (old != kNoId) --bottlenecked_[old];
+  topo::LinkId& at = paths_[p].bottleneck;
+  if (at == l) return;
+  if (at != kNoId) --bottlenecked_[at];
   if (l != kNoId) ++bottlenecked_[l];
-  bottleneck_[p] = l;
+  at = l;
 }
 
 void FlowNetwork::join(PathId p) {
-  if (path_mark_[p] == in_a_) return;
-  path_mark_[p] = in_a_;
+  if (paths_[p].in_set == in_set_) return;
+  paths_[p].in_set = in_set_;
   comp_paths_.push_back(p);
 }
 
@@ -391,14 +386,15 @@ bool FlowNetwork::verify(topo::LinkId l) {
     const Path& q = paths_[e->path];
     used += q.new_rate * q.flows;
     fastest = std::max(fastest, q.new_rate);
-    if (path_mark_[e->path] == in_a_ && bottleneck_[e->path] == l) slowest_a = std::min(slowest_a, q.new_rate);
+    if (q.in_set == in_set_ && q.bottleneck == l) slowest_a = std::min(slowest_a, q.new_rate);
   }
   const bool saturated = used >= capacity(l) * (1 - kTol);
   bool joined = false;
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-    if (path_mark_[e->path] == in_a_) continue;
-    const double rate = paths_[e->path].new_rate;
-    const topo::LinkId b = bottleneck_[e->path];
+    const Path& q = paths_[e->path];
+    if (q.in_set == in_set_) continue;
+    const double rate = q.new_rate;
+    const topo::LinkId b = q.bottleneck;
     const bool own = b == l || b == kNoId;
     if ((own && (!saturated || rate < fastest * (1 - kTol))) || rate > slowest_a * (1 + kTol)) {
       join(e->path);
@@ -410,38 +406,71 @@ bool FlowNetwork::verify(topo::LinkId l) {
 
 void FlowNetwork::solve_local() {
   // Only paths whose bottleneck the change touched can change rate first: the paths whose flow count
-  // changed, and those bottlenecked on a dirty link. They form A; every other path keeps its rate as
-  // fixed load. Fill A on what the others leave, then verify the max-min condition on the links where
-  // it can break (the dirty links and A's links); failing held paths join A, and A is filled again.
-  // Max-min allocations are unique, so the fixpoint is the exact answer up to rounding.
-  ++epoch_;
-  const std::uint32_t frozen_mark = epoch_ + 1;
+  // changed, and those bottlenecked on a dirty link. They form the set A; every other path keeps its
+  // rate as fixed load. Fill A on what the others leave, then verify the max-min condition on the
+  // links where it can break (the dirty links and A's links); failing held paths join A, and A is
+  // filled again. Max-min allocations are unique, so the fixpoint is the exact answer up to rounding.
+  // Marks: paths carry in_set_ while in A, `unfrozen` or `frozen_mark` in Path::epoch for fill(), and
+  // links a fresh epoch per search (epochs only grow, so solve_components() never mistakes them).
+  const std::uint32_t unfrozen = ++epoch_;
+  const std::uint32_t frozen_mark = ++epoch_;
   comp_paths_.clear();
-  in_a_ = ++mark_;
+  ++in_set_;
   for (const PathId p : touched_paths_)
     if (paths_[p].flows > 0) join(p);
   touched_paths_.clear();
-  const std::uint32_t dirty_seen = ++mark_;
+  const std::uint32_t dirty_seen = ++epoch_;
   verify_links_.clear();
   for (const topo::LinkId l : dirty_links_) {
-    if (link_mark_[l] == dirty_seen || links_[l].entries.empty()) continue;
-    link_mark_[l] = dirty_seen;
+    LinkState& link = links_[l];
+    if (link.epoch == dirty_seen || link.entries.empty()) continue;
+    link.epoch = dirty_seen;
     verify_links_.push_back(l);
     if (bottlenecked_[l] == 0) continue;
-    const EntryList& entries = links_[l].entries;
-    for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
-      if (bottleneck_[e->path] == l) join(e->path);
+    for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
+      if (paths_[e->path].bottleneck == l) join(e->path);
   }
   dirty_links_.clear();
   // The dirty links A does not cross keep their held rates: verify them once.
   for (const topo::LinkId l : verify_links_) verify(l);
   while (!comp_paths_.empty()) {
     // The links A crosses (shared ones: lone links only bound their path, through its lone key).
-    const std::uint32_t link_seen = ++mark_;
+    const std::uint32_t link_seen = ++epoch_;
     local_links_.clear();
     heap_.clear();
     for (const PathId p : comp_paths_) {
-      paths_[p].epoch = epoch_;
+      paths_[p].epoch = unfrozen;
+      const RouteEntry* route = route_of(p);
+      for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
+        const RouteEntry& r = route[i];
+        if (!r.lone && links_[r.link].epoch != link_seen) {
+          links_[r.link].epoch = link_seen;
+          local_links_.push_back(r.link);
+        }
+      }
+    }
+    for (const topo::LinkId l : local_links_) {
+      FillScratch& sc = scratch_[l];
+      sc = {capacity(l), 0, false};
+      PathId first_in_set = kNoId;
+      const EntryList& entries = links_[l].entries;
+      for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+        Path& q = paths_[e->path];
+        if (q.in_set == in_set_) {
+          sc.unfrozen += q.flows;
+          if (first_in_set == kNoId) first_in_set = e->path;
+          sc.shared_in_a |= first_in_set != e->path;
+        } else {
+          q.epoch = frozen_mark;  // held: fill must not freeze it
+          for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
+        }
+      }
+      if (sc.shared_in_a) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
+    }
+    // A link only one path of A crosses keeps its share until that path freezes, as a lone link does:
+    // of those, only each path's tightest needs a key (see fill()). In a small A of long bundles that
+    // is most of their links.
+    for (const PathId p : comp_paths_) {
       Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
       const RouteEntry* route = route_of(p);
       for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
@@ -449,34 +478,18 @@ void FlowNetwork::solve_local() {
         if (r.lone) {
           const Share key{capacity(r) / paths_[p].flows, r.link, p};
           if (tightest > key) tightest = key;
-        } else if (link_mark_[r.link] != link_seen) {
-          link_mark_[r.link] = link_seen;
-          local_links_.push_back(r.link);
+        } else if (const FillScratch& sc = scratch_[r.link]; !sc.shared_in_a) {
+          const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
+          if (tightest > key) tightest = key;
         }
       }
       if (tightest.link != kNoId) heap_.push_back(tightest);
-    }
-    for (const topo::LinkId l : local_links_) {
-      FillScratch& sc = scratch_[l];
-      sc = {capacity(l), 0};
-      const EntryList& entries = links_[l].entries;
-      for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-        Path& q = paths_[e->path];
-        if (path_mark_[e->path] == in_a_) {
-          sc.unfrozen += q.flows;
-        } else {
-          q.epoch = frozen_mark;  // held: fill must not freeze it
-          for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
-        }
-      }
-      if (sc.unfrozen > 0) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
     }
     fill(comp_paths_.size(), frozen_mark);
     const std::size_t before = comp_paths_.size();
     for (const topo::LinkId l : local_links_) verify(l);
     if (comp_paths_.size() == before) break;
   }
-  ++epoch_;  // the frozen mark is now spent; the next resolve starts above it
 }
 
 void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
@@ -541,7 +554,8 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   else
     solve_components();
   for (PathId p : fresh_lone_) {
-    if (solver_ == Solver::Local ? path_mark_[p] == in_a_ : paths_[p].epoch == epoch_) continue;  // solved after all
+    if (solver_ == Solver::Local ? paths_[p].in_set == in_set_ : paths_[p].epoch == epoch_)
+      continue;  // solved after all
     paths_[p].epoch = epoch_;
     comp_paths_.push_back(p);
   }

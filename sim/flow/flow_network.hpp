@@ -126,13 +126,15 @@ class FlowNetwork final : public topo::LinkLoadView {
   };
   /// A route and the active flows that take it.
   struct Path {
-    double new_rate = 0;          ///< solver scratch
-    std::uint32_t flows = 0;      ///< active flows on it: its weight on every link it crosses
-    FlowId first = kNoId;         ///< one of them; the rest follow Flow::next
-    std::uint32_t epoch = 0;      ///< solver scratch: component / frozen marks
-    std::uint32_t route_at = 0;   ///< first entry of the path's segment of route_pool_
-    std::uint32_t hops = 0;       ///< route entries in use
-    std::uint8_t size_class = 0;  ///< the segment holds kMinSegment << size_class entries
+    double new_rate = 0;              ///< solver scratch
+    std::uint32_t flows = 0;          ///< active flows on it: its weight on every link it crosses
+    FlowId first = kNoId;             ///< one of them; the rest follow Flow::next
+    std::uint32_t epoch = 0;          ///< solver scratch: component / frozen marks
+    std::uint32_t route_at = 0;       ///< first entry of the path's segment of route_pool_
+    std::uint32_t hops = 0;           ///< route entries in use
+    std::uint32_t in_set = 0;         ///< solve_local(): in_set_ while in the set being re-solved
+    topo::LinkId bottleneck = kNoId;  ///< the link it froze on, kNoId before its first solve
+    std::uint8_t size_class = 0;      ///< the segment holds kMinSegment << size_class entries
   };
   /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
   /// back index in O(1) when it moves another path's entry).
@@ -253,6 +255,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct FillScratch {
     double residual = 0;
     std::uint32_t unfrozen = 0;
+    bool shared_in_a = true;  ///< solve_local(): more than one re-solved path crosses the link
   };
   std::vector<FillScratch> scratch_;
   std::vector<Flow> flows_;
@@ -282,15 +285,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<Share> heap_;           ///< the keys of the component being solved
 
   // Local solver state (solve_local()). Every solver keeps the bottlenecks up to date.
-  std::vector<topo::LinkId> bottleneck_;     ///< per path: the link it froze on (kNoId: none yet)
   std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
-  std::vector<std::uint32_t> link_mark_;     ///< per link: search marks (mark_)
-  std::vector<std::uint32_t> path_mark_;     ///< per path: in_a_ while in the set being re-solved
-  std::uint32_t mark_ = 0;
-  std::uint32_t in_a_ = 0;
-  std::vector<topo::LinkId> local_links_;   ///< the shared links the re-solved paths cross
-  std::vector<topo::LinkId> verify_links_;  ///< the dirty links, each once
-  std::vector<PathId> touched_paths_;       ///< paths whose flow count changed since the last resolve
+  std::uint32_t in_set_ = 0;                 ///< the Path::in_set mark of the current solve_local()
+  std::vector<topo::LinkId> local_links_;    ///< the shared links the re-solved paths cross
+  std::vector<topo::LinkId> verify_links_;   ///< the dirty links, each once
+  std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };
 
 }  // namespace exasim::flow
