@@ -312,7 +312,7 @@ void FlowNetwork::solve_components() {
       stack_.pop_back();
       const LinkState& link = links_[l];
       if (link.entries.size() > 1 || reference_) {  // else a lone seed
-        scratch_[l] = {capacity(l), link.flows, true};
+        scratch_[l] = {capacity(l), link.flows};
         heap_.push_back({scratch_[l].residual / link.flows, l});
       }
       for (const Entry* at = link.entries.begin(spills_); at != link.entries.end(spills_); ++at) {
@@ -420,57 +420,54 @@ void FlowNetwork::solve_local() {
     if (paths_[p].flows > 0) join(p);
   touched_paths_.clear();
   const std::uint32_t dirty_seen = ++epoch_;
-  verify_links_.clear();
   for (const topo::LinkId l : dirty_links_) {
     LinkState& link = links_[l];
     if (link.epoch == dirty_seen || link.entries.empty()) continue;
     link.epoch = dirty_seen;
-    verify_links_.push_back(l);
     if (bottlenecked_[l] == 0) continue;
     for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
       if (paths_[e->path].bottleneck == l) join(e->path);
   }
   dirty_links_.clear();
-  // The dirty links A does not cross keep their held rates: verify them once.
-  for (const topo::LinkId l : verify_links_) verify(l);
-  while (!comp_paths_.empty()) {
-    // The links A crosses (shared ones: lone links only bound their path, through its lone key).
-    const std::uint32_t link_seen = ++epoch_;
-    local_links_.clear();
-    heap_.clear();
-    for (const PathId p : comp_paths_) {
-      paths_[p].epoch = unfrozen;
+  // No need to verify the dirty links A does not cross: a path bottlenecked on a dirty link is in A.
+  // The shared links A crosses, each with what the held paths leave of it (lone links only bound
+  // their path, through its lone key). Kept across rounds: a round adds the links of the paths that
+  // joined and recounts the known links they cross, since a joiner's load moves from held to A.
+  local_links_.clear();
+  local_base_.clear();
+  const std::uint32_t link_seen = ++epoch_;
+  std::size_t counted = 0;  // comp_paths_[0, counted) have their links counted
+  for (std::uint32_t round = 1; counted < comp_paths_.size(); ++round) {
+    for (; counted < comp_paths_.size(); ++counted) {
+      const PathId p = comp_paths_[counted];
       const RouteEntry* route = route_of(p);
       for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
         const RouteEntry& r = route[i];
-        if (!r.lone && links_[r.link].epoch != link_seen) {
+        if (r.lone) continue;
+        if (links_[r.link].epoch != link_seen) {
           links_[r.link].epoch = link_seen;
+          scratch_[r.link].local = static_cast<std::uint32_t>(local_links_.size());
           local_links_.push_back(r.link);
+          local_base_.emplace_back();
+        } else if (local_base_[scratch_[r.link].local].round == round) {
+          continue;
         }
+        count_held(r.link, local_base_[scratch_[r.link].local], round, frozen_mark);
       }
     }
-    for (const topo::LinkId l : local_links_) {
-      FillScratch& sc = scratch_[l];
-      sc = {capacity(l), 0, false};
-      PathId first_in_set = kNoId;
-      const EntryList& entries = links_[l].entries;
-      for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-        Path& q = paths_[e->path];
-        if (q.in_set == in_set_) {
-          sc.unfrozen += q.flows;
-          if (first_in_set == kNoId) first_in_set = e->path;
-          sc.shared_in_a |= first_in_set != e->path;
-        } else {
-          q.epoch = frozen_mark;  // held: fill must not freeze it
-          for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
-        }
-      }
-      if (sc.shared_in_a) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
+    heap_.clear();
+    for (std::size_t i = 0; i < local_links_.size(); ++i) {
+      const LocalLink& base = local_base_[i];
+      FillScratch& sc = scratch_[local_links_[i]];
+      sc.residual = base.residual;
+      sc.unfrozen = base.unfrozen;
+      if (base.owner == kShared) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, local_links_[i]});
     }
     // A link only one path of A crosses keeps its share until that path freezes, as a lone link does:
     // of those, only each path's tightest needs a key (see fill()). In a small A of long bundles that
     // is most of their links.
     for (const PathId p : comp_paths_) {
+      paths_[p].epoch = unfrozen;
       Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
       const RouteEntry* route = route_of(p);
       for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
@@ -478,7 +475,7 @@ void FlowNetwork::solve_local() {
         if (r.lone) {
           const Share key{capacity(r) / paths_[p].flows, r.link, p};
           if (tightest > key) tightest = key;
-        } else if (const FillScratch& sc = scratch_[r.link]; !sc.shared_in_a) {
+        } else if (const FillScratch& sc = scratch_[r.link]; local_base_[sc.local].owner != kShared) {
           const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
           if (tightest > key) tightest = key;
         }
@@ -486,9 +483,25 @@ void FlowNetwork::solve_local() {
       if (tightest.link != kNoId) heap_.push_back(tightest);
     }
     fill(comp_paths_.size(), frozen_mark);
-    const std::size_t before = comp_paths_.size();
     for (const topo::LinkId l : local_links_) verify(l);
-    if (comp_paths_.size() == before) break;
+  }
+}
+
+void FlowNetwork::count_held(topo::LinkId l, LocalLink& base, std::uint32_t round, std::uint32_t frozen_mark) {
+  base = {capacity(l), 0, kNoId, round};
+  const EntryList& entries = links_[l].entries;
+  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+    Path& q = paths_[e->path];
+    if (q.in_set == in_set_) {
+      base.unfrozen += q.flows;
+      if (base.owner == kNoId)
+        base.owner = e->path;
+      else if (base.owner != e->path)
+        base.owner = kShared;
+    } else {
+      q.epoch = frozen_mark;  // held: fill must not freeze it
+      for (std::uint32_t k = 0; k < q.flows; ++k) base.residual -= q.new_rate;
+    }
   }
 }
 

@@ -231,6 +231,16 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Checks the max-min condition on link l for the paths solve_local() holds; those that fail join
   /// the re-solved set. Returns whether any did.
   bool verify(topo::LinkId l);
+  /// solve_local(): a shared link of the re-solved set A, as the held paths leave it.
+  static constexpr PathId kShared = kNoId - 1;
+  struct LocalLink {
+    double residual = 0;         ///< capacity less the held paths' rates
+    std::uint32_t unfrozen = 0;  ///< A's entries on it, by flow count
+    PathId owner = kNoId;        ///< the only path of A on it, or kShared
+    std::uint32_t round = 0;     ///< the round that counted it last
+  };
+  /// Counts link l's held load and A's entries on it into `base`, and marks its held paths frozen.
+  void count_held(topo::LinkId l, LocalLink& base, std::uint32_t round, std::uint32_t frozen_mark);
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);
   /// Records the link a path froze on, keeping each link's count of such paths.
@@ -255,7 +265,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct FillScratch {
     double residual = 0;
     std::uint32_t unfrozen = 0;
-    bool shared_in_a = true;  ///< solve_local(): more than one re-solved path crosses the link
+    std::uint32_t local = 0;  ///< solve_local(): the link's index in local_links_
   };
   std::vector<FillScratch> scratch_;
   std::vector<Flow> flows_;
@@ -288,7 +298,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
   std::uint32_t in_set_ = 0;                 ///< the Path::in_set mark of the current solve_local()
   std::vector<topo::LinkId> local_links_;    ///< the shared links the re-solved paths cross
-  std::vector<topo::LinkId> verify_links_;   ///< the dirty links, each once
+  std::vector<LocalLink> local_base_;        ///< the same links' held loads
   std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };
 
