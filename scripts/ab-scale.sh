@@ -6,11 +6,13 @@
 #
 # usage: scripts/ab-scale.sh BIN_A BIN_B [GPUS=32768] [LAYERS=8] [ROUNDS=10]
 # e.g.:  cp build/bench/scale_bench /tmp/before; (change, rebuild); scripts/ab-scale.sh /tmp/before build/bench/scale_bench
+# More scale_bench arguments (one case only) go in SCALE_ARGS, e.g.
+#        SCALE_ARGS="--model gpt-40b --grid 2,4,8 --batch 2048 --placement spread" scripts/ab-scale.sh A B 4096 2
 #
 # Single runs on these machines swing by 25-30 %; one round is no evidence, and a median ratio within
 # 0.95-1.05 over 10 rounds is no difference.
 set -euo pipefail
-if [ $# -lt 2 ]; then sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -lt 2 ]; then sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 A=$1 B=$2 GPUS=${3:-32768} LAYERS=${4:-8} ROUNDS=${5:-10}
 for bin in "$A" "$B"; do
   [ -x "$bin" ] || { echo "ab-scale.sh: $bin is not an executable scale_bench" >&2; exit 2; }
@@ -18,7 +20,8 @@ done
 field() { grep -o "\"$1\":[0-9.e+-]*" | cut -d: -f2; }
 run() {
   local line
-  line=$("$1" --gpus "$GPUS" --layers "$LAYERS" --repeats 1 | tail -1)
+  # shellcheck disable=SC2086  # SCALE_ARGS is a list of arguments
+  line=$("$1" --gpus "$GPUS" --layers "$LAYERS" --repeats 1 ${SCALE_ARGS:-} | tail -1)
   grep -q '"wall_s"' <<<"$line" || { echo "ab-scale.sh: $1 printed no wall_s: $line" >&2; exit 1; }
   echo "$line"
 }

@@ -351,7 +351,7 @@ void FlowNetwork::solve_components() {
       path.epoch = frozen_mark;
       set_bottleneck(comp_paths_[paths_at], at);
     } else {
-      fill(comp_paths_.size() - paths_at, frozen_mark);
+      fill(comp_paths_.size() - paths_at, frozen_mark, false);
     }
   }
   seeds.clear();
@@ -466,23 +466,30 @@ void FlowNetwork::solve_local() {
     // A link only one path of A crosses keeps its share until that path freezes, as a lone link does:
     // of those, only each path's tightest needs a key (see fill()). In a small A of long bundles that
     // is most of their links.
+    // Each path's shared links go to compact_routes_ (freezing it updates only those).
+    compact_routes_.clear();
     for (const PathId p : comp_paths_) {
-      paths_[p].epoch = unfrozen;
+      Path& path = paths_[p];
+      path.epoch = unfrozen;
+      path.compact_at = static_cast<std::uint32_t>(compact_routes_.size());
       Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
       const RouteEntry* route = route_of(p);
-      for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
+      for (std::uint32_t i = 0; i < path.hops; ++i) {
         const RouteEntry& r = route[i];
         if (r.lone) {
-          const Share key{capacity(r) / paths_[p].flows, r.link, p};
+          const Share key{capacity(r) / path.flows, r.link, p};
           if (tightest > key) tightest = key;
         } else if (const FillScratch& sc = scratch_[r.link]; local_base_[sc.local].owner != kShared) {
           const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
           if (tightest > key) tightest = key;
+        } else {
+          compact_routes_.push_back(r.link);
         }
       }
+      compact_routes_.push_back(kNoId);
       if (tightest.link != kNoId) heap_.push_back(tightest);
     }
-    fill(comp_paths_.size(), frozen_mark);
+    fill(comp_paths_.size(), frozen_mark, true);
     for (const topo::LinkId l : local_links_) verify(l);
   }
 }
@@ -505,7 +512,7 @@ void FlowNetwork::count_held(topo::LinkId l, LocalLink& base, std::uint32_t roun
   }
 }
 
-void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
+void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark, bool compact) {
   // Progressive filling: repeatedly saturate the link with the smallest fair share and freeze its flows.
   // Freezing a flow at the smallest share s never lowers another link's share ((R - m s) / (n - m) >= R / n
   // when s <= R / n, for a flow with m entries on that link), so heap keys may lag behind and are
@@ -527,14 +534,19 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
     Path& path = paths_[id];
     path.epoch = frozen_mark;
     path.new_rate = share;
-    const RouteEntry* route = route_of(id);
-    for (std::size_t i = 0; i < path.hops; ++i) {
-      if (route[i].lone) continue;
-      FillScratch& link = scratch_[route[i].link];
+    const auto take = [&](topo::LinkId l) {
+      FillScratch& link = scratch_[l];
       // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
       for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
       link.unfrozen -= path.flows;
+    };
+    if (compact) {  // solve_local(): only the links other paths of the set still read
+      for (const topo::LinkId* l = &compact_routes_[path.compact_at]; *l != kNoId; ++l) take(*l);
+      return;
     }
+    const RouteEntry* route = route_of(id);
+    for (std::size_t i = 0; i < path.hops; ++i)
+      if (!route[i].lone) take(route[i].link);
   };
   while (!heap_.empty() && (unfrozen_paths > 0 || reference_)) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());

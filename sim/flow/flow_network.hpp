@@ -134,6 +134,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t hops = 0;           ///< route entries in use
     std::uint32_t in_set = 0;         ///< solve_local(): in_set_ while in the set being re-solved
     topo::LinkId bottleneck = kNoId;  ///< the link it froze on, kNoId before its first solve
+    std::uint32_t compact_at = 0;     ///< solve_local(): its shared links in compact_routes_
     std::uint8_t size_class = 0;      ///< the segment holds kMinSegment << size_class entries
   };
   /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
@@ -224,7 +225,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// their paths into comp_paths_, and sets each path's new_rate.
   void solve_components();
   /// Progressive filling of the component just collected: its last `paths` paths, keys in heap_.
-  void fill(std::size_t paths, std::uint32_t frozen_mark);
+  /// `compact`: freezing a path updates only its links in compact_routes_ (solve_local()), not every
+  /// shared link of its route.
+  void fill(std::size_t paths, std::uint32_t frozen_mark, bool compact);
   /// Solver::Local: re-solves the paths whose bottleneck the change touched, grown to a verified
   /// max-min fixpoint; their paths go to comp_paths_ with their new_rate.
   void solve_local();
@@ -295,11 +298,12 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<Share> heap_;           ///< the keys of the component being solved
 
   // Local solver state (solve_local()). Every solver keeps the bottlenecks up to date.
-  std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
-  std::uint32_t in_set_ = 0;                 ///< the Path::in_set mark of the current solve_local()
-  std::vector<topo::LinkId> local_links_;    ///< the shared links the re-solved paths cross
-  std::vector<LocalLink> local_base_;        ///< the same links' held loads
-  std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
+  std::vector<std::uint32_t> bottlenecked_;   ///< per link: paths whose bottleneck it is
+  std::uint32_t in_set_ = 0;                  ///< the Path::in_set mark of the current solve_local()
+  std::vector<topo::LinkId> local_links_;     ///< the shared links the re-solved paths cross
+  std::vector<LocalLink> local_base_;         ///< the same links' held loads
+  std::vector<topo::LinkId> compact_routes_;  ///< per path of the set, its links shared in it, kNoId-ended
+  std::vector<PathId> touched_paths_;         ///< paths whose flow count changed since the last resolve
 };
 
 }  // namespace exasim::flow
