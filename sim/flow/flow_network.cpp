@@ -351,7 +351,7 @@ void FlowNetwork::solve_components() {
       path.epoch = frozen_mark;
       set_bottleneck(comp_paths_[paths_at], at);
     } else {
-      fill(comp_paths_.size() - paths_at, frozen_mark, false);
+      fill(comp_paths_.size() - paths_at, frozen_mark);
     }
   }
   seeds.clear();
@@ -366,153 +366,7 @@ void FlowNetwork::set_bottleneck(PathId p, topo::LinkId l) {
   at = l;
 }
 
-void FlowNetwork::join(PathId p) {
-  if (paths_[p].in_set == in_set_) return;
-  paths_[p].in_set = in_set_;
-  comp_paths_.push_back(p);
-}
-
-bool FlowNetwork::verify(topo::LinkId l) {
-  // The max-min condition where A's new rates or the change can break it: every held path whose
-  // bottleneck is l still finds l saturated and itself the fastest there, and no held path is faster
-  // than an A path that froze on l. Links no path is bottlenecked on cannot break it (fill keeps them
-  // within capacity).
-  if (bottlenecked_[l] == 0) return false;
-  constexpr double kTol = 1e-9;
-  const EntryList& entries = links_[l].entries;
-  double used = 0, fastest = 0;
-  double slowest_a = std::numeric_limits<double>::infinity();  // the slowest A path bottlenecked here
-  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-    const Path& q = paths_[e->path];
-    used += q.new_rate * q.flows;
-    fastest = std::max(fastest, q.new_rate);
-    if (q.in_set == in_set_ && q.bottleneck == l) slowest_a = std::min(slowest_a, q.new_rate);
-  }
-  const bool saturated = used >= capacity(l) * (1 - kTol);
-  bool joined = false;
-  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-    const Path& q = paths_[e->path];
-    if (q.in_set == in_set_) continue;
-    const double rate = q.new_rate;
-    const topo::LinkId b = q.bottleneck;
-    const bool own = b == l || b == kNoId;
-    if ((own && (!saturated || rate < fastest * (1 - kTol))) || rate > slowest_a * (1 + kTol)) {
-      join(e->path);
-      joined = true;
-    }
-  }
-  return joined;
-}
-
-void FlowNetwork::solve_local() {
-  // Only paths whose bottleneck the change touched can change rate first: the paths whose flow count
-  // changed, and those bottlenecked on a dirty link. They form the set A; every other path keeps its
-  // rate as fixed load. Fill A on what the others leave, then verify the max-min condition on the
-  // links where it can break (the dirty links and A's links); failing held paths join A, and A is
-  // filled again. Max-min allocations are unique, so the fixpoint is the exact answer up to rounding.
-  // Marks: paths carry in_set_ while in A, `unfrozen` or `frozen_mark` in Path::epoch for fill(), and
-  // links a fresh epoch per search (epochs only grow, so solve_components() never mistakes them).
-  const std::uint32_t unfrozen = ++epoch_;
-  const std::uint32_t frozen_mark = ++epoch_;
-  comp_paths_.clear();
-  ++in_set_;
-  for (const PathId p : touched_paths_)
-    if (paths_[p].flows > 0) join(p);
-  touched_paths_.clear();
-  const std::uint32_t dirty_seen = ++epoch_;
-  for (const topo::LinkId l : dirty_links_) {
-    LinkState& link = links_[l];
-    if (link.epoch == dirty_seen || link.entries.empty()) continue;
-    link.epoch = dirty_seen;
-    if (bottlenecked_[l] == 0) continue;
-    for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
-      if (paths_[e->path].bottleneck == l) join(e->path);
-  }
-  dirty_links_.clear();
-  // No need to verify the dirty links A does not cross: a path bottlenecked on a dirty link is in A.
-  // The shared links A crosses, each with what the held paths leave of it (lone links only bound
-  // their path, through its lone key). Kept across rounds: a round adds the links of the paths that
-  // joined and recounts the known links they cross, since a joiner's load moves from held to A.
-  local_links_.clear();
-  local_base_.clear();
-  const std::uint32_t link_seen = ++epoch_;
-  std::size_t counted = 0;  // comp_paths_[0, counted) have their links counted
-  for (std::uint32_t round = 1; counted < comp_paths_.size(); ++round) {
-    for (; counted < comp_paths_.size(); ++counted) {
-      const PathId p = comp_paths_[counted];
-      const RouteEntry* route = route_of(p);
-      for (std::uint32_t i = 0; i < paths_[p].hops; ++i) {
-        const RouteEntry& r = route[i];
-        if (r.lone) continue;
-        if (links_[r.link].epoch != link_seen) {
-          links_[r.link].epoch = link_seen;
-          scratch_[r.link].local = static_cast<std::uint32_t>(local_links_.size());
-          local_links_.push_back(r.link);
-          local_base_.emplace_back();
-        } else if (local_base_[scratch_[r.link].local].round == round) {
-          continue;
-        }
-        count_held(r.link, local_base_[scratch_[r.link].local], round, frozen_mark);
-      }
-    }
-    heap_.clear();
-    for (std::size_t i = 0; i < local_links_.size(); ++i) {
-      const LocalLink& base = local_base_[i];
-      FillScratch& sc = scratch_[local_links_[i]];
-      sc.residual = base.residual;
-      sc.unfrozen = base.unfrozen;
-      if (base.owner == kShared) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, local_links_[i]});
-    }
-    // A link only one path of A crosses keeps its share until that path freezes, as a lone link does:
-    // of those, only each path's tightest needs a key (see fill()). In a small A of long bundles that
-    // is most of their links.
-    // Each path's shared links go to compact_routes_ (freezing it updates only those).
-    compact_routes_.clear();
-    for (const PathId p : comp_paths_) {
-      Path& path = paths_[p];
-      path.epoch = unfrozen;
-      path.compact_at = static_cast<std::uint32_t>(compact_routes_.size());
-      Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
-      const RouteEntry* route = route_of(p);
-      for (std::uint32_t i = 0; i < path.hops; ++i) {
-        const RouteEntry& r = route[i];
-        if (r.lone) {
-          const Share key{capacity(r) / path.flows, r.link, p};
-          if (tightest > key) tightest = key;
-        } else if (const FillScratch& sc = scratch_[r.link]; local_base_[sc.local].owner != kShared) {
-          const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
-          if (tightest > key) tightest = key;
-        } else {
-          compact_routes_.push_back(r.link);
-        }
-      }
-      compact_routes_.push_back(kNoId);
-      if (tightest.link != kNoId) heap_.push_back(tightest);
-    }
-    fill(comp_paths_.size(), frozen_mark, true);
-    for (const topo::LinkId l : local_links_) verify(l);
-  }
-}
-
-void FlowNetwork::count_held(topo::LinkId l, LocalLink& base, std::uint32_t round, std::uint32_t frozen_mark) {
-  base = {capacity(l), 0, kNoId, round};
-  const EntryList& entries = links_[l].entries;
-  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-    Path& q = paths_[e->path];
-    if (q.in_set == in_set_) {
-      base.unfrozen += q.flows;
-      if (base.owner == kNoId)
-        base.owner = e->path;
-      else if (base.owner != e->path)
-        base.owner = kShared;
-    } else {
-      q.epoch = frozen_mark;  // held: fill must not freeze it
-      for (std::uint32_t k = 0; k < q.flows; ++k) base.residual -= q.new_rate;
-    }
-  }
-}
-
-void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark, bool compact) {
+void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
   // Progressive filling: repeatedly saturate the link with the smallest fair share and freeze its flows.
   // Freezing a flow at the smallest share s never lowers another link's share ((R - m s) / (n - m) >= R / n
   // when s <= R / n, for a flow with m entries on that link), so heap keys may lag behind and are
@@ -534,19 +388,14 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark, bool compac
     Path& path = paths_[id];
     path.epoch = frozen_mark;
     path.new_rate = share;
-    const auto take = [&](topo::LinkId l) {
-      FillScratch& link = scratch_[l];
+    const RouteEntry* route = route_of(id);
+    for (std::size_t i = 0; i < path.hops; ++i) {
+      if (route[i].lone) continue;
+      FillScratch& link = scratch_[route[i].link];
       // One subtraction per flow, not share * flows: the same sums as if each flow were its own path.
       for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
       link.unfrozen -= path.flows;
-    };
-    if (compact) {  // solve_local(): only the links other paths of the set still read
-      for (const topo::LinkId* l = &compact_routes_[path.compact_at]; *l != kNoId; ++l) take(*l);
-      return;
     }
-    const RouteEntry* route = route_of(id);
-    for (std::size_t i = 0; i < path.hops; ++i)
-      if (!route[i].lone) take(route[i].link);
   };
   while (!heap_.empty() && (unfrozen_paths > 0 || reference_)) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());

@@ -134,7 +134,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t hops = 0;           ///< route entries in use
     std::uint32_t in_set = 0;         ///< solve_local(): in_set_ while in the set being re-solved
     topo::LinkId bottleneck = kNoId;  ///< the link it froze on, kNoId before its first solve
-    std::uint32_t compact_at = 0;     ///< solve_local(): its shared links in compact_routes_
+    topo::LinkId own_key = kNoId;     ///< solve_local(): the link of its key from push_own_key()
     std::uint8_t size_class = 0;      ///< the segment holds kMinSegment << size_class entries
   };
   /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
@@ -225,25 +225,29 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// their paths into comp_paths_, and sets each path's new_rate.
   void solve_components();
   /// Progressive filling of the component just collected: its last `paths` paths, keys in heap_.
-  /// `compact`: freezing a path updates only its links in compact_routes_ (solve_local()), not every
-  /// shared link of its route.
-  void fill(std::size_t paths, std::uint32_t frozen_mark, bool compact);
-  /// Solver::Local: re-solves the paths whose bottleneck the change touched, grown to a verified
-  /// max-min fixpoint; their paths go to comp_paths_ with their new_rate.
+  void fill(std::size_t paths, std::uint32_t frozen_mark);
+  /// Solver::Local (local_solve.cpp): progressive filling of the paths whose rates can change, the
+  /// rest held at their rates; held paths join as the filling finds they must (see there). Their paths
+  /// go to comp_paths_ with their new_rate.
   void solve_local();
-  /// Checks the max-min condition on link l for the paths solve_local() holds; those that fail join
-  /// the re-solved set. Returns whether any did.
-  bool verify(topo::LinkId l);
-  /// solve_local(): a shared link of the re-solved set A, as the held paths leave it.
+  /// The local filling proper, from the keys solve_local() and release() put in heap_.
+  void fill_local();
+  /// Adds the links of variable path p not yet in the local region: their held load and variable
+  /// entries, a key each, and a check for each held path bottlenecked there; then p's tightest lone key.
+  void enter_region(PathId p, double level);
+  /// A held path becomes variable at `level` (at most its rate): its load on the region's links moves
+  /// from held to variable, and its other links enter the region.
+  void release(PathId p, double level);
+  /// Whether a held path bottlenecked on link l must be released when the filling reaches its rate.
+  [[nodiscard]] bool loose(topo::LinkId l) const;
+  /// Pushes variable path p's tightest key among its lone links and the links it alone is unfrozen on.
+  void push_own_key(PathId p);
+  /// Region link l saturates at `share`: releases the held paths faster than that (and puts l back),
+  /// or freezes its unfrozen variables there. Returns whether it froze them.
+  bool saturate(topo::LinkId l, double share);
+  /// Freezes variable path id at `share` on link `at`, taking its share off its region links.
+  void freeze_local(PathId id, double share, topo::LinkId at);
   static constexpr PathId kShared = kNoId - 1;
-  struct LocalLink {
-    double residual = 0;         ///< capacity less the held paths' rates
-    std::uint32_t unfrozen = 0;  ///< A's entries on it, by flow count
-    PathId owner = kNoId;        ///< the only path of A on it, or kShared
-    std::uint32_t round = 0;     ///< the round that counted it last
-  };
-  /// Counts link l's held load and A's entries on it into `base`, and marks its held paths frozen.
-  void count_held(topo::LinkId l, LocalLink& base, std::uint32_t round, std::uint32_t frozen_mark);
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);
   /// Records the link a path froze on, keeping each link's count of such paths.
@@ -268,7 +272,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct FillScratch {
     double residual = 0;
     std::uint32_t unfrozen = 0;
-    std::uint32_t local = 0;  ///< solve_local(): the link's index in local_links_
+    PathId owner = kNoId;  ///< solve_local(): the only path among its unfrozen variables, or kShared
   };
   std::vector<FillScratch> scratch_;
   std::vector<Flow> flows_;
@@ -298,12 +302,13 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<Share> heap_;           ///< the keys of the component being solved
 
   // Local solver state (solve_local()). Every solver keeps the bottlenecks up to date.
-  std::vector<std::uint32_t> bottlenecked_;   ///< per link: paths whose bottleneck it is
-  std::uint32_t in_set_ = 0;                  ///< the Path::in_set mark of the current solve_local()
-  std::vector<topo::LinkId> local_links_;     ///< the shared links the re-solved paths cross
-  std::vector<LocalLink> local_base_;         ///< the same links' held loads
-  std::vector<topo::LinkId> compact_routes_;  ///< per path of the set, its links shared in it, kNoId-ended
-  std::vector<PathId> touched_paths_;         ///< paths whose flow count changed since the last resolve
+  std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
+  std::uint32_t in_set_ = 0;                 ///< the Path::in_set mark of the current solve_local()
+  std::uint32_t unfrozen_mark_ = 0;          ///< solve_local(): Path::epoch of its variable paths not yet frozen
+  std::uint32_t frozen_mark_ = 0;            ///< ... of those frozen
+  std::uint32_t region_mark_ = 0;            ///< LinkState::epoch of the links in its region
+  std::size_t unfrozen_count_ = 0;           ///< its variable paths not yet frozen
+  std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };
 
 }  // namespace exasim::flow

@@ -1,0 +1,242 @@
+// Solver::Local of FlowNetwork: progressive filling of only the paths whose rates can change.
+//
+// A path's rate changes only if its bottleneck does (the saturated link on which it is the fastest,
+// recorded when it froze). So the filling starts with the paths whose flow count changed and those
+// bottlenecked on a dirty link ("variable" paths); every other path is "held" at its rate, as fixed
+// load on the links it crosses. The filling runs in level order, like progressive filling of the
+// whole component would, over the "region": the links variable paths cross. Two events make a held
+// path variable ("release" it), each at the level where the whole-component filling would have it:
+//  - a region link saturates at level s while a held path on it runs faster than s: that path must
+//    come down to s. It crosses no link saturated below s (there it would have been released
+//    already), so moving its load from its rate to the level changes nothing already decided.
+//  - the filling reaches the rate r of a held path bottlenecked on a region link while that link
+//    still has unfrozen variables (it will saturate at r or above, and the path must rise with it)
+//    or has room left (it is no longer saturated). At level r the path's load is the same either way.
+// A released path's links join the region. When the heap is empty every path is frozen or held at a
+// rate the filling has confirmed, and the rates are the max-min allocation, which is unique: the
+// whole-component filling's, up to rounding (residuals are summed in another order).
+//
+// Keys in heap_ are ordered by (level, link) like fill()'s: a link's share (path = kNoId), a variable
+// path's tightest lone link (path set), or a check of a held path at its rate (path | kCheck). A
+// link's share can fall when a path is released onto it, though never below the current level (the
+// released path's rate and the link's share both are at or above it), so releases push fresh keys;
+// a key that pops above its link's share is then an old one, met once the link's share has risen
+// back above it (or its variables have frozen), and is handled like any lagging key.
+
+#include "sim/flow/flow_network.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace exasim::flow {
+
+namespace {
+/// Relative tolerance of "faster than the level" and "room left": rounding must not release paths.
+constexpr double kTolerance = 1e-9;
+/// Marks a key as the check of a held path (path ids stay below 2^31: see take_path()).
+constexpr std::uint32_t kCheck = 0x80000000u;
+}  // namespace
+
+void FlowNetwork::join(PathId p) {
+  if (paths_[p].in_set == in_set_) return;
+  paths_[p].in_set = in_set_;
+  comp_paths_.push_back(p);
+}
+
+void FlowNetwork::solve_local() {
+  // Marks: epochs only grow, so solve_components() never mistakes a mark of this solve for its own.
+  comp_paths_.clear();
+  heap_.clear();
+  ++in_set_;
+  for (const PathId p : touched_paths_)
+    if (paths_[p].flows > 0) join(p);
+  touched_paths_.clear();
+  const std::uint32_t dirty_seen = ++epoch_;
+  for (const topo::LinkId l : dirty_links_) {
+    LinkState& link = links_[l];
+    if (link.epoch == dirty_seen || link.entries.empty()) continue;
+    link.epoch = dirty_seen;
+    if (bottlenecked_[l] == 0) continue;
+    for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
+      if (paths_[e->path].bottleneck == l) join(e->path);
+  }
+  dirty_links_.clear();
+  if (comp_paths_.empty()) return;
+  unfrozen_mark_ = ++epoch_;
+  frozen_mark_ = ++epoch_;
+  region_mark_ = ++epoch_;
+  for (const PathId p : comp_paths_) paths_[p].epoch = unfrozen_mark_;  // all variable before any link counts them
+  unfrozen_count_ = comp_paths_.size();
+  const std::size_t initial = comp_paths_.size();
+  for (std::size_t i = 0; i < initial; ++i) enter_region(comp_paths_[i], 0.0);
+  fill_local();
+}
+
+void FlowNetwork::enter_region(PathId p, double level) {
+  const Path& path = paths_[p];
+  const RouteEntry* route = route_of(p);
+  for (std::uint32_t i = 0; i < path.hops; ++i) {
+    const RouteEntry& r = route[i];
+    if (r.lone) continue;
+    LinkState& link = links_[r.link];
+    if (link.epoch == region_mark_) continue;
+    link.epoch = region_mark_;
+    FillScratch& sc = scratch_[r.link];
+    sc = {capacity(r.link), 0, kNoId};
+    for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e) {
+      const Path& q = paths_[e->path];
+      if (q.epoch == unfrozen_mark_) {
+        sc.unfrozen += q.flows;
+        sc.owner = sc.owner == kNoId || sc.owner == e->path ? e->path : kShared;
+        continue;
+      }
+      for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
+      if (q.epoch != frozen_mark_ && q.bottleneck == r.link)
+        heap_.push_back({std::max(level, q.new_rate), r.link, e->path | kCheck});
+    }
+    if (sc.owner == kShared) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, r.link});
+  }
+  push_own_key(p);
+}
+
+void FlowNetwork::push_own_key(PathId p) {
+  // A link whose only unfrozen variable is p (or that only p crosses at all: a lone link) keeps its
+  // share until p freezes, so of those only the tightest needs a key, as in fill().
+  const Path& path = paths_[p];
+  Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
+  const RouteEntry* route = route_of(p);
+  for (std::uint32_t i = 0; i < path.hops; ++i) {
+    const RouteEntry& r = route[i];
+    if (r.lone) {
+      const Share key{capacity(r) / path.flows, r.link, p};
+      if (tightest > key) tightest = key;
+    } else if (const FillScratch& sc = scratch_[r.link]; sc.owner == p) {
+      const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
+      if (tightest > key) tightest = key;
+    }
+  }
+  paths_[p].own_key = tightest.link;
+  if (tightest.link != kNoId) heap_.push_back(tightest);
+}
+
+void FlowNetwork::release(PathId p, double level) {
+  join(p);
+  ++unfrozen_count_;
+  Path& path = paths_[p];
+  path.epoch = unfrozen_mark_;
+  const std::size_t before = heap_.size();
+  // Its entries on links already in the region move from held load to unfrozen variables, entry by
+  // entry (one addition per flow, mirroring the subtractions); links new to the region are counted
+  // whole by enter_region(), with the path already variable. A link that had one other unfrozen
+  // variable becomes shared: it gets a key of its own, and that path a new tightest key if this link
+  // was its tightest.
+  const RouteEntry* route = route_of(p);
+  for (std::uint32_t i = 0; i < path.hops; ++i) {
+    const RouteEntry& r = route[i];
+    if (r.lone || links_[r.link].epoch != region_mark_) continue;
+    FillScratch& sc = scratch_[r.link];
+    const PathId other = sc.unfrozen == 0 ? kNoId : sc.owner;
+    const double was = other == kShared ? std::max(0.0, sc.residual) / sc.unfrozen : 0;
+    for (std::uint32_t k = 0; k < path.flows; ++k) sc.residual += path.new_rate;
+    sc.unfrozen += path.flows;
+    sc.owner = other == kNoId || other == p ? p : kShared;
+    // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
+    // needs a fresh key.
+    if (const double share = std::max(0.0, sc.residual) / sc.unfrozen;
+        sc.owner == kShared && (other != kShared || share < was))
+      heap_.push_back({share, r.link});
+    if (other != kNoId && other != p && other != kShared && paths_[other].own_key == r.link) push_own_key(other);
+  }
+  enter_region(p, level);
+  for (std::size_t i = before + 1; i <= heap_.size(); ++i)
+    std::push_heap(heap_.begin(), heap_.begin() + i, std::greater<>());
+}
+
+bool FlowNetwork::loose(topo::LinkId l) const {
+  const FillScratch& sc = scratch_[l];
+  if (sc.unfrozen > 0) return true;  // its variables saturate it at this level or above
+  return sc.residual > kTolerance * capacity(l);
+}
+
+bool FlowNetwork::saturate(topo::LinkId l, double share) {
+  // Held paths faster than the level come down to it; if any did, the link's share has grown and it
+  // goes back into the heap. Else its unfrozen variables freeze here.
+  bool released = false;
+  const EntryList& entries = links_[l].entries;
+  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+    const Path& q = paths_[e->path];
+    if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.new_rate > share * (1 + kTolerance)) {
+      release(e->path, share);
+      released = true;
+    }
+  }
+  if (released) {
+    const FillScratch& sc = scratch_[l];
+    heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    return false;
+  }
+  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
+    if (paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
+  return true;
+}
+
+void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
+  --unfrozen_count_;
+  set_bottleneck(id, at);
+  Path& path = paths_[id];
+  path.epoch = frozen_mark_;
+  path.new_rate = share;
+  const RouteEntry* route = route_of(id);
+  for (std::uint32_t i = 0; i < path.hops; ++i) {
+    if (route[i].lone) continue;
+    FillScratch& link = scratch_[route[i].link];
+    for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
+    link.unfrozen -= path.flows;
+  }
+}
+
+void FlowNetwork::fill_local() {
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+  bool only_checks = false;
+  while (!heap_.empty()) {
+    if (unfrozen_count_ == 0 && !only_checks) {
+      // Every variable has frozen: what is left to do is the checks of held paths (which may release
+      // more), not the keys of links whose variables have all frozen. Drop those at once rather than
+      // popping them one by one (in a big region they are most of the heap).
+      std::erase_if(heap_, [](const Share& key) { return key.path == kNoId || !(key.path & kCheck); });
+      std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+      only_checks = true;
+      continue;
+    }
+    if (unfrozen_count_ > 0) only_checks = false;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const Share top = heap_.back();
+    heap_.pop_back();
+    if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
+      const PathId p = top.path & ~kCheck;
+      const std::uint32_t epoch = paths_[p].epoch;
+      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link)) release(p, top.share);
+      continue;
+    }
+    if (top.path != kNoId) {  // a variable path's tightest lone or own link
+      if (paths_[top.path].epoch != unfrozen_mark_) continue;
+      if (links_[top.link].entries.size() == 1) {  // lone: nothing else on it
+        freeze_local(top.path, top.share, top.link);
+        continue;
+      }
+      if (scratch_[top.link].owner != top.path) continue;  // shared since: it has its own key
+    }
+    const FillScratch& link = scratch_[top.link];
+    if (link.unfrozen == 0) continue;
+    const double share = std::max(0.0, link.residual / link.unfrozen);
+    if (share > top.share) {  // a lagging key: back in with the current share
+      heap_.push_back({share, top.link, top.path});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      continue;
+    }
+    saturate(top.link, share);
+  }
+}
+
+}  // namespace exasim::flow
