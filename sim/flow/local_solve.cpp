@@ -73,30 +73,44 @@ void FlowNetwork::solve_local() {
 }
 
 void FlowNetwork::enter_region(PathId p, double level) {
-  const Path& path = paths_[p];
+  // One pass over the route: links new to the region get their held load, variable entries, a key if
+  // shared and a check per held path bottlenecked there; and p gets its tightest own key (see
+  // push_own_key()), from links old and new.
+  Path& path = paths_[p];
+  Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
     const RouteEntry& r = route[i];
-    if (r.lone) continue;
-    LinkState& link = links_[r.link];
-    if (link.epoch == region_mark_) continue;
-    link.epoch = region_mark_;
-    FillScratch& sc = scratch_[r.link];
-    sc = {capacity(r.link), 0, kNoId};
-    for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e) {
-      const Path& q = paths_[e->path];
-      if (q.epoch == unfrozen_mark_) {
-        sc.unfrozen += q.flows;
-        sc.owner = sc.owner == kNoId || sc.owner == e->path ? e->path : kShared;
-        continue;
-      }
-      for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
-      if (q.epoch != frozen_mark_ && q.bottleneck == r.link)
-        heap_.push_back({std::max(level, q.new_rate), r.link, e->path | kCheck});
+    if (r.lone) {
+      const Share key{capacity(r) / path.flows, r.link, p};
+      if (tightest > key) tightest = key;
+      continue;
     }
-    if (sc.owner == kShared) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, r.link});
+    LinkState& link = links_[r.link];
+    FillScratch& sc = scratch_[r.link];
+    if (link.epoch != region_mark_) {
+      link.epoch = region_mark_;
+      sc = {capacity(r.link), 0, kNoId};
+      for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e) {
+        const Path& q = paths_[e->path];
+        if (q.epoch == unfrozen_mark_) {
+          sc.unfrozen += q.flows;
+          sc.owner = sc.owner == kNoId || sc.owner == e->path ? e->path : kShared;
+          continue;
+        }
+        for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
+        if (q.epoch != frozen_mark_ && q.bottleneck == r.link)
+          heap_.push_back({std::max(level, q.new_rate), r.link, e->path | kCheck});
+      }
+      if (sc.owner == kShared) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, r.link});
+    }
+    if (sc.owner == p) {
+      const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
+      if (tightest > key) tightest = key;
+    }
   }
-  push_own_key(p);
+  path.own_key = tightest.link;
+  if (tightest.link != kNoId) heap_.push_back(tightest);
 }
 
 void FlowNetwork::push_own_key(PathId p) {
