@@ -160,6 +160,7 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   Path& p = paths_[id];
   p.flows = 0;
   p.first = kNoId;
+  p.new_rate = 0;  // its flows count for nothing in the loads until it has a rate
   p.hops = static_cast<std::uint32_t>(route.size());
   ++active_paths_;
   const std::size_t base = p.route_at;
@@ -203,10 +204,13 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   p.first = id;
   ++p.flows;
   ++active_;
+  const bool local = solver_ == Solver::Local;
+  const std::int64_t load = local ? quantum_of(p.new_rate) : 0;  // the new flow, at its path's rate so far
   for (const topo::LinkId l : route) {
     LinkState& link = links_[l];
     if (link.held > 0) --link.held;
     ++link.flows;
+    scratch_[l].load += load;
     // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
     // links it has already reached.
     if (!alone) dirty_links_.push_back(l);
@@ -216,10 +220,12 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     // (the closed form of solve_components()). A later add() that shares one of them marks that
     // link dirty, and resolve() then solves the path in its component instead.
     topo::LinkId at = kNoId;
-    p.new_rate = lone_rate(route.data(), route.data() + route.size(), &at);
+    const double rate = lone_rate(route.data(), route.data() + route.size(), &at);
+    if (local) add_load(path, p.new_rate, rate);
+    p.new_rate = rate;
     set_bottleneck(path, at);
     fresh_lone_.push_back(path);
-  } else if (solver_ == Solver::Local) {
+  } else if (local) {
     touched_paths_.push_back(path);
   }
   return id;
@@ -268,8 +274,10 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   if (f.next != kNoId) flows_[f.next].prev = f.prev;
   const RouteEntry* route = route_of(f.path);
   const bool path_stays = p.flows > 1;  // else remove_path() marks only the links other paths share
+  const std::int64_t load = solver_ == Solver::Local ? quantum_of(p.new_rate) : 0;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     --links_[route[i].link].flows;
+    scratch_[route[i].link].load -= load;
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
   if (--p.flows == 0)
@@ -312,7 +320,8 @@ void FlowNetwork::solve_components() {
       stack_.pop_back();
       const LinkState& link = links_[l];
       if (link.entries.size() > 1 || reference_) {  // else a lone seed
-        scratch_[l] = {capacity(l), link.flows};
+        scratch_[l].residual = capacity(l);
+        scratch_[l].unfrozen = link.flows;
         heap_.push_back({scratch_[l].residual / link.flows, l});
       }
       for (const Entry* at = link.entries.begin(spills_); at != link.entries.end(spills_); ++at) {

@@ -46,6 +46,7 @@
 #include "sim/flow/solver.hpp"
 #include "topologies/topology.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -273,8 +274,17 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct FillScratch {
     double residual = 0;
     std::uint32_t unfrozen = 0;
-    PathId owner = kNoId;  ///< solve_local(): the only path among its unfrozen variables, or kShared
+    PathId owner = kNoId;      ///< solve_local(): the only path among its unfrozen variables, or kShared
+    std::int64_t load = 0;     ///< Solver::Local: the entries' flows times their paths' rates, in kRateQuantum
+    std::uint32_t region = 0;  ///< solve_local(): region_mark_ while in its region
   };
+  /// Loads are sums of integers, exact in any order, so they can be kept up to date at every rate
+  /// change without drifting: 2^-16 B/s, far below any rate's rounding, and links up to 140 TB/s.
+  static constexpr double kRateQuantum = 1.0 / 65536;
+  [[nodiscard]] static std::int64_t quantum_of(double rate) { return std::llround(rate / kRateQuantum); }
+  [[nodiscard]] static double quantized(double rate) { return static_cast<double>(quantum_of(rate)) * kRateQuantum; }
+  /// Solver::Local: path p's rate moves from old_rate to new_rate on the loads of its links.
+  void add_load(PathId p, double old_rate, double new_rate);
   std::vector<FillScratch> scratch_;
   std::vector<Flow> flows_;
   /// Per flow slot: bumped when a flow takes the slot, when its rate changes and when it ends, so a

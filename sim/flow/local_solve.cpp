@@ -65,7 +65,10 @@ void FlowNetwork::solve_local() {
   unfrozen_mark_ = ++epoch_;
   frozen_mark_ = ++epoch_;
   region_mark_ = ++epoch_;
-  for (const PathId p : comp_paths_) paths_[p].epoch = unfrozen_mark_;  // all variable before any link counts them
+  for (const PathId p : comp_paths_) {  // all variable before any link counts them
+    paths_[p].epoch = unfrozen_mark_;
+    paths_[p].own_key = kNoId;
+  }
   unfrozen_count_ = comp_paths_.size();
   const std::size_t initial = comp_paths_.size();
   for (std::size_t i = 0; i < initial; ++i) enter_region(comp_paths_[i], 0.0);
@@ -73,10 +76,13 @@ void FlowNetwork::solve_local() {
 }
 
 void FlowNetwork::enter_region(PathId p, double level) {
-  // One pass over the route: links new to the region get their held load, variable entries, a key if
-  // shared and a check per held path bottlenecked there; and p gets its tightest own key (see
-  // push_own_key()), from links old and new.
+  // p's entries move from held load to unfrozen variables, entry by entry; a link new to the region
+  // starts from its whole load (every entry at its rate, kept up to date in FillScratch::load, so the
+  // link's entries need not be read) and gets a check per held path bottlenecked there. A link that
+  // had one other unfrozen variable becomes shared: it gets a key of its own, and that path a new
+  // tightest key if this link was its tightest. And p's own tightest key (push_own_key()).
   Path& path = paths_[p];
+  const double held = quantized(path.new_rate);  // what each of its flows counts for in the loads
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
@@ -86,24 +92,37 @@ void FlowNetwork::enter_region(PathId p, double level) {
       if (tightest > key) tightest = key;
       continue;
     }
-    LinkState& link = links_[r.link];
     FillScratch& sc = scratch_[r.link];
-    if (link.epoch != region_mark_) {
-      link.epoch = region_mark_;
-      sc = {capacity(r.link), 0, kNoId};
-      for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e) {
-        const Path& q = paths_[e->path];
-        if (q.epoch == unfrozen_mark_) {
-          sc.unfrozen += q.flows;
-          sc.owner = sc.owner == kNoId || sc.owner == e->path ? e->path : kShared;
-          continue;
+    if (sc.region != region_mark_) {
+      sc.region = region_mark_;
+      sc.residual = capacity(r.link) - static_cast<double>(sc.load) * kRateQuantum;
+      sc.unfrozen = 0;
+      sc.owner = kNoId;
+      if (bottlenecked_[r.link] > 0) {
+        const EntryList& entries = links_[r.link].entries;
+        for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
+          const Path& q = paths_[e->path];
+          if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.bottleneck == r.link)
+            heap_.push_back({std::max(level, q.new_rate), r.link, e->path | kCheck});
         }
-        for (std::uint32_t k = 0; k < q.flows; ++k) sc.residual -= q.new_rate;
-        if (q.epoch != frozen_mark_ && q.bottleneck == r.link)
-          heap_.push_back({std::max(level, q.new_rate), r.link, e->path | kCheck});
       }
-      if (sc.owner == kShared) heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, r.link});
     }
+    const PathId other = sc.unfrozen == 0 ? kNoId : sc.owner;
+    const double was = other == kShared ? std::max(0.0, sc.residual) / sc.unfrozen : 0;
+    for (std::uint32_t k = 0; k < path.flows; ++k) sc.residual += held;
+    sc.unfrozen += path.flows;
+    sc.owner = other == kNoId || other == p ? p : kShared;
+    // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
+    // needs a fresh key.
+    if (const double share = std::max(0.0, sc.residual) / sc.unfrozen;
+        sc.owner == kShared && (other != kShared || share < was))
+      heap_.push_back({share, r.link});
+    if (other != kNoId && other != p && other != kShared && paths_[other].own_key == r.link) push_own_key(other);
+    // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
+    // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
+    // path's old rate with its new flows overfills the link) can make an earlier one the least and
+    // hide p's true tightest link: that key pops early, finds the link's share higher, and
+    // push_own_key() looks again.
     if (sc.owner == p) {
       const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
       if (tightest > key) tightest = key;
@@ -116,7 +135,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
 void FlowNetwork::push_own_key(PathId p) {
   // A link whose only unfrozen variable is p (or that only p crosses at all: a lone link) keeps its
   // share until p freezes, so of those only the tightest needs a key, as in fill().
-  const Path& path = paths_[p];
+  Path& path = paths_[p];
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
@@ -129,41 +148,26 @@ void FlowNetwork::push_own_key(PathId p) {
       if (tightest > key) tightest = key;
     }
   }
-  paths_[p].own_key = tightest.link;
+  path.own_key = tightest.link;
   if (tightest.link != kNoId) heap_.push_back(tightest);
 }
 
 void FlowNetwork::release(PathId p, double level) {
   join(p);
   ++unfrozen_count_;
-  Path& path = paths_[p];
-  path.epoch = unfrozen_mark_;
+  paths_[p].epoch = unfrozen_mark_;
   const std::size_t before = heap_.size();
-  // Its entries on links already in the region move from held load to unfrozen variables, entry by
-  // entry (one addition per flow, mirroring the subtractions); links new to the region are counted
-  // whole by enter_region(), with the path already variable. A link that had one other unfrozen
-  // variable becomes shared: it gets a key of its own, and that path a new tightest key if this link
-  // was its tightest.
-  const RouteEntry* route = route_of(p);
-  for (std::uint32_t i = 0; i < path.hops; ++i) {
-    const RouteEntry& r = route[i];
-    if (r.lone || links_[r.link].epoch != region_mark_) continue;
-    FillScratch& sc = scratch_[r.link];
-    const PathId other = sc.unfrozen == 0 ? kNoId : sc.owner;
-    const double was = other == kShared ? std::max(0.0, sc.residual) / sc.unfrozen : 0;
-    for (std::uint32_t k = 0; k < path.flows; ++k) sc.residual += path.new_rate;
-    sc.unfrozen += path.flows;
-    sc.owner = other == kNoId || other == p ? p : kShared;
-    // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
-    // needs a fresh key.
-    if (const double share = std::max(0.0, sc.residual) / sc.unfrozen;
-        sc.owner == kShared && (other != kShared || share < was))
-      heap_.push_back({share, r.link});
-    if (other != kNoId && other != p && other != kShared && paths_[other].own_key == r.link) push_own_key(other);
-  }
   enter_region(p, level);
   for (std::size_t i = before + 1; i <= heap_.size(); ++i)
     std::push_heap(heap_.begin(), heap_.begin() + i, std::greater<>());
+}
+
+void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
+  const Path& path = paths_[p];
+  const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(new_rate) - quantum_of(old_rate));
+  if (delta == 0) return;
+  const RouteEntry* route = route_of(p);
+  for (std::uint32_t i = 0; i < path.hops; ++i) scratch_[route[i].link].load += delta;
 }
 
 bool FlowNetwork::loose(topo::LinkId l) const {
@@ -200,11 +204,13 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
   set_bottleneck(id, at);
   Path& path = paths_[id];
   path.epoch = frozen_mark_;
+  const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(share) - quantum_of(path.new_rate));
   path.new_rate = share;
   const RouteEntry* route = route_of(id);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
-    if (route[i].lone) continue;
     FillScratch& link = scratch_[route[i].link];
+    link.load += delta;
+    if (route[i].lone) continue;
     for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
     link.unfrozen -= path.flows;
   }
@@ -233,19 +239,27 @@ void FlowNetwork::fill_local() {
       if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link)) release(p, top.share);
       continue;
     }
+    const FillScratch& link = scratch_[top.link];
     if (top.path != kNoId) {  // a variable path's tightest lone or own link
       if (paths_[top.path].epoch != unfrozen_mark_) continue;
-      if (links_[top.link].entries.size() == 1) {  // lone: nothing else on it
+      if (link.region != region_mark_) {  // lone (never in the region): nothing else on it
         freeze_local(top.path, top.share, top.link);
         continue;
       }
-      if (scratch_[top.link].owner != top.path) continue;  // shared since: it has its own key
+      if (link.owner != top.path) continue;  // shared since: it has its own key
     }
-    const FillScratch& link = scratch_[top.link];
     if (link.unfrozen == 0) continue;
     const double share = std::max(0.0, link.residual / link.unfrozen);
     if (share > top.share) {  // a lagging key: back in with the current share
-      heap_.push_back({share, top.link, top.path});
+      if (top.path != kNoId) {
+        // An own key computed before all of p's entries on the link counted (see enter_region()) can
+        // have hidden p's true tightest link: find it again.
+        const std::size_t before = heap_.size();
+        push_own_key(top.path);
+        if (heap_.size() > before) std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+        continue;
+      }
+      heap_.push_back({share, top.link});
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
       continue;
     }
