@@ -18,6 +18,13 @@ Backend parse_backend(const std::string& name) {
   throw InputError("--backend", name, "unknown backend (allowed: fast, simgrid)");
 }
 
+flow::Solver parse_solver(const std::string& name) {
+  if (name == "local") return flow::Solver::Local;
+  if (name == "components") return flow::Solver::Components;
+  if (name == "reference") return flow::Solver::Reference;
+  throw InputError("--solver", name, "unknown solver (allowed: local, components, reference)");
+}
+
 namespace {
 
 /// Refuses a backend this build lacks before any work is done (the scenario may be large).
@@ -37,7 +44,7 @@ std::unique_ptr<runtime::Runtime> make_runtime(const topo::Topology& topology, c
   if (options.backend == Backend::Simgrid) return sg::make_simgrid_runtime(topology, {});
 #endif  // without SimGrid, check_backend_built has refused it
   flow::FastOptions fast;
-  fast.solver = options.reference_solver ? flow::Solver::Reference : flow::Solver::Local;
+  fast.solver = options.solver;
   if (options.progress_bar) fast.progress = flow::terminal_progress_bar();  // stderr, only when it is a terminal
   return std::make_unique<flow::FastRuntime>(topology, fast);
 }

@@ -4,6 +4,7 @@
 // `exasim validate` all go through it; commands to come (tune, sweep, place, report) call it in a loop.
 // Text and JSON are views of the result (sim/report/summary_views.hpp).
 
+#include "sim/flow/solver.hpp"
 #include "sim/report/summary.hpp"
 #include "sim/scenario/prepared_job.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -22,13 +23,16 @@ enum class Backend {
 
 /// "fast" or "simgrid"; InputError("--backend", ...) on anything else.
 [[nodiscard]] Backend parse_backend(const std::string& name);
+/// "local", "components" or "reference" (flow/solver.hpp); InputError("--solver", ...) on anything else.
+[[nodiscard]] flow::Solver parse_solver(const std::string& name);
 
 struct SimulateOptions {
   Backend backend = Backend::Fast;
   /// Refuse (InputError) a scenario the memory model says does not fit the GPU (`--ignore-memory` off).
   bool check_memory = true;
-  /// Fast core only: re-solve every flow at every event (slow; checks the incremental solver).
-  bool reference_solver = false;
+  /// Fast core only: how flow rates are re-solved (all give the same rates; the others are slower and
+  /// serve to check the default).
+  flow::Solver solver = flow::Solver::Local;
   /// Fast core only: a progress bar on stderr when it is a terminal.
   bool progress_bar = false;
   /// Called on the prepared job before it runs: what-ifs on kernel times or bytes (exasim validate

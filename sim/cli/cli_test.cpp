@@ -191,12 +191,28 @@ TEST_CASE("heads not divisible by gy is rejected with the fields involved", "[un
   expect_input_error("heads_gy.json", doc.dump(), "parallel.gy: model heads 2 are not divisible by gy = 4");
 }
 
+TEST_CASE("the three max-min solvers give the same iteration", "[unit]") {
+  auto path = write_temp("solvers.json", kGood);
+  std::vector<double> times;
+  for (const char* solver : {"local", "components", "reference"}) {
+    auto r = exasim_run({"simulate", path, "--json", "--solver", solver});
+    REQUIRE(r.code == 0);
+    times.push_back(nlohmann::json::parse(r.out)["iteration_time_s"].get<double>());
+  }
+  CHECK(times[0] == Approx(times[2]).epsilon(1e-12));
+  CHECK(times[1] == times[2]);
+}
+
 TEST_CASE("bad command lines exit 2", "[unit]") {
   auto path = write_temp("cmd.json", kGood);
   CHECK(exasim_run({"simulate"}).code == 2);
   CHECK(exasim_run({"simulate", path, "--set", "gpus"}).code == 2);
   CHECK(exasim_run({"simulate", path, "--set", "nothing.here=3"}).code == 2);
   CHECK(exasim_run({"simulate", path, "--backend", "ns3"}).code == 2);
+  const auto solver = exasim_run({"simulate", path, "--solver", "exact"});
+  CHECK(solver.code == 2);
+  CHECK(solver.err.find("--solver: exact: unknown solver (allowed: local, components, reference)") !=
+        std::string::npos);
   CHECK(exasim_run({"simulate", path, "--out", "/tmp/exasim_x", "--trace-ranks", "5-2"}).code == 2);
   CHECK(exasim_run({"simulate", "/nonexistent.json"}).code == 2);
   CHECK(exasim_run({"frobnicate"}).code == 2);

@@ -66,7 +66,7 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   api::SimulateOptions run;
   run.backend = api::parse_backend(options.backend);
   run.check_memory = !options.ignore_memory;
-  run.reference_solver = options.reference_solver;
+  run.solver = api::parse_solver(options.solver);
   run.progress_bar = true;
   if (options.out_dir) {
     run.traced_ranks = traced_ranks(options.trace_ranks, s.gpus, log);
@@ -111,8 +111,13 @@ Command add_simulate_command(CLI::App& app) {
                   "Ranks to trace, e.g. 0-7,12 (default: all up to 256 GPUs, else 0-7)");
   cmd->add_flag("--ignore-memory", o->sim.ignore_memory,
                 "Simulate even when the memory model says the scenario does not fit the GPU's memory");
-  cmd->add_flag("--reference-solver", o->sim.reference_solver,
-                "Re-solve every flow at every event (slow; for checking the incremental solver)");
+  cmd->add_option("--solver", o->sim.solver,
+                  "Fast core's max-min solver: local (default), components or reference (slower, the same rates; "
+                  "for checking the default)")
+      ->capture_default_str();
+  cmd->add_flag_callback(
+      "--reference-solver", [o] { o->sim.solver = "reference"; },
+      "Same as --solver reference: re-solve every flow at every event (slow)");
   return {cmd, [o](std::ostream& out, std::ostream& err) {
             SimulateFlags options = o->sim;
             if (!o->out_dir.empty()) options.out_dir = o->out_dir;

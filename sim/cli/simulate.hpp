@@ -16,8 +16,8 @@ struct SimulateFlags {
   std::string backend = "fast";        ///< fast or simgrid
   std::optional<std::string> out_dir;  ///< write trace.csv, trace.json and summary.json here
   std::string trace_ranks;             ///< "0-7,12"; empty: all ranks up to 256 GPUs, else ranks 0-7
-  bool reference_solver = false;
-  bool ignore_memory = false;  ///< simulate even when the memory model says it does not fit
+  std::string solver = "local";        ///< the fast core's max-min solver: local, components or reference
+  bool ignore_memory = false;          ///< simulate even when the memory model says it does not fit
 };
 
 /// Runs the scenario; returns its summary. Writes traces when `out_dir` is set. Bad options are
