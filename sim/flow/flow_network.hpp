@@ -240,8 +240,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// A held path becomes variable at `level` (at most its rate): its load on the region's links moves
   /// from held to variable, and its other links enter the region.
   void release(PathId p, double level);
-  /// Whether a held path bottlenecked on link l must be released when the filling reaches its rate.
-  [[nodiscard]] bool loose(topo::LinkId l) const;
+  /// Whether a held path of `rate` bottlenecked on link l must be released when the filling reaches it.
+  [[nodiscard]] bool loose(topo::LinkId l, double rate) const;
   /// Pushes variable path p's tightest key among its lone links and the links it alone is unfrozen on.
   void push_own_key(PathId p);
   /// Region link l saturates at `share`: releases the held paths faster than that (and puts l back),

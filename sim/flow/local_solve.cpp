@@ -9,9 +9,10 @@
 //  - a region link saturates at level s while a held path on it runs faster than s: that path must
 //    come down to s. It crosses no link saturated below s (there it would have been released
 //    already), so moving its load from its rate to the level changes nothing already decided.
-//  - the filling reaches the rate r of a held path bottlenecked on a region link while that link
-//    still has unfrozen variables (it will saturate at r or above, and the path must rise with it)
-//    or has room left (it is no longer saturated). At level r the path's load is the same either way.
+//  - the filling reaches the rate r of a held path bottlenecked on a region link while that link's
+//    share is above r (its unfrozen variables will run faster than the path, which must rise with
+//    them) or, with no unfrozen variable left, it has room left (it is no longer saturated). At level
+//    r the path's load is the same either way.
 // A released path's links join the region. When the heap is empty every path is frozen or held at a
 // rate the filling has confirmed, and the rates are the max-min allocation, which is unique: the
 // whole-component filling's, up to rounding (residuals are summed in another order).
@@ -170,9 +171,14 @@ void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
   for (std::uint32_t i = 0; i < path.hops; ++i) scratch_[route[i].link].load += delta;
 }
 
-bool FlowNetwork::loose(topo::LinkId l) const {
+bool FlowNetwork::loose(topo::LinkId l, double rate) const {
+  // With unfrozen variables on l, its share s is at or above the level (= rate) and can only grow
+  // through a variable freezing elsewhere below s; from here on nothing freezes below the level, so
+  // if s is the rate (within the tolerance) l saturates there and the path stays its fastest. If s is
+  // above, the variables will run faster than the path, which must rise with them. Without unfrozen
+  // variables, l is final: the path rises iff l has room left.
   const FillScratch& sc = scratch_[l];
-  if (sc.unfrozen > 0) return true;  // its variables saturate it at this level or above
+  if (sc.unfrozen > 0) return std::max(0.0, sc.residual) / sc.unfrozen > rate * (1 + kTolerance);
   return sc.residual > kTolerance * capacity(l);
 }
 
@@ -236,7 +242,8 @@ void FlowNetwork::fill_local() {
     if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
       const PathId p = top.path & ~kCheck;
       const std::uint32_t epoch = paths_[p].epoch;
-      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link)) release(p, top.share);
+      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link, paths_[p].new_rate))
+        release(p, top.share);
       continue;
     }
     const FillScratch& link = scratch_[top.link];
