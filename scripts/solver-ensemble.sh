@@ -26,7 +26,7 @@ for solver in local components; do
         grep -o '"iteration_time_s":[0-9.e+-]*' | cut -d: -f2)
     echo "$solver k=$k iteration_s=$t"
   done
-done | tee /dev/stderr | awk '
-  { split($3, a, "="); s = $1; v = a[2]; sum[s] += v; n[s]++
+done | awk '
+  { print; fflush(); split($3, a, "="); s = $1; v = a[2]; sum[s] += v; n[s]++
     if (!(s in lo) || v < lo[s]) lo[s] = v; if (!(s in hi) || v > hi[s]) hi[s] = v }
   END { for (s in sum) printf "%s: mean %.6f s, min %.6f, max %.6f over %d runs\n", s, sum[s] / n[s], lo[s], hi[s], n[s] }'
