@@ -13,16 +13,16 @@
 // its own bytes and its own predicted finish.
 //
 // add() and finish() mark the touched links dirty and resolve() re-solves from there (Solver):
-//  - Local (default): a path's rate can change only if its bottleneck does (the saturated link on which
-//    it is the fastest, recorded when it froze). The paths whose flow count changed and those
-//    bottlenecked on a dirty link are re-solved by progressive filling with every other path's rate
-//    held as fixed load; then the max-min condition (every path has a saturated link on which none is
-//    faster) is checked on the dirty links and the links the re-solved paths cross, wherever some path
-//    is bottlenecked; held paths that fail it join, and the set is filled again until none fails. The
-//    max-min allocation is unique, so the fixpoint is it, up to rounding (~1e-15; residuals are summed
-//    in another order). The work follows the paths whose rates change, not the component: spread
-//    placements tie thousands of paths into one component through a few shared links, and re-solving
-//    all of them at every completion was 97 % of the run time (docs/performance.md).
+//  - Local (default, local_solve.cpp): a path's rate can change only if its bottleneck does (the
+//    saturated link on which it is the fastest, recorded when it froze). Progressive filling runs
+//    over the paths whose flow count changed and those bottlenecked on a dirty link, every other
+//    path held at its rate as fixed load; a held path joins the filling, in level order, where the
+//    filling shows it must (a link saturates below its rate, or its bottleneck would run faster than
+//    it). Links keep their loads (the sum of their entries' rates) so that joining a link costs no
+//    read of its entries. The max-min allocation is unique, so the result is the whole component's,
+//    up to rounding. The work follows the paths whose rates change, not the component: spread
+//    placements tie thousands of paths into one component through a few shared links, and
+//    re-solving all of them at every completion was 97 % of the run time (docs/performance.md).
 //  - Components: the connected components of the dirty links (links <-> paths that cross them,
 //    transitively), filled whole (a lone path simply gets its tightest link). It also steps over lone
 //    links (crossed by one path only: see RouteEntry and fill()) and stops filling once every path is
@@ -35,8 +35,12 @@
 //  - fluid model: no packets, no per-flow window or TCP-gamma cap, no protocol overhead on the wire;
 //  - a flow's rate is bounded by its links only (no endpoint injection limit beyond the NIC links);
 //  - routes are fixed for the lifetime of a flow (adaptive choice happens when it starts);
-//  - Solver::Local accepts a max-min violation below 1e-9 relative (a link counts as saturated within
-//    that of its capacity), and its rates may differ from the others' in the last bits.
+//  - Solver::Local leaves a held path alone when it is off by less than 1e-9 relative (faster than a
+//    saturating link, slower than its bottleneck's share, or its bottleneck within 1e-9 of full), so
+//    its rates are max-min to that; link loads are kept in quanta of 2^-16 B/s. Under adaptive
+//    routing such differences (and any other, down to the order of a sum) can reorder nearly
+//    simultaneous events and change routes: the iteration is then ill-conditioned, see
+//    docs/performance.md.
 //
 // Flows whose route stays on one node's GPU-GPU links go to NodeFlows (node_flows.hpp), which gives
 // them the same rates from much less memory; their ids carry kNodeLocal. Not under Solver::Reference: the

@@ -8,8 +8,8 @@ namespace exasim::flow {
 
 /// How FlowNetwork re-solves rates after a change; all three give the same max-min rates.
 enum class Solver : std::uint8_t {
-  /// Default: only the paths whose bottleneck the change touched, grown until the max-min condition
-  /// holds everywhere it could break (rates equal to Components' up to rounding, ~1e-15).
+  /// Default: progressive filling of only the paths whose rates can change, the others held, joining
+  /// as the filling finds they must (local_solve.cpp); rates equal to Components' within 1e-9.
   Local,
   /// Every connected component of the changed links (bit for bit Reference's rates).
   Components,
