@@ -248,6 +248,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] bool loose(topo::LinkId l, double rate) const;
   /// Pushes variable path p's tightest key among its lone links and the links it alone is unfrozen on.
   void push_own_key(PathId p);
+  /// Lowers `tightest` (a key of path tightest.path) to route entry r's share if r is a lone link or
+  /// one that path alone is unfrozen on.
+  void consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const;
   /// Region link l saturates at `share`: releases the held paths faster than that (and puts l back),
   /// or freezes its unfrozen variables there. Returns whether it froze them.
   bool saturate(topo::LinkId l, double share);

@@ -89,8 +89,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
   for (std::uint32_t i = 0; i < path.hops; ++i) {
     const RouteEntry& r = route[i];
     if (r.lone) {
-      const Share key{capacity(r) / path.flows, r.link, p};
-      if (tightest > key) tightest = key;
+      consider_own_key(tightest, r, path);
       continue;
     }
     FillScratch& sc = scratch_[r.link];
@@ -124,13 +123,21 @@ void FlowNetwork::enter_region(PathId p, double level) {
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
     // hide p's true tightest link: that key pops early, finds the link's share higher, and
     // push_own_key() looks again.
-    if (sc.owner == p) {
-      const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
-      if (tightest > key) tightest = key;
-    }
+    consider_own_key(tightest, r, path);
   }
   path.own_key = tightest.link;
   if (tightest.link != kNoId) heap_.push_back(tightest);
+}
+
+void FlowNetwork::consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const {
+  const PathId p = tightest.path;
+  if (r.lone) {
+    const Share key{capacity(r) / path.flows, r.link, p};
+    if (tightest > key) tightest = key;
+  } else if (const FillScratch& sc = scratch_[r.link]; sc.owner == p) {
+    const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
+    if (tightest > key) tightest = key;
+  }
 }
 
 void FlowNetwork::push_own_key(PathId p) {
@@ -140,14 +147,7 @@ void FlowNetwork::push_own_key(PathId p) {
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
-    const RouteEntry& r = route[i];
-    if (r.lone) {
-      const Share key{capacity(r) / path.flows, r.link, p};
-      if (tightest > key) tightest = key;
-    } else if (const FillScratch& sc = scratch_[r.link]; sc.owner == p) {
-      const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
-      if (tightest > key) tightest = key;
-    }
+    consider_own_key(tightest, route[i], path);
   }
   path.own_key = tightest.link;
   if (tightest.link != kNoId) heap_.push_back(tightest);
