@@ -35,8 +35,8 @@
 //  - fluid model: no packets, no per-flow window or TCP-gamma cap, no protocol overhead on the wire;
 //  - a flow's rate is bounded by its links only (no endpoint injection limit beyond the NIC links);
 //  - routes are fixed for the lifetime of a flow (adaptive choice happens when it starts);
-//  - Solver::Local leaves a held path alone when it is off by less than 1e-9 relative (faster than a
-//    saturating link, slower than its bottleneck's share, or its bottleneck within 1e-9 of full), so
+//  - Solver::Local leaves a held path alone when it is off by less than 1e-13 relative (faster than a
+//    saturating link, slower than its bottleneck's share, or its bottleneck within 1e-13 of full), so
 //    its rates are max-min to that; link loads are kept in quanta of 2^-16 B/s. Under adaptive
 //    routing such differences (and any other, down to the order of a sum) can reorder nearly
 //    simultaneous events and change routes: the iteration is then ill-conditioned, see
