@@ -210,7 +210,7 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     LinkState& link = links_[l];
     if (link.held > 0) --link.held;
     ++link.flows;
-    scratch_[l].load += load;
+    if (load != 0) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
     // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
     // links it has already reached.
     if (!alone) dirty_links_.push_back(l);

@@ -73,12 +73,15 @@ void FlowNetwork::solve_local() {
     paths_[p].own_key = kNoId;
   }
   unfrozen_count_ = comp_paths_.size();
+  // All of them enter before any looks for its own key: with many starting together (the rings of a
+  // data-parallel step), keys found early would be found again as each newcomer shares a link.
   const std::size_t initial = comp_paths_.size();
-  for (std::size_t i = 0; i < initial; ++i) enter_region(comp_paths_[i], 0.0);
+  for (std::size_t i = 0; i < initial; ++i) enter_region(comp_paths_[i], 0.0, false);
+  for (std::size_t i = 0; i < initial; ++i) push_own_key(comp_paths_[i]);
   fill_local();
 }
 
-void FlowNetwork::enter_region(PathId p, double level) {
+void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
   // p's entries move from held load to unfrozen variables, entry by entry; a link new to the region
   // starts from its whole load (every entry at its rate, kept up to date in FillScratch::load, so the
   // link's entries need not be read) and gets a check per held path bottlenecked there. A link that
@@ -91,7 +94,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
   for (std::uint32_t i = 0; i < path.hops; ++i) {
     const RouteEntry& r = route[i];
     if (r.lone) {
-      consider_own_key(tightest, r, path);
+      if (own_key) consider_own_key(tightest, r, path);
       continue;
     }
     FillScratch& sc = scratch_[r.link];
@@ -125,8 +128,9 @@ void FlowNetwork::enter_region(PathId p, double level) {
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
     // hide p's true tightest link: that key pops early, finds the link's share higher, and
     // push_own_key() looks again.
-    consider_own_key(tightest, r, path);
+    if (own_key) consider_own_key(tightest, r, path);
   }
+  if (!own_key) return;
   path.own_key = tightest.link;
   if (tightest.link != kNoId) heap_.push_back(tightest);
 }
@@ -160,7 +164,7 @@ void FlowNetwork::release(PathId p, double level) {
   ++unfrozen_count_;
   paths_[p].epoch = unfrozen_mark_;
   const std::size_t before = heap_.size();
-  enter_region(p, level);
+  enter_region(p, level, true);
   for (std::size_t i = before + 1; i <= heap_.size(); ++i)
     std::push_heap(heap_.begin(), heap_.begin() + i, std::greater<>());
 }
