@@ -56,10 +56,10 @@ void FlowNetwork::solve_local() {
   touched_paths_.clear();
   const std::uint32_t dirty_seen = ++epoch_;
   for (const topo::LinkId l : dirty_links_) {
+    if (bottlenecked_[l] == 0) continue;  // most are not: a small array read before the link's record
     LinkState& link = links_[l];
-    if (link.epoch == dirty_seen || link.entries.empty()) continue;
+    if (link.epoch == dirty_seen) continue;
     link.epoch = dirty_seen;
-    if (bottlenecked_[l] == 0) continue;
     for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
       if (paths_[e->path].bottleneck == l) join(e->path);
   }
