@@ -36,7 +36,8 @@ namespace {
 /// (~1e-14), and far below the 1 ns instant over seconds of simulated time (rates off by 1e-9 moved
 /// completions by ns and measurably changed adaptive runs; 1e-13 costs no measurable time).
 constexpr double kTolerance = 1e-13;
-/// Marks a key as the check of a held path (path ids stay below 2^31: see take_path()).
+/// Marks a key as the check of a held path (path ids stay below 2^29: each path holds at least
+/// kMinSegment of the at most 2^32 route entries, see take_path()).
 constexpr std::uint32_t kCheck = 0x80000000u;
 }  // namespace
 
