@@ -332,6 +332,31 @@ TEST_CASE("incremental solver matches the reference on a dragonfly under every r
   }
 }
 
+TEST_CASE("the local solver matches the reference with ranks scattered over a dragonfly", "[unit]") {
+  // Ranks on a shuffled GPU order, as a spread or random placement makes them: every ring crosses
+  // groups, components tie most flows together and a completion moves many rates (the cascades the
+  // local solver exists for). Fixed routes (minimal, Valiant) keep the iteration well-conditioned, so
+  // the answers must agree to rounding, not just to the adaptive runs' spread.
+  const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
+  for (auto routing : {topo::RoutingPolicy::Minimal, topo::RoutingPolicy::Valiant}) {
+    auto topo = small_dragonfly(routing);
+    auto plan =
+        schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
+    auto job = job_for(plan, 20e-6, 1e-6);
+    std::uint64_t state = 11;
+    job.gpu_of_rank.resize(plan.grid.world_size());
+    for (std::uint32_t r = 0; r < job.gpu_of_rank.size(); ++r) job.gpu_of_rank[r] = r;
+    for (std::uint32_t r = static_cast<std::uint32_t>(job.gpu_of_rank.size()) - 1; r > 0; --r) {  // Fisher-Yates
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(job.gpu_of_rank[r], job.gpu_of_rank[(state >> 33) % (r + 1)]);
+    }
+    INFO("routing " << static_cast<int>(routing));
+    const double reference = run_time(topo, job, flow::Solver::Reference);
+    CHECK(run_time(topo, job, flow::Solver::Components) == reference);
+    CHECK(run_time(topo, job, flow::Solver::Local) == Approx(reference).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("incremental solver matches the reference on NVSwitch nodes of a rail-optimised fat tree", "[unit]") {
   // Node-local flows over the NVSwitch go to the per-node solver (node_flows.hpp) in the incremental
   // runs and to the general one in the reference: the same rates, so the same iteration, bit for bit
