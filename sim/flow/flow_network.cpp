@@ -14,7 +14,6 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
       links_(links.size()),
       scratch_(links.size()),
       solver_(solver),
-      reference_(solver == Solver::Reference),
       bottlenecked_(links.size(), 0) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
@@ -164,14 +163,14 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   p.hops = static_cast<std::uint32_t>(route.size());
   ++active_paths_;
   const std::size_t base = p.route_at;
-  alone = !reference_;
+  alone = !reference();
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
     if (on_link.size() == 1) set_lone(on_link.back(spills_), false);
     const std::uint32_t cls = std::min(links_[l].capacity_class, kClassInLink);
-    route_pool_[base + i] = {l, on_link.size(), !reference_ && on_link.empty(), cls};
+    route_pool_[base + i] = {l, on_link.size(), !reference() && on_link.empty(), cls};
     on_link.push_back(spills_, {id, i});
   }
   return id;
@@ -221,9 +220,11 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     // link dirty, and resolve() then solves the path in its component instead.
     topo::LinkId at = kNoId;
     const double rate = lone_rate(route.data(), route.data() + route.size(), &at);
-    if (local) add_load(path, p.new_rate, rate);
+    if (local) {
+      add_load(path, p.new_rate, rate);
+      set_bottleneck(path, at);
+    }
     p.new_rate = rate;
-    set_bottleneck(path, at);
     fresh_lone_.push_back(path);
   } else if (local) {
     touched_paths_.push_back(path);
@@ -255,7 +256,7 @@ void FlowNetwork::remove_path(PathId id) {
     on_link.at(spills_, pos) = moved;
     on_link.pop_back(spills_);
     route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
-    if (on_link.size() == 1 && !reference_) set_lone(on_link.back(spills_), true);
+    if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
     if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
   }
   set_bottleneck(id, kNoId);
@@ -277,7 +278,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   const std::int64_t load = solver_ == Solver::Local ? quantum_of(p.new_rate) : 0;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     --links_[route[i].link].flows;
-    scratch_[route[i].link].load -= load;
+    if (load != 0) scratch_[route[i].link].load -= load;
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
   if (--p.flows == 0)
@@ -295,7 +296,7 @@ void FlowNetwork::solve_components() {
   const std::uint32_t frozen_mark = epoch_ + 1;  // paths of this resolve carry epoch_ until frozen
   comp_paths_.clear();
   std::vector<topo::LinkId>& seeds = dirty_links_;
-  if (reference_) {
+  if (reference()) {
     seeds.clear();
     for (topo::LinkId l = 0; l < links_.size(); ++l)
       if (!links_[l].entries.empty()) seeds.push_back(l);
@@ -319,7 +320,7 @@ void FlowNetwork::solve_components() {
       const topo::LinkId l = stack_.back();
       stack_.pop_back();
       const LinkState& link = links_[l];
-      if (link.entries.size() > 1 || reference_) {  // else a lone seed
+      if (link.entries.size() > 1 || reference()) {  // else a lone seed
         scratch_[l].residual = capacity(l);
         scratch_[l].unfrozen = link.flows;
         heap_.push_back({scratch_[l].residual / link.flows, l});
@@ -353,12 +354,9 @@ void FlowNetwork::solve_components() {
       // over the flow entries there, exactly what progressive filling would freeze them at.
       Path& path = paths_[comp_paths_[paths_at]];
       double rate = std::numeric_limits<double>::infinity();
-      topo::LinkId at = kNoId;
-      for (const Share& key : heap_)
-        if (key.share < rate || at == kNoId) rate = key.share, at = key.link;
+      for (const Share& key : heap_) rate = std::min(rate, key.share);
       path.new_rate = std::max(0.0, rate);
       path.epoch = frozen_mark;
-      set_bottleneck(comp_paths_[paths_at], at);
     } else {
       fill(comp_paths_.size() - paths_at, frozen_mark);
     }
@@ -391,9 +389,8 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
   // empties it). In a big component (data-parallel bundles over hundreds of nodes) that is after a few
   // percent of its links.
   std::size_t unfrozen_paths = paths;
-  const auto freeze = [&](PathId id, double share, topo::LinkId at) {
+  const auto freeze = [&](PathId id, double share) {
     --unfrozen_paths;
-    set_bottleneck(id, at);
     Path& path = paths_[id];
     path.epoch = frozen_mark;
     path.new_rate = share;
@@ -406,12 +403,12 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
       link.unfrozen -= path.flows;
     }
   };
-  while (!heap_.empty() && (unfrozen_paths > 0 || reference_)) {
+  while (!heap_.empty() && (unfrozen_paths > 0 || reference())) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const Share top = heap_.back();
     heap_.pop_back();
     if (top.path != kNoId) {  // a path's tightest lone link
-      if (paths_[top.path].epoch != frozen_mark) freeze(top.path, top.share, top.link);
+      if (paths_[top.path].epoch != frozen_mark) freeze(top.path, top.share);
       continue;
     }
     const FillScratch& link = scratch_[top.link];
@@ -424,14 +421,14 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
     }
     const EntryList& entries = links_[top.link].entries;
     for (const Entry* it = entries.begin(spills_); it != entries.end(spills_); ++it)
-      if (paths_[it->path].epoch != frozen_mark) freeze(it->path, share, top.link);
+      if (paths_[it->path].epoch != frozen_mark) freeze(it->path, share);
   }
 }
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   if (local_)
     local_->resolve(now_s, [&schedule](double t, FlowId f, std::uint32_t v) { schedule(t, kNodeLocal | f, v); });
-  if (dirty_links_.empty() && fresh_lone_.empty() && !reference_) return;
+  if (dirty_links_.empty() && fresh_lone_.empty() && !reference()) return;
   if (solver_ == Solver::Local)
     solve_local();
   else

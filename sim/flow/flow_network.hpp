@@ -138,7 +138,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t route_at = 0;       ///< first entry of the path's segment of route_pool_
     std::uint32_t hops = 0;           ///< route entries in use
     std::uint32_t in_set = 0;         ///< solve_local(): in_set_ while in the set being re-solved
-    topo::LinkId bottleneck = kNoId;  ///< the link it froze on, kNoId before its first solve
+    topo::LinkId bottleneck = kNoId;  ///< Solver::Local: the link it froze on, kNoId before its first solve
     topo::LinkId own_key = kNoId;     ///< solve_local(): the link of its key from push_own_key()
     std::uint8_t size_class = 0;      ///< the segment holds kMinSegment << size_class entries
   };
@@ -252,8 +252,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// one that path alone is unfrozen on.
   void consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const;
   /// Region link l saturates at `share`: releases the held paths faster than that (and puts l back),
-  /// or freezes its unfrozen variables there. Returns whether it froze them.
-  bool saturate(topo::LinkId l, double share);
+  /// or freezes its unfrozen variables there.
+  void saturate(topo::LinkId l, double share);
   /// Freezes variable path id at `share` on link `at`, taking its share off its region links.
   void freeze_local(PathId id, double share, topo::LinkId at);
   static constexpr PathId kShared = kNoId - 1;
@@ -307,7 +307,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::size_t active_ = 0;
   std::size_t active_paths_ = 0;
   const Solver solver_;
-  const bool reference_;  ///< solver_ == Solver::Reference
+  [[nodiscard]] bool reference() const { return solver_ == Solver::Reference; }
 
   // Dirty tracking and solver scratch.
   std::vector<topo::LinkId> dirty_links_;
@@ -319,12 +319,12 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
   std::vector<Share> heap_;           ///< the keys of the component being solved
 
-  // Local solver state (solve_local()). Every solver keeps the bottlenecks up to date.
+  // Local solver state (solve_local()); only Solver::Local records bottlenecks.
   std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
   std::uint32_t in_set_ = 0;                 ///< the Path::in_set mark of the current solve_local()
   std::uint32_t unfrozen_mark_ = 0;          ///< solve_local(): Path::epoch of its variable paths not yet frozen
   std::uint32_t frozen_mark_ = 0;            ///< ... of those frozen
-  std::uint32_t region_mark_ = 0;            ///< LinkState::epoch of the links in its region
+  std::uint32_t region_mark_ = 0;            ///< FillScratch::region of the links in its region
   std::size_t unfrozen_count_ = 0;           ///< its variable paths not yet frozen
   std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };

@@ -189,7 +189,7 @@ bool FlowNetwork::loose(topo::LinkId l, double rate) const {
   return sc.residual > kTolerance * capacity(l);
 }
 
-bool FlowNetwork::saturate(topo::LinkId l, double share) {
+void FlowNetwork::saturate(topo::LinkId l, double share) {
   // Held paths faster than the level come down to it; if any did, the link's share has grown and it
   // goes back into the heap. Else its unfrozen variables freeze here.
   bool released = false;
@@ -205,11 +205,10 @@ bool FlowNetwork::saturate(topo::LinkId l, double share) {
     const FillScratch& sc = scratch_[l];
     heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
     std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-    return false;
+    return;
   }
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
     if (paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
-  return true;
 }
 
 void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
