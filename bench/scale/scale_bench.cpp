@@ -21,6 +21,8 @@
 // (gdata = 256 at 32,768); the global batch is 4,096 sequences (--batch), raised to gdata * gz where
 // that is larger (65,536: 8,192) so that it stays divisible. Random placement uses seed 1.
 
+#include "sim/api/simulate.hpp"
+#include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/scenario/prepared_job.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -55,19 +57,6 @@ struct Options {
   exasim::flow::Solver solver = exasim::flow::Solver::Local;
   std::string solver_name = "local";
 };
-
-bool parse_solver(const std::string& name, exasim::flow::Solver& solver) {
-  using exasim::flow::Solver;
-  if (name == "local")
-    solver = Solver::Local;
-  else if (name == "components")
-    solver = Solver::Components;
-  else if (name == "reference")
-    solver = Solver::Reference;
-  else
-    return false;
-  return true;
-}
 
 /// One case of the cross product of the list axes.
 struct Case {
@@ -207,9 +196,15 @@ int main(int argc, char** argv) {
       o.grid = parse_list(argv[++i]);
     else if (arg == "--batch" && has_value)
       o.batch = std::atoll(argv[++i]);
-    else if (arg == "--solver" && has_value && parse_solver(argv[i + 1], o.solver))
+    else if (arg == "--solver" && has_value) {
       o.solver_name = argv[++i];
-    else {
+      try {
+        o.solver = exasim::api::parse_solver(o.solver_name);
+      } catch (const exasim::InputError& e) {
+        std::cerr << "scale_bench: " << e.what() << "\n";
+        return 2;
+      }
+    } else {
       o.grid.clear();  // the usage below
       break;
     }
