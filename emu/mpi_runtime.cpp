@@ -342,7 +342,7 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
   by_algorithm_ = measured[median].by_algorithm;
   if (observer) {
     for (const auto& r : impl.gathered_)
-      if (!observe || observe(r.rank)) observer(r.rank, r.op, r.t_start_s, r.t_end_s);
+      if (!observe || observe(r.rank)) observer(r.rank, r.op_index, r.t_start_s, r.t_end_s);
   }
   overshoot_s_ = impl.gpu_.mean_overshoot_s();
   result.wall_s = MPI_Wtime() - wall_start;

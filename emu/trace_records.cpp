@@ -15,7 +15,7 @@ std::vector<trace::TraceRow> rows_of(const schedule::Plan& plan, const std::vect
   // built by the same code.
   report::TraceCollector collector(plan);
   auto observe = collector.observer();
-  for (const auto& r : records) observe(r.rank, r.op, r.t_start_s, r.t_end_s);
+  for (const auto& r : records) observe(r.rank, r.op_index, r.t_start_s, r.t_end_s);
   return collector.rows();
 }
 

@@ -3,6 +3,7 @@
 // and how files are published so that a partial one never looks complete. No MPI here: the gathering
 // itself (MPI_Gatherv of these plain records) is in mpi_runtime.cpp.
 
+#include "sim/runtime/runtime.hpp"
 #include "sim/schedule/plan.hpp"
 #include "traces/trace.hpp"
 
@@ -10,21 +11,14 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace exasim::emu {
 
-/// One timed op of one rank: index in the rank's op stream, start and end in seconds from the
-/// iteration's barrier-aligned start. For a CollStart the interval is post to completion (as seen by
-/// the rank); for a Wait, the time blocked. Plain data: gathered as bytes.
-struct OpRecord {
-  std::uint32_t rank = 0;
-  std::uint32_t op = 0;
-  double t_start_s = 0;
-  double t_end_s = 0;
-};
-static_assert(std::is_trivially_copyable_v<OpRecord>);
+/// One timed op of one rank (runtime::ObservedOp: plain data, gathered as bytes): index in the rank's
+/// op stream, start and end in seconds from the iteration's barrier-aligned start. For a CollStart the
+/// interval is post to completion (as seen by the rank); for a Wait, the time blocked.
+using OpRecord = runtime::ObservedOp;
 
 /// Trace rows of the records of all ranks (in any order), sorted as every runtime writes them.
 [[nodiscard]] std::vector<trace::TraceRow> rows_of(const schedule::Plan& plan, const std::vector<OpRecord>& records);

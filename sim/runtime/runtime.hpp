@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace exasim::runtime {
@@ -75,6 +76,16 @@ struct RunResult {
 /// Called once per executed op of an observed rank: op index in the rank's stream, start and end time.
 /// For a CollStart the interval is post to completion; for a Wait, the time blocked.
 using OpObserver = std::function<void(Rank rank, std::uint32_t op_index, double t_start_s, double t_end_s)>;
+
+/// One OpObserver call, recorded: plain data, so that runtimes working in other processes (SimGrid's
+/// forked child, the emulation's MPI ranks) can ship it as bytes and replay it.
+struct ObservedOp {
+  Rank rank = 0;
+  std::uint32_t op_index = 0;
+  double t_start_s = 0;
+  double t_end_s = 0;
+};
+static_assert(std::is_trivially_copyable_v<ObservedOp>);
 
 class Runtime {
  public:

@@ -14,13 +14,7 @@
 
 namespace exasim::sg {
 
-/// One OpObserver call, recorded to be replayed later (possibly in another process).
-struct ObservedOp {
-  runtime::Rank rank = 0;
-  std::uint32_t op_index = 0;
-  double t_start_s = 0;
-  double t_end_s = 0;
-};
+using runtime::ObservedOp;  ///< recorded in the child, replayed into the caller's OpObserver
 
 /// Runs `job` on `topology`, collectives routed by `router`. Ops of ranks for which `observe` is true are appended to
 /// `observed`, in the order an OpObserver would have been called. Throws std::logic_error if called twice in one
