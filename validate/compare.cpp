@@ -30,7 +30,10 @@ double error_pct(double measured, double simulated) {
 
 std::vector<ClassError> compare_classes(const std::vector<trace::TraceRow>& measured,
                                         const std::vector<trace::TraceRow>& simulated) {
-  auto m = class_times(measured), s = class_times(simulated);
+  return compare_class_times(class_times(measured), class_times(simulated));
+}
+
+std::vector<ClassError> compare_class_times(std::map<std::string, double> m, std::map<std::string, double> s) {
   std::set<std::string> names;
   for (const auto& [k, v] : m) names.insert(k);
   for (const auto& [k, v] : s) names.insert(k);

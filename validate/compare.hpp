@@ -23,6 +23,9 @@ struct ClassError {
 };
 
 [[nodiscard]] double error_pct(double measured, double simulated);
+/// Class by class, from class_times() of each side (or medians of several).
+[[nodiscard]] std::vector<ClassError> compare_class_times(std::map<std::string, double> measured,
+                                                          std::map<std::string, double> simulated);
 [[nodiscard]] std::vector<ClassError> compare_classes(const std::vector<trace::TraceRow>& measured,
                                                       const std::vector<trace::TraceRow>& simulated);
 

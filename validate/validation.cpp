@@ -10,11 +10,13 @@
 
 #include <unistd.h>  // gethostname, getpid
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <ostream>
 
 namespace exasim::validate {
@@ -150,6 +152,8 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
 ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& o, std::ostream& log) {
   emu::validate_options(o.emu);
   auto s = checked_scenario(scenario_path, o.overrides, o.ranks);
+  if (o.repeats < 1 || o.repeats > 100)
+    throw InputError("--repeats", std::to_string(o.repeats), "1 to 100 emulations (5 by default)");
   std::string calibration = o.calibration.empty() ? default_calibration_path(o.ranks) : o.calibration;
   if (!o.calibration.empty() && !fs::exists(calibration))
     throw InputError("--calibration", calibration, "no such file");
@@ -163,7 +167,6 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   }
 
   const fs::path out = o.out_dir.empty() ? temp_out_dir() : fs::path(o.out_dir);
-  fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
   EmulateOptions e;
   e.ranks = o.ranks;
   e.out_dir = out.string();
@@ -172,23 +175,53 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   e.emu.timeout_s = o.timeout_s;
   e.timeout_s = 2 * o.timeout_s;
   e.stdout_to_stderr = true;
-  if (emulate(scenario_path, e, log) != 0)
-    throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
-  if (!fs::exists(out / "summary.json"))
-    throw EmulationFailed("exasim-emu ended without writing " + (out / "summary.json").string());
 
   ValidationResult r;
   r.scenario = s.name;
   r.calibration = calibration;
-  auto summary = read_json_file((out / "summary.json").string());
-  r.measured_iteration_s = summary.at("iteration_time_s").get<double>();
-  r.measured_iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
-  auto measured_rows = trace::read_csv((out / "trace.csv").string());
+  std::map<std::string, std::vector<double>> class_runs;  // measured seconds per class, one per repeat
+  for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) {
+    fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
+    if (emulate(scenario_path, e, log) != 0)
+      throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
+    if (!fs::exists(out / "summary.json"))
+      throw EmulationFailed("exasim-emu ended without writing " + (out / "summary.json").string());
+    auto summary = read_json_file((out / "summary.json").string());
+    r.measured_runs_s.push_back(summary.at("iteration_time_s").get<double>());
+    r.measured_iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
+    for (const auto& [name, seconds] : class_times(trace::read_csv((out / "trace.csv").string())))
+      class_runs[name].push_back(seconds);
+  }
+  const Spread measured = spread_of(r.measured_runs_s);
+  r.measured_iteration_s = measured.median;
+  r.measured_min_s = measured.min;
+  r.measured_max_s = measured.max;
+  r.measured_spread_pct = measured.spread_pct;
+
+  std::map<std::string, double> measured_classes;
+  for (auto& [name, runs] : class_runs) {
+    runs.resize(o.repeats, 0.0);  // a class missing from a run (none of its ops ran) counts as 0 there
+    measured_classes[name] = spread_of(runs).median;
+  }
   auto simulated_rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
   r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
-  r.classes = compare_classes(measured_rows, simulated_rows);
+  r.simulated_inside_spread =
+      r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
+  r.classes = compare_class_times(measured_classes, class_times(simulated_rows));
   if (o.out_dir.empty()) fs::remove_all(out);
   return r;
+}
+
+Spread spread_of(std::vector<double> samples) {
+  if (samples.empty()) return {};
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  Spread s;
+  s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  s.min = samples.front();
+  s.max = samples.back();
+  s.spread_pct = s.median > 0 ? 100 * (s.max - s.min) / s.median : 0;
+  return s;
 }
 
 nlohmann::ordered_json to_json(const ValidationResult& r) {
@@ -197,8 +230,13 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
     classes[c.op_class] = {{"measured_s", c.measured_s}, {"simulated_s", c.simulated_s}, {"error_pct", c.error_pct}};
   return {{"scenario", r.scenario},
           {"measured_iteration_s", r.measured_iteration_s},
+          {"measured_spread_pct", r.measured_spread_pct},
+          {"measured_min_s", r.measured_min_s},
+          {"measured_max_s", r.measured_max_s},
+          {"measured_runs_s", r.measured_runs_s},
           {"simulated_iteration_s", r.simulated_iteration_s},
           {"error_pct", r.error_pct},
+          {"simulated_inside_spread", r.simulated_inside_spread},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"calibration", r.calibration}};
@@ -209,7 +247,12 @@ void print(std::ostream& out, const ValidationResult& r) {
   out << "exasim validate: " << r.scenario << "\n";
   std::snprintf(line, sizeof line, "  iteration   measured %9.4f s   simulated %9.4f s   error %+6.1f%%\n",
                 r.measured_iteration_s, r.simulated_iteration_s, r.error_pct);
-  out << line << "\n  per op class (mean over ranks of summed durations):\n";
+  out << line;
+  std::snprintf(line, sizeof line,
+                "  measured    median of %zu emulations, min %.4f s, max %.4f s, spread %.1f%%: %s\n",
+                r.measured_runs_s.size(), r.measured_min_s, r.measured_max_s, r.measured_spread_pct,
+                r.simulated_inside_spread ? "the simulated time is inside it" : "the simulated time is outside it");
+  out << line << "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n";
   std::snprintf(line, sizeof line, "    %-22s %12s %12s %8s\n", "class", "measured s", "simulated s", "error");
   out << line;
   for (const auto& c : r.classes) {

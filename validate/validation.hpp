@@ -57,21 +57,35 @@ struct ValidateOptions {
   std::string calibration;  ///< machine file; empty: the cache (calibrated first when missing)
   bool recalibrate = false;
   bool quick_calibration = false;
-  std::string out_dir;     ///< empty: a temporary directory
+  std::string out_dir;     ///< empty: a temporary directory (the last emulation's files are kept there)
   double timeout_s = 300;  ///< a blocked rank aborts after this; mpirun is killed after twice this
+  /// Emulations run one after another; the measured side is their median, their spread the noise of
+  /// this host (on a quiet 2-core host one 4-rank case measured 0.119-0.157 s from run to run: one
+  /// run alone can be 15% off the middle of its spread).
+  std::uint32_t repeats = 5;
 };
 
 struct ValidationResult {
   std::string scenario;
   std::string calibration;
-  double measured_iteration_s = 0;
+  double measured_iteration_s = 0;  ///< median over the repeats of each emulation's median iteration
   double simulated_iteration_s = 0;
   double error_pct = 0;
-  std::vector<double> measured_iterations_s;
-  std::vector<ClassError> classes;
+  std::vector<double> measured_runs_s;  ///< each repeat's median iteration, in run order
+  double measured_min_s = 0, measured_max_s = 0;
+  double measured_spread_pct = 0;             ///< (max - min) / median of measured_runs_s, in %
+  bool simulated_inside_spread = false;       ///< min <= simulated <= max
+  std::vector<double> measured_iterations_s;  ///< the last repeat's iterations
+  std::vector<ClassError> classes;            ///< measured side: per class, the median over the repeats
 };
 
-/// The whole loop. InputError for bad input (scenario, ranks, calibration file).
+/// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).
+struct Spread {
+  double median = 0, min = 0, max = 0, spread_pct = 0;
+};
+[[nodiscard]] Spread spread_of(std::vector<double> samples);
+
+/// The whole loop. InputError for bad input (scenario, ranks, repeats, calibration file).
 [[nodiscard]] ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& options,
                                                  std::ostream& log);
 

@@ -30,6 +30,9 @@ Command add_validate_command(CLI::App& app) {
   cmd->add_flag("--recalibrate", o->run.recalibrate, "Measure the host again even if a calibration is cached");
   cmd->add_flag("--quick-calibration", o->run.quick_calibration, "Fewer microbenchmark points when calibrating");
   cmd->add_option("--out", o->run.out_dir, "Keep the emulation's trace.csv and summary.json here");
+  cmd->add_option("--repeats", o->run.repeats,
+                  "Emulations to run; the measured time is their median, and their spread is reported")
+      ->capture_default_str();
   cmd->add_option("--timeout-s", o->run.timeout_s, "Kill the emulation after this many seconds")->capture_default_str();
   cmd->add_option("--max-error-pct", o->max_error_pct,
                   "Exit 4 when the iteration time error exceeds this (0: never), for CI");

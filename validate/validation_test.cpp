@@ -1,0 +1,33 @@
+#include "validate/validation.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace exasim;
+
+TEST_CASE("repeated measurements: median, extremes and spread relative to the median", "[unit]") {
+  const auto odd = validate::spread_of({0.157, 0.119, 0.130});
+  CHECK(odd.median == 0.130);
+  CHECK(odd.min == 0.119);
+  CHECK(odd.max == 0.157);
+  CHECK(odd.spread_pct == Approx(100 * (0.157 - 0.119) / 0.130));
+  const auto even = validate::spread_of({2.0, 1.0, 4.0, 3.0});
+  CHECK(even.median == 2.5);
+  CHECK(even.spread_pct == Approx(120.0));
+  CHECK(validate::spread_of({}).spread_pct == 0);
+  CHECK(validate::spread_of({0.5}).spread_pct == 0);
+}
+
+TEST_CASE("validate refuses a repeat count outside 1-100 before emulating", "[unit]") {
+  validate::ValidateOptions o;
+  o.ranks = 4;
+  o.repeats = 0;
+  std::ostringstream log;
+  const std::string scenario = std::string(EXASIM_TEST_DATA_DIR) + "/validate/cases/x4-oar.json";
+  CHECK_THROWS_WITH(validate::validate_scenario(scenario, o, log),
+                    Catch::Contains("--repeats") && Catch::Contains("1 to 100"));
+  CHECK(log.str().empty());
+}
