@@ -168,7 +168,13 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
-    if (on_link.size() == 1) set_lone(on_link.back(spills_), false);
+    if (on_link.size() == 1) {
+      // The link stops being one path's alone: from now on its load is kept (see FillScratch::load).
+      const Entry& other = on_link.back(spills_);
+      set_lone(other, false);
+      if (solver_ == Solver::Local)
+        scratch_[l].load = std::int64_t{paths_[other.path].flows} * quantum_of(paths_[other.path].new_rate);
+    }
     const std::uint32_t cls = std::min(links_[l].capacity_class, kClassInLink);
     route_pool_[base + i] = {l, on_link.size(), !reference() && on_link.empty(), cls};
     on_link.push_back(spills_, {id, i});
@@ -205,11 +211,13 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   ++active_;
   const bool local = solver_ == Solver::Local;
   const std::int64_t load = local ? quantum_of(p.new_rate) : 0;  // the new flow, at its path's rate so far
-  for (const topo::LinkId l : route) {
+  const RouteEntry* entries = route_of(path);
+  for (std::size_t i = 0; i < route.size(); ++i) {
+    const topo::LinkId l = route[i];
     LinkState& link = links_[l];
     if (link.held > 0) --link.held;
     ++link.flows;
-    if (load != 0) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
+    if (load != 0 && !entries[i].lone) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
     // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
     // links it has already reached.
     if (!alone) dirty_links_.push_back(l);
@@ -278,7 +286,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   const std::int64_t load = solver_ == Solver::Local ? quantum_of(p.new_rate) : 0;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     --links_[route[i].link].flows;
-    if (load != 0) scratch_[route[i].link].load -= load;
+    if (load != 0 && !route[i].lone) scratch_[route[i].link].load -= load;
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
   if (--p.flows == 0)

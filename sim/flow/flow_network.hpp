@@ -281,8 +281,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct FillScratch {
     double residual = 0;
     std::uint32_t unfrozen = 0;
-    PathId owner = kNoId;      ///< solve_local(): the only path among its unfrozen variables, or kShared
-    std::int64_t load = 0;     ///< Solver::Local: the entries' flows times their paths' rates, in kRateQuantum
+    PathId owner = kNoId;  ///< solve_local(): the only path among its unfrozen variables, or kShared
+    /// Solver::Local: the entries' flows times their paths' rates, in kRateQuantum; kept only while the
+    /// link has two or more entries (set from its one entry when a second arrives): a lone link is
+    /// never read, and skipping it saves a cache miss per lone hop whenever a path's rate changes.
+    std::int64_t load = 0;
     std::uint32_t region = 0;  ///< solve_local(): region_mark_ while in its region
   };
   /// Loads are sums of integers, exact in any order, so they can be kept up to date at every rate

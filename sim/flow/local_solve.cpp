@@ -175,7 +175,8 @@ void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
   const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(new_rate) - quantum_of(old_rate));
   if (delta == 0) return;
   const RouteEntry* route = route_of(p);
-  for (std::uint32_t i = 0; i < path.hops; ++i) scratch_[route[i].link].load += delta;
+  for (std::uint32_t i = 0; i < path.hops; ++i)
+    if (!route[i].lone) scratch_[route[i].link].load += delta;
 }
 
 bool FlowNetwork::loose(topo::LinkId l, double rate) const {
@@ -220,9 +221,9 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
   path.new_rate = share;
   const RouteEntry* route = route_of(id);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
+    if (route[i].lone) continue;  // its load is not kept (FillScratch::load)
     FillScratch& link = scratch_[route[i].link];
     link.load += delta;
-    if (route[i].lone) continue;
     for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
     link.unfrozen -= path.flows;
   }
