@@ -30,6 +30,9 @@ struct CalibrateOptions {
   double poll_interval_s = 50e-6;
   double timeout_s = 600;
   std::string hostfile;
+  /// Microbenchmark runs, each fitted; the machine file takes the run whose bandwidth is the median
+  /// (a fit of real samples, its latency consistent with it) and records the spread of all of them.
+  std::uint32_t repeats = 3;
 };
 
 /// Runs the microbenchmarks under mpirun, fits them, writes the machine file; returns its path.
@@ -57,8 +60,9 @@ struct ValidateOptions {
   std::string calibration;  ///< machine file; empty: the cache (calibrated first when missing)
   bool recalibrate = false;
   bool quick_calibration = false;
-  std::string out_dir;     ///< empty: a temporary directory (the last emulation's files are kept there)
-  double timeout_s = 300;  ///< a blocked rank aborts after this; mpirun is killed after twice this
+  std::uint32_t calibration_repeats = 3;  ///< CalibrateOptions::repeats when validate calibrates
+  std::string out_dir;                    ///< empty: a temporary directory (the last emulation's files are kept there)
+  double timeout_s = 300;                 ///< a blocked rank aborts after this; mpirun is killed after twice this
   /// Emulations run one after another; the measured side is their median, their spread the noise of
   /// this host (on a quiet 2-core host one 4-rank case measured 0.119-0.157 s from run to run: one
   /// run alone can be 15% off the middle of its spread).
