@@ -195,8 +195,13 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
         core_->flow_ended(task.id);
       else
         core_->timer_ended(task.timer, task.id);
-      core_->launch_ready();
     });
+    // Launch only once every event of this instant has been handled, as the fast core does: the
+    // actors that SimGrid wakes at one date all run before any yielded one runs again, so the first
+    // to come back routes the collectives that became ready with every end of the instant already
+    // counted in the loads (adaptive routing reads them), and the others find nothing left to launch.
+    s4u::this_actor::yield();
+    guarded([&] { core_->launch_ready(); });
   }
 
   static std::uint64_t whole_bytes(double bytes) {

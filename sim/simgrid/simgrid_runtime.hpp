@@ -44,10 +44,11 @@
 //    forks a child that builds the platform, runs and sends the RunResult and the observed ops back
 //    through a pipe; the observer is then called in the parent, in the child's order. With
 //    SimgridOptions::fork = false the simulation runs in this process, once per process.
-//  - Adaptive routing sees as load the number of flows active on each link (as the fast core does),
-//    but events of one instant reach the core in SimGrid's order, one at a time, so launches that the
-//    fast core starts together in one sorted batch start here in several: adaptive choices can differ
-//    between the two; minimal and Valiant routes are identical.
+//  - Adaptive routing sees as load the number of flows active on each link, as the fast core does, and
+//    collectives are launched once per date, after every event of that date (a handler yields before
+//    launching; actor_simulation.cpp), so both route with the same loads and agree. Events that the
+//    fast core merges into one instant (ends within 1 ns) but SimGrid sees at two dates, or zero-delay
+//    timers handled in a later round of the same date, could still split a batch of launches.
 //  - wire sizes are whole bytes (SimGrid takes integers): at most one byte per flow differs.
 //  - every running timer or flow holds a worker actor (128 KiB stack; idle workers are reused), and
 //    each bundle is one communication. SimGrid 3.32 keeps every host-to-host communication in one
