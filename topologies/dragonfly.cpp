@@ -79,6 +79,8 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
   if (n.nics > p_.switches_per_group) fail("a node's NICs must land on different switches: nics > switches_per_group");
   p_.gpu_links = node_links_.matrix();
   if (!(p_.adaptive_bias >= 0)) fail("adaptive_bias must be >= 0");
+  if (p_.adaptive_parts < 1 || p_.adaptive_parts > DragonflyParams::kMaxAdaptiveParts)
+    fail("adaptive_parts must be 1 to " + std::to_string(DragonflyParams::kMaxAdaptiveParts));
   if (p_.ports_per_switch != 0 && max_ports_used_per_switch() > p_.ports_per_switch) {
     fail("a switch needs " + std::to_string(max_ports_used_per_switch()) + " ports, it has " +
          std::to_string(p_.ports_per_switch));
@@ -284,12 +286,14 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   } else if (p_.routing == RoutingPolicy::Adaptive) {
     SwitchPath detour;
     if (valiant_path(s, t, hash, detour)) {
-      const auto cost = [load](const SwitchPath& c) {
+      // Loads count parts of flows when flows are routed in parts (route_parts()): in flows, busiest / P.
+      const double parts = route_parts();
+      const auto cost = [load, parts](const SwitchPath& c) {
         double busiest = 0;
         if (load != nullptr) {
           for (std::uint32_t i = 0; i < c.hops; ++i) busiest = std::max(busiest, load->load(c.links[i]));
         }
-        return (1 + busiest) * c.hops;
+        return (1 + busiest / parts) * c.hops;
       };
       if (cost(path) > cost(detour) + p_.adaptive_bias) path = detour;
     }

@@ -51,10 +51,19 @@
 //    its busiest link while a 5-hop Valiant candidate is idle (one other flow suffices when the
 //    Valiant candidate is as short). Slingshot's real bias is unconfirmed.
 //    With no load view, Adaptive routes as on an idle network (minimal unless Valiant is shorter).
+//    adaptive_parts = P > 1 (route_parts()): the collective router cuts every bundle of a stage into P
+//    equal parts and routes them one after another, each part's flow key different (so its Valiant
+//    candidate and its parallel global links differ) and each seeing the parts routed before it as
+//    load; the loads count parts, so the cost reads (1 + busiest / P) * hops. A flow then spreads over
+//    minimal and non-minimal paths in steps of 1/P, as Slingshot's per-packet choices spread its
+//    packets, and a small change in the order of launches moves 1/P of a flow rather than all of it.
 //
 // LIMITATIONS:
-//  - one flow = one path: adaptive routing decides per flow at its start, while Slingshot decides per
-//    packet and keeps adapting; a long flow never moves off a path that became congested later.
+//  - one flow (adaptive_parts = 1) or each of its P parts = one path, decided when the flow starts,
+//    while Slingshot decides per packet and keeps adapting: a part never moves off a path that became
+//    congested later. Parts apply to collectives' bundles, not to point-to-point (pipeline) transfers.
+//  - P parts cost up to P paths per bundle: on 4,096 GCDs spread over the groups, P = 4 made the
+//    fast core 11-15x slower.
 //  - Adaptive compares exactly one minimal and one Valiant candidate (both from flow_key); Slingshot
 //    weighs several candidates per hop using output queue depth, not end-to-end flow counts.
 //  - one link per direction between two switches of a row or column: Cascade's 3 parallel black links
@@ -108,7 +117,9 @@ struct DragonflyParams {
 
   RoutingPolicy routing = RoutingPolicy::Minimal;
   double adaptive_bias = 1.0;  ///< flow-hops in favour of the minimal path (see above)
-  std::uint64_t seed = 0;      ///< mixed into every path choice
+  static constexpr std::uint32_t kMaxAdaptiveParts = 16;
+  std::uint32_t adaptive_parts = 1;  ///< parts of a flow routed one by one under Adaptive (see above)
+  std::uint64_t seed = 0;            ///< mixed into every path choice
 };
 
 namespace detail {
@@ -126,6 +137,9 @@ class Dragonfly final : public Topology {
   [[nodiscard]] LinkId first_load_read_link() const override {
     return p_.routing == RoutingPolicy::Adaptive ? node_count() * node_links_.per_node()
                                                  : static_cast<LinkId>(links().size());
+  }
+  [[nodiscard]] std::uint32_t route_parts() const override {
+    return p_.routing == RoutingPolicy::Adaptive ? p_.adaptive_parts : 1;
   }
   [[nodiscard]] std::uint32_t nics_per_node() const override { return p_.node.nics; }
   [[nodiscard]] std::uint32_t links_per_node() const override { return node_links_.per_node(); }

@@ -183,6 +183,23 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
     load.flows[d.global_link(1, 2, 0)] = 5;  // the detour is busier still
     CHECK(route(adaptive, 0, 9, 0, &load) == min_route);
   }
+
+  SECTION("adaptive in parts: loads count parts, so a whole flow's worth of them tips the choice") {
+    DragonflyParams in_parts = tiny(RoutingPolicy::Adaptive);
+    in_parts.adaptive_parts = 4;
+    const Dragonfly parted(in_parts);
+    CHECK(parted.route_parts() == 4);
+    CHECK(minimal.route_parts() == 1);
+    CHECK(Dragonfly(tiny(RoutingPolicy::Valiant)).route_parts() == 1);  // parts only where routes adapt
+    const std::vector<LinkId> min_route = route(minimal, 0, 9);
+    const std::vector<LinkId> val_route = route(valiant, 0, 9);
+    FakeLoad load;
+    load.flows[d.global_link(0, 2, 0)] = 1;  // one part: (1 + 1/4) * 3 = 3.75 <= 3 + 1, minimal
+    CHECK(route(parted, 0, 9, 0, &load) == min_route);
+    CHECK(route(adaptive, 0, 9, 0, &load) == val_route);  // one whole flow: (1 + 1) * 3 = 6 > 4
+    load.flows[d.global_link(0, 2, 0)] = 2;               // (1 + 2/4) * 3 = 4.5 > 4
+    CHECK(route(parted, 0, 9, 0, &load) == val_route);
+  }
 }
 
 TEST_CASE("dragonfly: every group pair has its global links, minimal routes stay within 3 hops", "[unit]") {

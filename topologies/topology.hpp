@@ -100,6 +100,10 @@ class Topology {
   /// hops) can skip the links below it. Default: every link, i.e. route() never reads load.
   [[nodiscard]] virtual LinkId first_load_read_link() const { return static_cast<LinkId>(links_.size()); }
 
+  /// Parts a collective's flow is cut into and routed one after another under adaptive routing, each
+  /// seeing the ones before it as load (dragonfly.hpp, adaptive_parts). 1: a flow is routed whole.
+  [[nodiscard]] virtual std::uint32_t route_parts() const { return 1; }
+
   /// Machine-independent figures for `exasim topo` (summary.hpp).
   [[nodiscard]] virtual TopologySummary summary() const = 0;
 

@@ -23,8 +23,8 @@ using exasim::sg::CrossCheckCase;
 using exasim::topo::RoutingPolicy;
 
 std::vector<CrossCheckCase> cases() {
-  auto df = [](std::uint32_t g, std::uint32_t s, std::uint32_t e, RoutingPolicy r) {
-    return [=] { return cross_check_dragonfly(g, s, e, r); };
+  auto df = [](std::uint32_t g, std::uint32_t s, std::uint32_t e, RoutingPolicy r, std::uint32_t parts = 1) {
+    return [=] { return cross_check_dragonfly(g, s, e, r, parts); };
   };
   return {
       {"single switch", [] { return cross_check_single_switch(16); }, {2, 2, 2, 8}, true},
@@ -33,8 +33,11 @@ std::vector<CrossCheckCase> cases() {
       {"dragonfly Valiant", df(8, 4, 4, RoutingPolicy::Valiant), {2, 4, 4, 8}, true},
       {"dragonfly minimal", df(8, 8, 8, RoutingPolicy::Minimal), {4, 4, 2, 32}, true},
       {"dragonfly Valiant", df(8, 8, 8, RoutingPolicy::Valiant), {8, 2, 4, 16}, false},
-      // Adaptive: reported, not held to 1% (choices depend on the order of simultaneous launches).
+      // Adaptive: both launch once per instant, so both route with the same loads (simgrid_runtime.hpp).
       {"dragonfly adaptive", df(8, 8, 8, RoutingPolicy::Adaptive), {4, 4, 2, 32}, true},
+      {"dragonfly adaptive, 4 parts", df(8, 8, 8, RoutingPolicy::Adaptive, 4), {4, 4, 2, 32}, true},
+      {"dragonfly adaptive, 4 parts", df(8, 8, 8, RoutingPolicy::Adaptive, 4), {4, 4, 2, 32}, false},
+      {"dragonfly adaptive, 8 parts", df(8, 8, 8, RoutingPolicy::Adaptive, 8), {4, 4, 2, 32}, true},
       {"dragonfly minimal", df(16, 16, 8, RoutingPolicy::Minimal), {4, 4, 4, 64}, true},
       {"dragonfly Valiant", df(16, 16, 8, RoutingPolicy::Valiant), {8, 4, 2, 64}, false},
   };

@@ -4,6 +4,7 @@
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/group_layout.hpp"
 #include "sim/collectives/internal/cost_model.hpp"
+#include "sim/core/hash.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -146,8 +147,10 @@ std::uint32_t stage_count(Algorithm resolved, const topo::Topology& /*topology*/
   throw std::logic_error("stage_count: resolve the algorithm first (auto)");
 }
 
-void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
-                 const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
+namespace {
+
+void route_whole_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
+                       const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   out.clear();
   if (stage >= stage_count(resolved, topology, call))
     throw std::logic_error("route_stage: no stage " + std::to_string(stage) + " for " +
@@ -160,6 +163,36 @@ void route_stage(Algorithm resolved, const topo::Topology& topology, const Group
       return;
     case Algorithm::Hierarchical: route_hierarchical(topology, call, stage, load, on_hop, out); return;
     case Algorithm::Auto: break;
+  }
+}
+
+}  // namespace
+
+void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
+                 const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
+  const std::uint32_t parts = topology.route_parts();
+  if (parts <= 1) {
+    route_whole_stage(resolved, topology, call, stage, load, on_hop, out);
+    return;
+  }
+  // Part k routes the whole stage again under its own flow keys (part 0 under the call's), after the
+  // parts before it were reported through on_hop: adaptive routing sees them as load. Each bundle of a
+  // part carries 1/parts of the bytes; the stage's latency is its slowest part's.
+  out.clear();
+  thread_local StageRoute part;
+  for (std::uint32_t k = 0; k < parts; ++k) {
+    GroupCall part_call = call;
+    if (k > 0) part_call.seed = mix64(call.seed ^ (0x9e3779b97f4a7c15ull * k));
+    route_whole_stage(resolved, topology, part_call, stage, load, on_hop, part);
+    const auto base = static_cast<std::uint32_t>(out.links.size());
+    out.links.insert(out.links.end(), part.links.begin(), part.links.end());
+    for (StageRoute::Bundle b : part.bundles) {
+      b.begin += base;
+      b.bytes /= parts;
+      out.bundles.push_back(b);
+    }
+    out.latency_s = std::max(out.latency_s, part.latency_s);
+    out.rank0_wire_bytes = part.rank0_wire_bytes;  // the stage's, whatever the keys
   }
 }
 

@@ -96,7 +96,9 @@ using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
 [[nodiscard]] std::uint32_t stage_count(Algorithm resolved, const topo::Topology& topology, const GroupCall& call);
 
 /// Routes stage `stage` of `call` under a resolved algorithm into `out` (cleared first). `load` may be
-/// null (no adaptive routing input).
+/// null (no adaptive routing input). Where the topology routes in parts (Topology::route_parts() = P >
+/// 1: adaptive dragonflies with adaptive_parts), the stage is routed P times under different flow keys,
+/// each time seeing the earlier ones as load, into P times the bundles, each with 1/P of the bytes.
 void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out);
 

@@ -5,6 +5,7 @@
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/group_layout.hpp"
 #include "sim/collectives/internal/test_support.hpp"
+#include "topologies/dragonfly.hpp"
 #include "topologies/fat_tree.hpp"
 #include "topologies/test_support.hpp"
 
@@ -304,4 +305,64 @@ TEST_CASE("every hop of every algorithm is a real route, and the stage pays its 
   }
   const auto all = route_one(Algorithm::Ring, topology, call_of(grid, 0, CollKind::AllReduce, S), 0, true);
   for (const auto& hop : all.hops) CHECK(topo::testing::route_error(topology, hop.src, hop.dst, hop.links).empty());
+}
+
+TEST_CASE("adaptive routing in parts: every stage routed once per part, each seeing the earlier", "[unit]") {
+  // 8 groups of 4 switches, nodes of 4 GPUs with 2 NICs: a ring over one GPU per node of 8 nodes in
+  // 8 groups crosses global links at every hop.
+  topo::DragonflyParams p;
+  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
+  p.groups = 8;
+  p.switches_per_group = 4;
+  p.endpoints_per_switch = 1;
+  p.global_links_per_group_pair = 2;
+  p.local_bandwidth_Bps = 25e9;
+  p.global_bandwidth_Bps = 12.5e9;
+  p.routing = topo::RoutingPolicy::Adaptive;
+  p.adaptive_parts = 4;
+  const topo::Dragonfly parted(p);
+  p.adaptive_parts = 1;
+  const topo::Dragonfly whole(p);
+  const std::uint32_t nodes_per_group = parted.node_count() / p.groups;
+  const schedule::ProcessGrid grid({{"data", 8}});
+  std::vector<std::uint32_t> gpu_of_rank;
+  for (std::uint32_t r = 0; r < 8; ++r) gpu_of_rank.push_back(r * nodes_per_group * p.node.gpus);
+  const auto call = call_of(grid, 0, CollKind::AllReduce, S, &gpu_of_rank);
+
+  // Loads as the execution core shows them: every hop routed so far is held.
+  struct HeldLoad final : topo::LinkLoadView {
+    std::vector<double> held;
+    [[nodiscard]] double load(topo::LinkId l) const override { return held[l]; }
+  };
+  const auto route_with_holds = [&](const topo::Topology& t) {
+    HeldLoad load;
+    load.held.assign(t.links().size(), 0);
+    StageRoute out;
+    route_stage(
+        Algorithm::Ring, t, call, 0, &load,
+        [&](const topo::LinkId* links, std::size_t count) {
+          for (std::size_t i = 0; i < count; ++i) ++load.held[links[i]];
+        },
+        out);
+    return out;
+  };
+  const StageRoute one = route_with_holds(whole), four = route_with_holds(parted);
+  REQUIRE(one.bundles.size() == 1);
+  REQUIRE(four.bundles.size() == 4);
+  const double wire = ring_wire_bytes(CollKind::AllReduce, 8, S);
+  std::set<std::vector<topo::LinkId>> routes;
+  double bytes = 0;
+  for (const auto& b : four.bundles) {
+    CHECK(b.bytes == Approx(wire / 4));
+    bytes += b.bytes;
+    routes.emplace(four.links.begin() + b.begin, four.links.begin() + b.begin + b.count);
+  }
+  CHECK(bytes == Approx(wire));
+  // Part 0 routes under the call's own keys on an idle network, as a whole flow does.
+  CHECK(std::vector<topo::LinkId>(four.links.begin(), four.links.begin() + four.bundles[0].count) ==
+        std::vector<topo::LinkId>(one.links.begin(), one.links.end()));
+  // The later parts see it as load and take other keys: they do not all follow it.
+  CHECK(routes.size() > 1);
+  CHECK(four.latency_s >= one.latency_s);
+  CHECK(four.rank0_wire_bytes == Approx(one.rank0_wire_bytes));
 }

@@ -20,7 +20,8 @@ std::unique_ptr<topo::Topology> cross_check_single_switch(std::uint32_t nodes) {
 }
 
 std::unique_ptr<topo::Topology> cross_check_dragonfly(std::uint32_t groups, std::uint32_t switches,
-                                                      std::uint32_t endpoints, topo::RoutingPolicy routing) {
+                                                      std::uint32_t endpoints, topo::RoutingPolicy routing,
+                                                      std::uint32_t adaptive_parts) {
   topo::DragonflyParams p;
   p.node = kNode;
   p.groups = groups;
@@ -33,6 +34,7 @@ std::unique_ptr<topo::Topology> cross_check_dragonfly(std::uint32_t groups, std:
   p.global_latency_s = 100e-9;
   p.switch_latency_s = 350e-9;
   p.routing = routing;
+  p.adaptive_parts = adaptive_parts;
   p.seed = 7;
   return std::make_unique<topo::Dragonfly>(p);
 }

@@ -18,10 +18,12 @@ namespace exasim::sg {
 /// Nodes of 4 GPUs (100 GB/s pairs) and 2 NICs (25 GB/s) under one switch.
 [[nodiscard]] std::unique_ptr<topo::Topology> cross_check_single_switch(std::uint32_t nodes);
 /// Same nodes on a 1D dragonfly, 2 global links per group pair at half the local bandwidth, so that
-/// flows meet on global links. GPUs: groups x (switches / 2) x endpoints x 4.
+/// flows meet on global links. GPUs: groups x (switches / 2) x endpoints x 4. `adaptive_parts`: see
+/// topologies/dragonfly.hpp.
 [[nodiscard]] std::unique_ptr<topo::Topology> cross_check_dragonfly(std::uint32_t groups, std::uint32_t switches,
                                                                     std::uint32_t endpoints,
-                                                                    topo::RoutingPolicy routing);
+                                                                    topo::RoutingPolicy routing,
+                                                                    std::uint32_t adaptive_parts = 1);
 
 struct CrossCheckCase {
   std::string machine;
