@@ -298,17 +298,27 @@ TEST_CASE("adaptive routing: SimGrid and the fast core choose the same routes", 
   // Both launch the collectives that became ready in an instant together, after every event of the
   // instant, so that adaptive routing reads the same loads in both (actor_simulation.cpp): the
   // answers agree to rounding, with each flow routed whole and in parts.
+  auto plan = schedule::build_axonn4d_plan(small_model(), {4, 2, 2, 8}, {32, schedule::Recompute::Full}, {});
   for (const std::uint32_t parts : {1u, 4u}) {
-    auto topology = sg::cross_check_dragonfly(4, 4, 4, topo::RoutingPolicy::Adaptive, parts);
-    auto plan = schedule::build_axonn4d_plan(small_model(), {4, 2, 2, 8}, {32, schedule::Recompute::Full}, {});
-    auto job = job_for(plan);
-    auto first = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
-    auto second = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
-    flow::FastRuntime fast(*topology, {});
-    auto reference = fast.run(job, {}, {});
-    INFO(parts << " parts: fast " << reference.iteration_s << " s, simgrid " << first.iteration_s << " s");
-    CHECK(first.iteration_s == second.iteration_s);
-    CHECK(first.flows == reference.flows);
-    CHECK(first.iteration_s == Approx(reference.iteration_s).epsilon(1e-9));
+    for (const bool spread : {false, true}) {
+      auto topology = sg::cross_check_dragonfly(4, 4, 4, topo::RoutingPolicy::Adaptive, parts);
+      auto job = job_for(plan);
+      if (spread) {  // node k of the job on node (k * 5) mod 32: every ring crosses groups
+        for (std::uint32_t r = 0; r < plan.grid.world_size(); ++r)
+          job.gpu_of_rank.push_back((r / 4 * 5) % 32 * 4 + r % 4);
+      }
+      auto first = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
+      auto second = sg::make_simgrid_runtime(*topology, {})->run(job, {}, {});
+      flow::FastRuntime fast(*topology, {});
+      auto reference = fast.run(job, {}, {});
+      INFO(parts << " parts, spread " << spread << ": fast " << reference.iteration_s << " s, simgrid "
+                 << first.iteration_s << " s");
+      CHECK(first.iteration_s == second.iteration_s);
+      CHECK(first.flows == reference.flows);
+      // Packed, the two agree to rounding. Spread, rings cross groups and the whole-byte wire sizes of
+      // SimGrid (a byte per flow) can tip a tie between two candidates: measured 5e-7 (whole flows) and
+      // 2e-4 (4 parts) apart; the issue asks for 1%.
+      CHECK(first.iteration_s == Approx(reference.iteration_s).epsilon(spread ? 1e-3 : 1e-9));
+    }
   }
 }
