@@ -84,15 +84,23 @@ void BasicExecutor<Network>::start() {
 template <class Network>
 void BasicExecutor<Network>::compute_ended(Rank r) {
   ++events_;
+  // The whole run of kernels ended: each counts as an event, as if timed one by one.
+  const std::uint32_t end = run_of(r)[pc_[r]].end;
   if (observed(r)) {
-    report(r, pc_[r], since_[r], now_);
-    next_op(r);
-  } else {  // the whole run of kernels ended: each counts as an event, as if timed one by one
-    const std::uint32_t end = run_of(r)[pc_[r]].end;
-    events_ += end - pc_[r] - 1;
-    ops_done_ += end - pc_[r];
-    pc_[r] = end;
+    // Each kernel from the run's start on, by the same additions a timer per kernel would have made;
+    // the last ends where the run did. Observed or not, a run is one timer: tracing must not add
+    // events, which would split or merge the fast core's instants and move the answer.
+    const auto& ops = ops_of(r);
+    double t = since_[r];
+    for (std::uint32_t k = pc_[r]; k < end; ++k) {
+      const double kernel_end = k + 1 == end ? now_ : std::min(now_, t + job_.kernel_time_s[ops[k].kernel]);
+      report(r, k, t, kernel_end);
+      t = kernel_end;
+    }
   }
+  events_ += end - pc_[r] - 1;
+  ops_done_ += end - pc_[r];
+  pc_[r] = end;
   advance(r);
 }
 
@@ -125,11 +133,10 @@ void BasicExecutor<Network>::advance(Rank r) {
     const schedule::Op& op = ops[pc_[r]];
     switch (op.type) {
       case schedule::OpType::Compute:
-        // An unobserved rank runs consecutive kernels as one timer: nothing else can happen to it in
-        // between (compute does not depend on the network), so only the run's end matters.
-        if (observed(r)) since_[r] = now_;  // only a trace needs the start of a kernel
-        backend_.start_timer(observed(r) ? job_.kernel_time_s[op.kernel] : run_of(r)[pc_[r]].time_s, TimerKind::Compute,
-                             r);
+        // A rank runs consecutive kernels as one timer: nothing else can happen to it in between
+        // (compute does not depend on the network), so only the run's end matters.
+        if (observed(r)) since_[r] = now_;  // only a trace needs the start of the run
+        backend_.start_timer(run_of(r)[pc_[r]].time_s, TimerKind::Compute, r);
         return;
       case schedule::OpType::CollStart:
         post(r, op);
