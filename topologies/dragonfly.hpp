@@ -157,7 +157,7 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::uint32_t columns() const { return p_.switches_per_group / p_.rows; }
   [[nodiscard]] std::uint32_t nodes_per_group() const { return nodes_per_group_; }
   [[nodiscard]] std::uint32_t node_count() const { return p_.groups * nodes_per_group_; }
-  [[nodiscard]] std::uint32_t group_of_switch(std::uint32_t sw) const { return sw / p_.switches_per_group; }
+  [[nodiscard]] std::uint32_t group_of_switch(std::uint32_t sw) const override { return sw / p_.switches_per_group; }
   [[nodiscard]] std::uint32_t switch_of_nic(std::uint32_t node, std::uint32_t nic) const;
   [[nodiscard]] std::uint32_t switch_of_gpu(GpuId gpu) const;
 

@@ -81,6 +81,8 @@ class Topology {
   /// switches (2 levels); 1 where there are none (single switch).
   [[nodiscard]] virtual std::uint32_t group_count() const { return 1; }
   [[nodiscard]] virtual std::uint32_t group_of_node(std::uint32_t /*node*/) const { return 0; }
+  /// The group of switch `sw` (a dragonfly's; 0 where the network has no groups).
+  [[nodiscard]] virtual std::uint32_t group_of_switch(std::uint32_t /*sw*/) const { return 0; }
 
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
   /// Links each node owns: node n owns [n * links_per_node(), (n + 1) * links_per_node()).

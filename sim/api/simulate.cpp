@@ -41,10 +41,15 @@ void check_backend_built(Backend backend) {
 
 std::unique_ptr<runtime::Runtime> make_runtime(const topo::Topology& topology, const SimulateOptions& options) {
 #if EXASIM_HAVE_SIMGRID
-  if (options.backend == Backend::Simgrid) return sg::make_simgrid_runtime(topology, {});
+  if (options.backend == Backend::Simgrid) {
+    sg::SimgridOptions simgrid;
+    simgrid.meter_links = options.hottest_links > 0;
+    return sg::make_simgrid_runtime(topology, simgrid);
+  }
 #endif  // without SimGrid, check_backend_built has refused it
   flow::FastOptions fast;
   fast.solver = options.solver;
+  fast.meter_links = options.hottest_links > 0;
   if (options.progress_bar) fast.progress = flow::terminal_progress_bar();  // stderr, only when it is a terminal
   return std::make_unique<flow::FastRuntime>(topology, fast);
 }
@@ -67,6 +72,10 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateOptions& opt
 
   auto summary = report::make_summary(s, prepared->plan, result);
   summary.compute_by_kernel = report::compute_by_kernel(prepared->plan, prepared->job.kernel_time_s);
+  if (options.hottest_links > 0) {
+    summary.links = report::link_report(*prepared->topology, result, options.hottest_links);
+    if (options.on_links) options.on_links(*prepared, result);
+  }
   if (options.on_trace) options.on_trace(*prepared, collector.rows());
   return summary;
 }

@@ -43,6 +43,11 @@ struct SimulateOptions {
   /// Receives the traced ranks' ops after the run (TraceCollector's order: deterministic), with the
   /// job they ran. Without it nothing is traced.
   std::function<void(const scenario::PreparedJob&, std::vector<trace::TraceRow>)> on_trace;
+  /// Meter what every link carried (both backends): the Summary gets `links` with this many hottest
+  /// links; 0: not metered.
+  std::size_t hottest_links = 0;
+  /// With hottest_links > 0: receives the metered run (RunResult::link_bytes, link_busy_s) and the job.
+  std::function<void(const scenario::PreparedJob&, const runtime::RunResult&)> on_links;
 };
 
 /// Simulates one iteration of `s`. InputError on what the scenario asks and the machine or this build

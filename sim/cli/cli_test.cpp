@@ -141,6 +141,49 @@ TEST_CASE("same scenario and seed give byte-identical output", "[integration]") 
   CHECK(slurp(dir_a + "/trace.csv").size() > 1000);
 }
 
+TEST_CASE("simulate --links reports link loads on both backends and writes links.csv", "[integration]") {
+  auto path = write_temp("links.json", kGood);
+  auto dir = (std::filesystem::temp_directory_path() / "exasim_cli_links").string();
+  std::filesystem::remove_all(dir);
+  auto text = exasim_run({"simulate", path, "--links", "3", "--out", dir});
+  INFO(text.err);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("link loads (utilisation") != std::string::npos);
+  CHECK(text.out.find("hottest links:") != std::string::npos);
+  std::ifstream csv(dir + "/links.csv");
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header == "link,class,from,to,bytes,busy_s,utilisation");
+  std::size_t rows = 0;
+  for (std::string row; std::getline(csv, row);) ++rows;
+  CHECK(rows > 10);
+  std::vector<std::string> backends{"fast"};
+#if EXASIM_HAVE_SIMGRID
+  backends.push_back("simgrid");
+#endif
+  std::vector<nlohmann::json> links;
+  for (const auto& backend : backends) {
+    auto r = exasim_run({"simulate", path, "--links", "3", "--json", "--backend", backend});
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j.contains("links"));
+    CHECK(j["links"]["hottest"].size() == 3);
+    links.push_back(j["links"]);
+  }
+  // Both backends meter the same flows: the same bytes per class; busy times agree to rounding.
+  for (std::size_t b = 1; b < links.size(); ++b) {
+    REQUIRE(links[b]["classes"].size() == links[0]["classes"].size());
+    for (std::size_t c = 0; c < links[0]["classes"].size(); ++c) {
+      CHECK(links[b]["classes"][c]["bytes"].get<double>() ==
+            Approx(links[0]["classes"][c]["bytes"].get<double>()).epsilon(1e-12));
+      CHECK(links[b]["classes"][c]["mean_busy_s"].get<double>() ==
+            Approx(links[0]["classes"][c]["mean_busy_s"].get<double>()).epsilon(1e-6));
+    }
+  }
+  auto plain = exasim_run({"simulate", path, "--json"});
+  CHECK_FALSE(nlohmann::json::parse(plain.out).contains("links"));  // off unless asked
+}
+
 TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
   expect_input_error("malformed.json", "{\"machine\": ", "malformed JSON");
   expect_input_error("missing_model.json", scenario_without("model"), "model: missing required field");

@@ -68,6 +68,17 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   run.check_memory = !options.ignore_memory;
   run.solver = api::parse_solver(options.solver);
   run.progress_bar = true;
+  run.hottest_links = options.hottest_links;
+  if (options.out_dir && options.hottest_links > 0) {
+    run.on_links = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
+                                                                   const runtime::RunResult& result) {
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
+      std::ofstream out(dir / "links.csv");
+      report::write_links_csv(out, *job.topology, result);
+    };
+  }
   if (options.out_dir) {
     run.traced_ranks = traced_ranks(options.trace_ranks, s.gpus, log);
     run.on_trace = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
@@ -109,6 +120,11 @@ Command add_simulate_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--trace-ranks", o->sim.trace_ranks,
                   "Ranks to trace, e.g. 0-7,12 (default: all up to 256 GPUs, else 0-7)");
+  cmd->add_option("--links", o->sim.hottest_links,
+                  "Meter every link: per class bytes, busy time and utilisation, the N hottest links and the group "
+                  "traffic (in the summary and JSON; with --out, every link in links.csv)")
+      ->expected(0, 1)
+      ->default_str("10");
   cmd->add_flag("--ignore-memory", o->sim.ignore_memory,
                 "Simulate even when the memory model says the scenario does not fit the GPU's memory");
   cmd->add_option("--solver", o->sim.solver,

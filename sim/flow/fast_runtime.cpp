@@ -3,9 +3,12 @@
 #include "sim/exec/executor_impl.hpp"
 #include "sim/flow/flow_network.hpp"
 #include "sim/flow/internal/event_queue.hpp"
+#include "sim/runtime/link_meter.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <unordered_map>
 
 namespace exasim::flow {
 
@@ -73,14 +76,20 @@ class FastNetwork final : public exec::NetworkBackend {
       : network_(topo.links(), options.solver, node_layout(topo, job)),
         progress_(options.progress),
         reverse_instants_(options.reverse_instants),
-        first_load_read_link_(topo.first_load_read_link()) {}
+        first_load_read_link_(topo.first_load_read_link()) {
+    if (options.meter_links) meter_.emplace(topo.links().size());
+  }
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {
     queue_.push(now_ + delay_s,
                 Event{id, 0, kind == exec::TimerKind::Compute ? EventType::ComputeDone : EventType::StageLatencyDone});
   }
   void start_flow(std::span<const topo::LinkId> route, double bytes, std::uint32_t tag) override {
-    network_.add(route, bytes, tag);
+    const FlowId id = network_.add(route, bytes, tag);
+    if (meter_) {
+      meter_->flow_started(route, bytes, now_);
+      metered_routes_[id].assign(route.begin(), route.end());
+    }
   }
   [[nodiscard]] const topo::LinkLoadView* load_view() const override { return &network_; }
   void hold(const topo::LinkId* links, std::size_t count) override {
@@ -117,7 +126,12 @@ class FastNetwork final : public exec::NetworkBackend {
       if (progress_ && core.events() >= next_progress_check_) report_progress(false);
     }
     if (progress_) report_progress(true);
-    return core.finish("fast");
+    auto result = core.finish("fast");
+    if (meter_) {
+      result.link_bytes = meter_->bytes();
+      result.link_busy_s = meter_->busy_s(now_);
+    }
+    return result;
   }
 
  private:
@@ -134,6 +148,11 @@ class FastNetwork final : public exec::NetworkBackend {
       case EventType::ComputeDone: core_->compute_ended(e.id); break;
       case EventType::FlowDone:
         if (!network_.current(e.id, e.version)) return;  // superseded prediction
+        if (meter_) {
+          const auto it = metered_routes_.find(e.id);
+          meter_->flow_ended(it->second, now_);
+          metered_routes_.erase(it);
+        }
         core_->flow_ended(static_cast<std::uint32_t>(network_.finish(e.id)));
         break;
       case EventType::StageLatencyDone: core_->stage_ended(e.id); break;
@@ -154,6 +173,8 @@ class FastNetwork final : public exec::NetworkBackend {
 
   FlowNetwork network_;
   EventQueue<Event> queue_;
+  std::optional<runtime::LinkMeter> meter_;  ///< only when asked: it keeps every active flow's route
+  std::unordered_map<FlowId, std::vector<topo::LinkId>> metered_routes_;
   Core* core_ = nullptr;
   double now_ = 0;
 

@@ -58,6 +58,8 @@ struct FastOptions {
   bool reverse_instants = false;
   /// Stages and bundles of collectives; null: the collectives router (tests inject their own).
   const exec::StageRouter* router = nullptr;
+  /// Fill RunResult::link_bytes and link_busy_s (runtime/link_meter.hpp); costs a copy of every route.
+  bool meter_links = false;
 };
 
 /// A progress bar redrawn in place on stderr, or an empty callback when stderr is not a terminal (so

@@ -5,6 +5,7 @@
 // view of a Summary (summary_views.hpp: text, JSON); nothing parses a view back.
 
 #include "sim/report/compute_breakdown.hpp"
+#include "sim/report/link_report.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedule/memory.hpp"
@@ -64,6 +65,9 @@ struct Summary {
   schedule::MemoryEstimate memory;
   MemoryBasis memory_basis;
   double memory_capacity_bytes = 0;
+
+  /// Link loads; only when the run was asked to meter links (--links).
+  std::optional<LinkReport> links;
 
   // The run itself.
   std::uint64_t events = 0, flows = 0;

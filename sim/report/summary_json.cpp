@@ -71,6 +71,27 @@ nlohmann::ordered_json to_json(const Summary& s) {
     for (const auto& c : *s.compute_by_kernel) classes[c.kernel_class] = c.seconds;
     out["compute_by_kernel_s"] = classes;
   }
+  if (s.links) {
+    json classes = json::array(), hottest = json::array();
+    for (const auto& c : s.links->classes)
+      classes.push_back({{"class", c.link_class},
+                         {"links", c.links},
+                         {"used", c.used},
+                         {"bytes", c.bytes},
+                         {"mean_busy_s", c.mean_busy_s},
+                         {"mean_utilisation", c.mean_utilisation},
+                         {"max_utilisation", c.max_utilisation}});
+    for (const auto& h : s.links->hottest)
+      hottest.push_back({{"link", h.link},
+                         {"class", h.link_class},
+                         {"from", h.from},
+                         {"to", h.to},
+                         {"bytes", h.bytes},
+                         {"busy_s", h.busy_s},
+                         {"utilisation", h.utilisation}});
+    out["links"] = {{"classes", classes}, {"hottest", hottest}};
+    if (s.links->groups > 1) out["links"]["group_bytes"] = s.links->group_bytes;
+  }
   return out;
 }
 

@@ -1,9 +1,11 @@
 #include "sim/report/summary_views.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace exasim::report {
 
@@ -28,6 +30,45 @@ std::string human_bytes(double b) {
 std::string shown(const std::variant<std::int64_t, bool>& value) {
   if (const bool* on = std::get_if<bool>(&value)) return *on ? "on" : "off";
   return std::to_string(std::get<std::int64_t>(value));
+}
+
+/// Link classes, then the hottest links, then the busiest group pairs (global links).
+void print_links(std::ostream& out, const LinkReport& links) {
+  char buf[200];
+  out << "\n  link loads (utilisation: bytes over what the link could carry in the iteration):\n";
+  std::snprintf(buf, sizeof buf, "    %-12s %8s %8s %12s %12s %10s %10s\n", "class", "links", "used", "bytes",
+                "mean busy s", "mean util", "max util");
+  out << buf;
+  for (const auto& c : links.classes) {
+    std::snprintf(buf, sizeof buf, "    %-12s %8llu %8llu %12s %12.4f %9.1f%% %9.1f%%\n", c.link_class.c_str(),
+                  static_cast<unsigned long long>(c.links), static_cast<unsigned long long>(c.used),
+                  human_bytes(c.bytes).c_str(), c.mean_busy_s, 100 * c.mean_utilisation, 100 * c.max_utilisation);
+    out << buf;
+  }
+  if (!links.hottest.empty()) out << "    hottest links:\n";
+  for (const auto& h : links.hottest) {
+    std::snprintf(buf, sizeof buf, "      %5.1f%%  %10s  %-9s %s -> %s (link %u)\n", 100 * h.utilisation,
+                  human_bytes(h.bytes).c_str(), h.link_class.c_str(), h.from.c_str(), h.to.c_str(), h.link);
+    out << buf;
+  }
+  if (links.groups < 2) return;
+  struct Pair {
+    std::uint32_t from, to;
+    double bytes;
+  };
+  std::vector<Pair> pairs;
+  for (std::uint32_t g = 0; g < links.groups; ++g)
+    for (std::uint32_t h = 0; h < links.groups; ++h)
+      if (links.group_bytes[g][h] > 0) pairs.push_back({g, h, links.group_bytes[g][h]});
+  std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.bytes > b.bytes; });
+  out << "    global traffic: " << pairs.size() << " group pairs carry bytes";
+  if (!pairs.empty()) out << "; the busiest:";
+  out << "\n";
+  for (std::size_t k = 0; k < std::min<std::size_t>(pairs.size(), 5); ++k) {
+    std::snprintf(buf, sizeof buf, "      group %u -> group %u  %s\n", pairs[k].from, pairs[k].to,
+                  human_bytes(pairs[k].bytes).c_str());
+    out << buf;
+  }
 }
 
 }  // namespace
@@ -79,6 +120,7 @@ void print_summary(std::ostream& out, const Summary& s) {
                   human_bytes(d.rank0_wire_bytes).c_str(), static_cast<unsigned long long>(d.rank0_collectives));
     out << buf;
   }
+  if (s.links) print_links(out, *s.links);
   out << "\n  simulated " << s.events << " events and " << s.flows << " flows (" << s.backend << " backend)\n";
 }
 

@@ -65,6 +65,9 @@ struct RunResult {
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
   double wall_s = 0;
+  /// Per link, when the run was asked to meter links (link_meter.hpp); else empty.
+  std::vector<double> link_bytes;
+  std::vector<double> link_busy_s;
 };
 
 /// The result a simulating runtime returns once every rank has finished: the iteration ends with the

@@ -1,6 +1,7 @@
 #include "sim/simgrid/internal/actor_simulation.hpp"
 
 #include "sim/exec/executor.hpp"
+#include "sim/runtime/link_meter.hpp"
 #include "sim/simgrid/internal/topology_zone.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -80,8 +82,10 @@ struct Task {
 /// any more: the idle ones are stopped and the engine returns (a deadlock shows in the core's finish()).
 class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadView {
  public:
-  explicit SimgridNetwork(const topo::Topology& topo)
-      : load_(topo.links().size(), 0), held_(topo.links().size(), 0), flow_dst_(topo.gpu_count() > 1 ? 1 : 0) {}
+  SimgridNetwork(const topo::Topology& topo, bool meter_links)
+      : load_(topo.links().size(), 0), held_(topo.links().size(), 0), flow_dst_(topo.gpu_count() > 1 ? 1 : 0) {
+    if (meter_links) meter_.emplace(topo.links().size());
+  }
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {
     issued_.push_back({false, kind, id, delay_s, 0, {}});
@@ -91,6 +95,7 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
       if (held_[l] > 0) --held_[l];
       ++load_[l];
     }
+    if (meter_) meter_->flow_started(route, bytes, now());
     issued_.push_back({true, {}, tag, 0, whole_bytes(bytes), {route.begin(), route.end()}});
   }
   [[nodiscard]] const topo::LinkLoadView* load_view() const override { return this; }
@@ -113,7 +118,12 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
     });
     s4u::Engine::get_instance()->run();
     if (!failure_.empty()) throw std::logic_error(failure_);
-    return core.finish("simgrid");
+    auto result = core.finish("simgrid");
+    if (meter_) {
+      result.link_bytes = meter_->bytes();
+      result.link_busy_s = meter_->busy_s(now());
+    }
+    return result;
   }
 
  private:
@@ -188,8 +198,10 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
       s4u::Comm::sendto(zone_->host(0), zone_->host(flow_dst_), task.bytes);
     }
     guarded([&] {
-      if (task.flow)
+      if (task.flow) {
         for (const topo::LinkId l : task.route) --load_[l];
+        if (meter_) meter_->flow_ended(task.route, now());
+      }
       core_->set_now(now());
       if (task.flow)
         core_->flow_ended(task.id);
@@ -213,6 +225,7 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
   TopologyZone* zone_ = nullptr;
   std::vector<double> load_;  ///< flow entries per link, for adaptive routing
   std::vector<double> held_;  ///< hold()s not yet taken by a flow
+  std::optional<runtime::LinkMeter> meter_;
   const topo::GpuId flow_dst_;
   std::vector<Task> issued_;    ///< by the core during the handler running now
   std::deque<Worker> workers_;  ///< stable addresses: actors hold references
@@ -225,7 +238,7 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
 
 runtime::RunResult simulate_in_this_process(const topo::Topology& topology, const runtime::Job& job,
                                             const std::function<bool(Rank)>& observe, std::vector<ObservedOp>& observed,
-                                            bool verbose, const exec::StageRouter& router) {
+                                            bool verbose, const exec::StageRouter& router, bool meter_links) {
   static std::atomic<bool> used{false};
   if (used.exchange(true))
     throw std::logic_error("SimGrid can run one simulation per process (use SimgridOptions::fork)");
@@ -242,7 +255,7 @@ runtime::RunResult simulate_in_this_process(const topo::Topology& topology, cons
   new s4u::Engine(&argc, argv.data());
 
   TopologyZone* zone = TopologyZone::create(topology, /*report_latency=*/false);
-  SimgridNetwork network(topology);
+  SimgridNetwork network(topology, meter_links);
   runtime::OpObserver record;
   if (observe)
     record = [&observed](Rank r, std::uint32_t op, double t0, double t1) { observed.push_back({r, op, t0, t1}); };

@@ -26,6 +26,8 @@ std::vector<char> serialise(const runtime::RunResult& result, const std::vector<
   out.put_vector(result.rank0_collectives);
   out.put(result.events);
   out.put(result.flows);
+  out.put_vector(result.link_bytes);
+  out.put_vector(result.link_busy_s);
   out.put_vector(observed);
   return std::move(out.bytes());
 }
@@ -45,6 +47,8 @@ runtime::RunResult deserialise(const std::vector<char>& bytes, std::vector<Obser
   result.rank0_collectives = in.get_vector<std::uint64_t>();
   result.events = in.get<std::uint64_t>();
   result.flows = in.get<std::uint64_t>();
+  result.link_bytes = in.get_vector<double>();
+  result.link_busy_s = in.get_vector<double>();
   observed = in.get_vector<ObservedOp>();
   return result;
 }
@@ -71,12 +75,14 @@ class SimgridRuntime final : public runtime::Runtime {
     if (options_.fork) {
       auto bytes = run_in_child([&] {
         std::vector<ObservedOp> ops;
-        auto r = simulate_in_this_process(topology_, job, watched, ops, options_.verbose, router());
+        auto r =
+            simulate_in_this_process(topology_, job, watched, ops, options_.verbose, router(), options_.meter_links);
         return serialise(r, ops);
       });
       result = deserialise(bytes, observed);
     } else {
-      result = simulate_in_this_process(topology_, job, watched, observed, options_.verbose, router());
+      result =
+          simulate_in_this_process(topology_, job, watched, observed, options_.verbose, router(), options_.meter_links);
     }
     for (const auto& op : observed) observer(op.rank, op.op_index, op.t_start_s, op.t_end_s);
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -75,6 +75,8 @@ struct SimgridOptions {
   bool verbose = false;
   /// Stages and bundles of collectives; null: the collectives router (tests inject their own).
   const exec::StageRouter* router = nullptr;
+  /// Fill RunResult::link_bytes and link_busy_s (runtime/link_meter.hpp).
+  bool meter_links = false;
 };
 
 /// A runtime named "simgrid" over `topology` (which must outlive it). run() throws
