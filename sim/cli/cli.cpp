@@ -19,7 +19,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   const std::vector<Command> commands = {
       add_simulate_command(app), add_topo_command(app),     add_roofline_command(app),  add_presets_command(app),
-      add_emulate_command(app),  add_validate_command(app), add_calibrate_command(app),
+      add_emulate_command(app),  add_validate_command(app), add_calibrate_command(app), add_trace_command(app),
   };
 
   std::vector<const char*> argv;
