@@ -366,7 +366,10 @@ class KinetoSax {
       const std::string type = i < ev_.input_types.size() ? ev_.input_types[i] : s.dtype;
       const auto elem = dtype_bytes(type).value_or(dtype_bytes(s.dtype).value_or(0));
       s.input_bytes += ev_.input_numel[i] * elem;
+      s.largest_input_bytes = std::max(s.largest_input_bytes, ev_.input_numel[i] * elem);
     }
+    if (!ev_.input_dims.empty())
+      for (double v : ev_.input_dims.front()) s.first_dims.push_back(static_cast<std::int64_t>(v));
     const auto& d = ev_.input_dims;
     auto dims = [&](std::size_t i) -> const std::vector<double>& {
       static const std::vector<double> none;

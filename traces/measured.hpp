@@ -54,6 +54,8 @@ struct OpShape {
   std::int64_t m = 0, n = 0, k = 0, batch = 1;  ///< GEMM ops only (0 otherwise)
   std::string dtype;                            ///< the first input's type ("float", "c10::BFloat16")
   double input_bytes = 0;                       ///< sum over tensor inputs of elements x dtype size
+  double largest_input_bytes = 0;               ///< the largest of them
+  std::vector<std::int64_t> first_dims;         ///< the first input's dims (attention: query [B, H, L, E])
 };
 
 struct MeasuredTrace {
