@@ -77,8 +77,8 @@ std::string calibration_csv_from_traces(const std::vector<std::string>& files, c
   if (!rates.gemms.empty()) csv << "# gemm: median time of each shape (record_shapes), TFLOP/s in the comment\n";
   for (const auto& g : rates.gemms) {
     csv << "# " << g.batch << " x " << g.m << "x" << g.n << "x" << g.k << " " << g.dtype << " "
-        << (g.layout.empty() ? "?" : g.layout) << ": " << g.count << " calls, " << num(g.flops() / g.time_s / 1e12)
-        << " TFLOP/s\n";
+        << (g.layout.empty() ? "?" : g.layout) << ": " << g.count << (g.count == 1 ? " call, " : " calls, ")
+        << num(g.flops() / g.time_s / 1e12) << " TFLOP/s\n";
     const bool known_layout = g.layout == "NN" || g.layout == "NT" || g.layout == "TN";
     csv << dev << ",gemm," << g.m << "," << g.n << "," << g.k << "," << num(g.time_s) << "," << g.batch << ","
         << g.dtype << ",," << (known_layout ? g.layout : "") << ",,,\n";
@@ -116,7 +116,8 @@ std::string calibration_csv_from_traces(const std::vector<std::string>& files, c
     csv << "# collectives: median time per size; bus bandwidth as nccl-tests defines it\n";
   for (const auto& c : rates.collectives) {
     csv << "# " << trace::to_string(c.kind) << " " << num(c.bytes) << " bytes, group " << c.group_size << ": "
-        << c.count << " calls, " << num(c.bus_bandwidth_Bps / 1e9) << " GB/s bus bandwidth\n";
+        << c.count << (c.count == 1 ? " call, " : " calls, ") << num(c.bus_bandwidth_Bps / 1e9)
+        << " GB/s bus bandwidth\n";
     if (c.kind == trace::CollectiveKind::Other) {
       csv << "# (no row: not a collective the calibration CSV knows)\n";
       continue;
