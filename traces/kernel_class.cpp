@@ -129,4 +129,33 @@ std::optional<int> dtype_bytes(std::string_view dtype) {
   return std::nullopt;
 }
 
+std::string gemm_layout(std::string_view kernel_name) {
+  const std::string n = lower(kernel_name);
+  if (n.rfind("cijk_", 0) == 0 && n.size() >= 14) {
+    // Tensile: Cijk_Ailk_Bljk is NN; Alik (A transposed) and Bjlk (B transposed) flip a letter.
+    const std::string a = n.substr(5, 4), b = n.substr(10, 4);
+    if ((a == "ailk" || a == "alik") && (b == "bljk" || b == "bjlk"))
+      return std::string(a == "alik" ? "T" : "N") + (b == "bjlk" ? "T" : "N");
+    return "";
+  }
+  for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+    const std::string token = std::string("_") + layout;
+    for (auto pos = n.find(token); pos != std::string::npos; pos = n.find(token, pos + 1)) {
+      const std::size_t end = pos + token.size();
+      if (end == n.size() || n[end] == '_' || n[end] == '(' || n[end] == '>' || n[end] == ',')
+        return {static_cast<char>(std::toupper(layout[0])), static_cast<char>(std::toupper(layout[1]))};
+    }
+  }
+  return "";
+}
+
+std::string calibration_dtype(std::string_view type) {
+  std::string t = lower(type);
+  if (t.rfind("c10::", 0) == 0) t = t.substr(5);
+  if (t == "float" || t == "float32") return "fp32";
+  if (t == "bfloat16") return "bf16";
+  if (t == "half" || t == "float16") return "fp16";
+  return "";
+}
+
 }  // namespace exasim::trace

@@ -1,8 +1,8 @@
 #pragma once
 // Kernel-name rules: which class a GPU kernel of a measured trace belongs to (GEMM, attention,
-// collective, memory-bound, other), which collective an NCCL/RCCL kernel runs, and the byte size of the
-// profiler's dtype names. The rules, in the order they are tried, are the table of docs/traces.md; the
-// tests (kernel_class_test.cpp) check one name per rule.
+// collective, memory-bound, other), which collective an NCCL/RCCL kernel runs, which layout a GEMM
+// kernel's name says, and the byte size of the profiler's dtype names. The rules, in the order they are tried, are the
+// table of docs/traces.md; the tests (kernel_class_test.cpp) check one name per rule.
 //
 // LIMITATIONS:
 //  - names only: a kernel is classified by its (demangled) name, never by its launch shape or the op
@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace exasim::trace {
@@ -39,5 +40,11 @@ inline constexpr int kCollectiveKinds = 7;
 /// Bytes per element of a profiler dtype name ("Float", "BFloat16", "Half", "Long", "c10::Half",
 /// "float", ...); nullopt for a name the table does not know.
 [[nodiscard]] std::optional<int> dtype_bytes(std::string_view dtype);
+
+/// "NN", "NT", "TN" (or "TT") as a GEMM kernel's name gives it; empty when it does not.
+[[nodiscard]] std::string gemm_layout(std::string_view kernel_name);
+
+/// "bf16", "fp16", "fp32" for a profiler type name ("float", "c10::BFloat16", "c10::Half"); empty otherwise.
+[[nodiscard]] std::string calibration_dtype(std::string_view type);
 
 }  // namespace exasim::trace

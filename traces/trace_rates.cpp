@@ -1,19 +1,12 @@
 #include "traces/trace_rates.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <tuple>
 
 namespace exasim::trace {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -70,35 +63,6 @@ double bus_bandwidth_factor(CollectiveKind kind, int group_size) {
     case CollectiveKind::AllToAll: return (n - 1) / n;
     default: return 1.0;
   }
-}
-
-std::string gemm_layout(std::string_view kernel_name) {
-  const std::string n = lower(kernel_name);
-  if (n.rfind("cijk_", 0) == 0 && n.size() >= 14) {
-    // Tensile: Cijk_Ailk_Bljk is NN; Alik (A transposed) and Bjlk (B transposed) flip a letter.
-    const std::string a = n.substr(5, 4), b = n.substr(10, 4);
-    if ((a == "ailk" || a == "alik") && (b == "bljk" || b == "bjlk"))
-      return std::string(a == "alik" ? "T" : "N") + (b == "bjlk" ? "T" : "N");
-    return "";
-  }
-  for (const char* layout : {"nn", "nt", "tn", "tt"}) {
-    const std::string token = std::string("_") + layout;
-    for (auto pos = n.find(token); pos != std::string::npos; pos = n.find(token, pos + 1)) {
-      const std::size_t end = pos + token.size();
-      if (end == n.size() || n[end] == '_' || n[end] == '(' || n[end] == '>' || n[end] == ',')
-        return {static_cast<char>(std::toupper(layout[0])), static_cast<char>(std::toupper(layout[1]))};
-    }
-  }
-  return "";
-}
-
-std::string calibration_dtype(std::string_view type) {
-  std::string t = lower(type);
-  if (t.rfind("c10::", 0) == 0) t = t.substr(5);
-  if (t == "float" || t == "float32") return "fp32";
-  if (t == "bfloat16") return "bf16";
-  if (t == "half" || t == "float16") return "fp16";
-  return "";
 }
 
 TraceRates measure_rates(const std::vector<MeasuredTrace>& traces) {

@@ -22,7 +22,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace exasim::trace {
@@ -67,11 +66,5 @@ struct TraceRates {
 /// NCCL's bus-bandwidth factor (nccl-tests' PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather,
 /// reduce-scatter and all-to-all (n-1)/n; broadcast and point-to-point 1; 1 when the group is unknown (<= 1).
 [[nodiscard]] double bus_bandwidth_factor(CollectiveKind kind, int group_size);
-
-/// "NN", "NT", "TN" (or "TT") as a GEMM kernel's name gives it; empty when it does not.
-[[nodiscard]] std::string gemm_layout(std::string_view kernel_name);
-
-/// "bf16", "fp16", "fp32" for a profiler type name ("float", "c10::BFloat16", "c10::Half"); empty otherwise.
-[[nodiscard]] std::string calibration_dtype(std::string_view type);
 
 }  // namespace exasim::trace

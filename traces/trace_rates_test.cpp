@@ -4,17 +4,6 @@
 
 using namespace exasim::trace;
 
-TEST_CASE("GEMM layouts come from cuBLAS, CUTLASS and Tensile kernel names", "[unit]") {
-  CHECK(gemm_layout("ampere_sgemm_32x128_nt") == "NT");
-  CHECK(gemm_layout("cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align4>(Params)") == "TN");
-  CHECK(gemm_layout("sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64") == "NN");
-  CHECK(gemm_layout("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32") == "NN");
-  CHECK(gemm_layout("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32") == "TN");
-  CHECK(gemm_layout("Cijk_Ailk_Bjlk_SB_Bias_AS_SAV_UserArgs_MT64x16x16") == "NT");
-  CHECK(gemm_layout("void cublasLt::splitKreduce_kernel<32, 16, int, float>(cublasLt::cublasSplitKParams<float>)") ==
-        "");
-}
-
 TEST_CASE("bus bandwidth factors are nccl-tests'", "[unit]") {
   CHECK(bus_bandwidth_factor(CollectiveKind::AllReduce, 8) == Approx(14.0 / 8));
   CHECK(bus_bandwidth_factor(CollectiveKind::AllGather, 4) == Approx(0.75));

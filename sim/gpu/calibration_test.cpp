@@ -51,6 +51,14 @@ InputError load_error(const std::string& name, const std::string& content) {
   return InputError("", "", "");
 }
 
+// Loads `content` and checks the InputError's field and message.
+void check_load_error(const std::string& name, const std::string& content, const std::string& field,
+                      const std::string& message) {
+  auto e = load_error(name, content);
+  CHECK(e.field() == field);
+  CHECK_THAT(e.what(), Catch::Contains(message));
+}
+
 constexpr const char* kTable =
     "# measured on one GCD, rocblas-bench\n"
     "device,kernel,m,n,k,time_s\n"
@@ -222,11 +230,7 @@ TEST_CASE("a wrapped opaque model refuses efficiency rows it cannot apply", "[un
 TEST_CASE("bad efficiency and batched rows name the file, line and column", "[unit]") {
   const std::string header = "device,kernel,m,n,k,time_s,batch,dtype,efficiency\n";
   auto check = [&](const std::string& name, const std::string& rows, const std::string& field,
-                   const std::string& message) {
-    auto e = load_error(name, header + rows);
-    CHECK(e.field() == field);
-    CHECK_THAT(e.what(), Catch::Contains(message));
-  };
+                   const std::string& message) { check_load_error(name, header + rows, field, message); };
   check("family", "h200,sofmax,,,,,,,0.5\n", "line 2, column kernel",
         "unknown kernel 'sofmax' (expected gemm, attention");
   check("above_one", "h200,norm,,,,,,,1.5\n", "line 2, column efficiency", "must be a fraction in (0, 1]");
@@ -278,11 +282,7 @@ TEST_CASE("bad layouts and collective rows name the file, line and column", "[un
   const std::string header =
       "device,kernel,m,n,k,time_s,batch,dtype,efficiency,layout,bytes,group_size,bus_bandwidth_Bps\n";
   auto check = [&](const std::string& name, const std::string& rows, const std::string& field,
-                   const std::string& message) {
-    auto e = load_error(name, header + rows);
-    CHECK(e.field() == field);
-    CHECK_THAT(e.what(), Catch::Contains(message));
-  };
+                   const std::string& message) { check_load_error(name, header + rows, field, message); };
   check("layout", "h200,gemm,1,1,1,1e-3,,,,TT,,,\n", "line 2, column layout",
         "unknown layout 'TT' (expected NN, NT or TN)");
   check("dup_layout", "h200,gemm,1,1,1,1e-3,,,,NT,,,\nh200,gemm,1,1,1,2e-3,,,,NT,,,\n", "line 3",
