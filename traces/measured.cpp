@@ -51,6 +51,14 @@ class GzStreamBuf : public std::streambuf {
   std::array<char, 1 << 16> buffer_{};
 };
 
+// A JSON number as an integer id, count or dimension; `fallback` for one no integer type can hold
+// (a cast would be undefined) or NaN.
+std::int64_t to_int64(double v, std::int64_t fallback) {
+  constexpr double kLimit = 9.0e15;  // exact in a double, far beyond any id, stream or dimension
+  return (v >= -kLimit && v <= kLimit) ? static_cast<std::int64_t>(v) : fallback;
+}
+int to_int(double v, int fallback) { return (v >= -2.0e9 && v <= 2.0e9) ? static_cast<int>(v) : fallback; }
+
 // What a container on the SAX stack is; values are routed by the innermost one.
 enum class Ctx : std::uint8_t {
   Root,
@@ -219,8 +227,8 @@ class KinetoSax {
         if (key_ == "totalGlobalMem" && number) trace_.device_memory_bytes = *number;
         break;
       case Ctx::Distributed:
-        if (key_ == "rank" && number) trace_.rank = static_cast<int>(*number);
-        if (key_ == "world_size" && number) trace_.world_size = static_cast<int>(*number);
+        if (key_ == "rank" && number) trace_.rank = to_int(*number, -1);
+        if (key_ == "world_size" && number) trace_.world_size = std::max(0, to_int(*number, 0));
         break;
       case Ctx::Events:
         throw InputError(path_, "traceEvents[" + std::to_string(event_index_) + "]",
@@ -326,14 +334,14 @@ class KinetoSax {
       k.dur_us = require(ev_.dur, "dur", "a kernel needs its duration dur (microseconds)");
       if (!(k.dur_us >= 0)) throw InputError(path_, where("dur"), "must be >= 0 microseconds");
       if (!ev_.name) throw InputError(path_, where("name"), "missing: a kernel needs its name");
-      k.stream = static_cast<std::int64_t>(ev_.stream.value_or(0));
-      k.correlation = static_cast<std::int64_t>(ev_.correlation.value_or(-1));
-      k.external_id = static_cast<std::int64_t>(ev_.external_id.value_or(-1));
+      k.stream = to_int64(ev_.stream.value_or(0), 0);
+      k.correlation = to_int64(ev_.correlation.value_or(-1), -1);
+      k.external_id = to_int64(ev_.external_id.value_or(-1), -1);
       k.name = intern(*ev_.name);
       k.cls = classify_kernel(*ev_.name);
       if (k.cls == KernelClass::Collective) {
         k.coll = collective_kind(*ev_.name, ev_.collective.value_or(""));
-        k.group_size = static_cast<int>(ev_.group_size.value_or(0));
+        k.group_size = std::max(0, to_int(ev_.group_size.value_or(0), 0));
         const auto elem = ev_.dtype ? dtype_bytes(*ev_.dtype) : std::nullopt;
         // S as in SCHEMA.md: the all-gather's output, every other collective's input.
         const auto& nelems = k.coll == CollectiveKind::AllGather ? ev_.out_nelems : ev_.in_nelems;
@@ -345,7 +353,7 @@ class KinetoSax {
       ++trace_.copies;
       trace_.copy_time_us += require(ev_.dur, "dur", "a copy needs its duration dur (microseconds)");
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-      if (ev_.correlation && ev_.ts) trace_.launch_us.emplace(static_cast<std::int64_t>(*ev_.correlation), *ev_.ts);
+      if (ev_.correlation && ev_.ts) trace_.launch_us.emplace(to_int64(*ev_.correlation, -1), *ev_.ts);
     } else if (cat == "user_annotation" && ev_.name && ev_.name->rfind("ProfilerStep#", 0) == 0) {
       require_types();
       MeasuredStep step;
@@ -369,7 +377,7 @@ class KinetoSax {
       s.largest_input_bytes = std::max(s.largest_input_bytes, ev_.input_numel[i] * elem);
     }
     if (!ev_.input_dims.empty())
-      for (double v : ev_.input_dims.front()) s.first_dims.push_back(static_cast<std::int64_t>(v));
+      for (double v : ev_.input_dims.front()) s.first_dims.push_back(to_int64(v, 0));
     const auto& d = ev_.input_dims;
     auto dims = [&](std::size_t i) -> const std::vector<double>& {
       static const std::vector<double> none;
@@ -380,18 +388,18 @@ class KinetoSax {
     const auto& a = dims(add ? 1 : 0);
     const auto& b = dims(add ? 2 : 1);
     if ((s.op == "aten::mm" || s.op == "aten::addmm") && a.size() == 2 && b.size() == 2 && a[1] == b[0]) {
-      s.m = static_cast<std::int64_t>(a[0]);
-      s.k = static_cast<std::int64_t>(a[1]);
-      s.n = static_cast<std::int64_t>(b[1]);
+      s.m = to_int64(a[0], 0);
+      s.k = to_int64(a[1], 0);
+      s.n = to_int64(b[1], 0);
       s.dtype = add && ev_.input_types.size() > 1 ? ev_.input_types[1] : s.dtype;
     } else if ((s.op == "aten::bmm" || s.op == "aten::baddbmm") && a.size() == 3 && b.size() == 3 && a[2] == b[1]) {
-      s.batch = static_cast<std::int64_t>(a[0]);
-      s.m = static_cast<std::int64_t>(a[1]);
-      s.k = static_cast<std::int64_t>(a[2]);
-      s.n = static_cast<std::int64_t>(b[2]);
+      s.batch = to_int64(a[0], 0);
+      s.m = to_int64(a[1], 0);
+      s.k = to_int64(a[2], 0);
+      s.n = to_int64(b[2], 0);
       s.dtype = add && ev_.input_types.size() > 1 ? ev_.input_types[1] : s.dtype;
     }
-    trace_.op_shapes.insert_or_assign(static_cast<std::int64_t>(*ev_.external_id), std::move(s));
+    trace_.op_shapes.insert_or_assign(to_int64(*ev_.external_id, -1), std::move(s));
   }
 
   std::string path_;

@@ -1,6 +1,7 @@
 #include "traces/trace_rates.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -81,7 +82,7 @@ TraceRates measure_rates(const std::vector<MeasuredTrace>& traces) {
       if (it == t.op_shapes.end()) continue;
       const auto& s = it->second;
       const std::string dtype = calibration_dtype(s.dtype);
-      if (s.m <= 0 || dtype.empty()) {
+      if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || dtype.empty()) {
         ++r.gemm_kernels_without_shape;
         continue;
       }
@@ -105,7 +106,7 @@ TraceRates measure_rates(const std::vector<MeasuredTrace>& traces) {
       if (r.attention.dtype.empty()) r.attention.dtype = calibration_dtype(it->second.dtype);
     }
     for (const auto& k : t.kernels) {
-      if (k.cls != KernelClass::Collective || k.bytes <= 0 || k.dur_us <= 0) continue;
+      if (k.cls != KernelClass::Collective || !(k.bytes > 0 && std::isfinite(k.bytes)) || k.dur_us <= 0) continue;
       const int group = k.group_size > 0 ? k.group_size : t.world_size;
       coll_times[{static_cast<int>(k.coll), group, k.bytes}].push_back(k.dur_us * 1e-6);
     }

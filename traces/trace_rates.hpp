@@ -32,7 +32,9 @@ struct GemmRate {
   std::string layout;  ///< NN, NT, TN or empty (not named by the kernel)
   std::uint64_t count = 0;
   double time_s = 0;  ///< median over calls
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(batch * m) * static_cast<double>(n * k); }
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
 };
 
 /// Work done by a family of kernels: bytes (memory-bound) or flops (attention).
