@@ -468,7 +468,7 @@ std::vector<MeasuredTrace> read_measured(const std::string& path) {
   std::vector<MeasuredTrace> out;
   for (const auto& [rank, unused] : ranks) {
     (void)unused;
-    out.push_back(from_trace_rows(rows, rank, path + " rank " + std::to_string(rank)));
+    out.push_back(from_trace_rows(rows, rank, path));
   }
   if (out.empty()) throw InputError(path, "", "no rows: the trace is empty");
   return out;

@@ -59,7 +59,7 @@ struct OpShape {
 };
 
 struct MeasuredTrace {
-  std::string source;  ///< file name (and "rank N" for exasim traces)
+  std::string source;  ///< file name
   std::string device;  ///< deviceProperties[0].name; "exasim simulation" for exasim traces
   double device_memory_bytes = 0;
   int rank = -1;  ///< distributedInfo.rank; -1 unknown

@@ -56,7 +56,7 @@ Comparison compare(const std::vector<MeasuredTrace>& measured, const MeasuredTra
   Totals m;
   double step_us = 0, busy_us = 0;
   for (const auto& t : measured) {
-    c.measured.push_back(t.source);
+    c.measured.push_back(t.rank >= 0 ? t.source + " (rank " + std::to_string(t.rank) + ")" : t.source);
     if (t.steps.empty()) {
       double first = 0, last = 0;
       std::vector<std::pair<double, double>> spans;
@@ -179,7 +179,8 @@ void write_side_by_side(const std::string& path, const std::vector<MeasuredTrace
   int pid = 0;
   for (const auto& t : measured) {
     ++pid;
-    meta("process_name", pid, 0, "measured " + t.source);
+    meta("process_name", pid, 0,
+         "measured " + t.source + (t.rank >= 0 ? " (rank " + std::to_string(t.rank) + ")" : std::string()));
     double origin = t.kernels.front().start_us;
     for (const auto& k : t.kernels) origin = std::min(origin, k.start_us);
     if (!t.steps.empty()) origin = t.steps.front().start_us;

@@ -34,7 +34,7 @@ struct CompareLine {
 
 struct Comparison {
   std::string scenario;
-  std::vector<std::string> measured;  ///< sources
+  std::vector<std::string> measured;  ///< sources, with their rank when known
   std::size_t measured_steps = 0;
   double measured_step_s = 0;  ///< mean ProfilerStep duration (or the kernels' span when there are none)
   double simulated_iteration_s = 0;

@@ -44,7 +44,7 @@ Command add_compare_command(CLI::App& app) {
               rows = std::move(traced);
             };
             const auto summary = api::simulate(scenario, run);
-            const auto simulated = trace::from_trace_rows(rows, o->rank, "simulated rank " + std::to_string(o->rank));
+            const auto simulated = trace::from_trace_rows(rows, o->rank, "simulated");
             const auto comparison = trace::compare(measured, simulated, summary.iteration_time_s, o->scenario_path);
             if (!o->out_path.empty()) trace::write_side_by_side(o->out_path, measured, rows);
             if (o->json) {

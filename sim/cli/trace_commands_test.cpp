@@ -79,7 +79,7 @@ TEST_CASE("compare lines the A100 trace up with the 2-GPU scenario and writes bo
   std::set<std::string> processes;
   for (const auto& e : side["traceEvents"])
     if (e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
-  CHECK(processes == std::set<std::string>{"measured " + kA100, "simulated rank 0"});
+  CHECK(processes == std::set<std::string>{"measured " + kA100 + " (rank 0)", "simulated rank 0"});
 }
 
 // What calibrate --from-trace writes is the calibration CSV machines read: a machine naming it loads
@@ -118,4 +118,26 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
   const auto sim = run({"simulate", (dir / "scenario.json").string(), "--json"});
   CHECK(sim.err.find("error") == std::string::npos);
   CHECK(sim.code == 0);
+}
+
+// A scenario's own simulated trace, read back as a measured one, compares equal to its simulation:
+// every ratio is 1 (the same ops summed by the same code on both sides).
+TEST_CASE("compare of a scenario's own trace.csv against the scenario finds no difference", "[integration]") {
+  const auto dir = temp_dir("self");
+  const auto scenario = data("configs/scenarios/a100-2gpu-dp.json");
+  REQUIRE(run({"simulate", scenario, "--out", dir.string()}).code == 0);
+  const auto r = run({"compare", (dir / "trace.csv").string(), "--scenario", scenario, "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["measured_steps"] == 2);  // ranks 0 and 1, one iteration each
+  CHECK(j["step"]["measured_s"].get<double>() == Approx(j["step"]["simulated_s"].get<double>()));
+  CHECK(j["gpu_busy"]["measured_s"].get<double>() == Approx(j["gpu_busy"]["simulated_s"].get<double>()));
+  for (const auto& [name, line] : j["classes"].items()) {
+    INFO(name);
+    CHECK(line["measured_s"].get<double>() == Approx(line["simulated_s"].get<double>()));
+  }
+  for (const auto& [name, line] : j["collectives"].items()) {
+    INFO(name);
+    CHECK(line["measured_count"].get<double>() == line["simulated_count"].get<double>());
+  }
 }
