@@ -5,6 +5,7 @@
 #include "traces/measured.hpp"
 #include "traces/trace_rates.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -16,9 +17,22 @@ namespace {
 constexpr double kMinMemoryBytesPerOp = 1024.0 * 1024.0;
 constexpr double kMinAttentionFlopsPerOp = 1e9;
 
+// Twelve significant digits: beyond what a trace measures (ns of a ms kernel), short of the noise a
+// median in double adds (0.0020282929999999996); whole numbers such as byte counts stay exact.
 std::string num(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  if (std::abs(v) < 1e15 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.12g", v);
+  }
+  return buf;
+}
+
+// Four significant digits, for the comment lines a reader skims.
+std::string approx(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
@@ -78,7 +92,7 @@ std::string calibration_csv_from_traces(const std::vector<std::string>& files, c
   for (const auto& g : rates.gemms) {
     csv << "# " << g.batch << " x " << g.m << "x" << g.n << "x" << g.k << " " << g.dtype << " "
         << (g.layout.empty() ? "?" : g.layout) << ": " << g.count << (g.count == 1 ? " call, " : " calls, ")
-        << num(g.flops() / g.time_s / 1e12) << " TFLOP/s\n";
+        << approx(g.flops() / g.time_s / 1e12) << " TFLOP/s\n";
     const bool known_layout = g.layout == "NN" || g.layout == "NT" || g.layout == "TN";
     csv << dev << ",gemm," << g.m << "," << g.n << "," << g.k << "," << num(g.time_s) << "," << g.batch << ","
         << g.dtype << ",," << (known_layout ? g.layout : "") << ",,,\n";
@@ -91,9 +105,9 @@ std::string calibration_csv_from_traces(const std::vector<std::string>& files, c
     const double bw = rates.memory.rate();
     const double eff = bw / spec.hbm_bandwidth_Bps.value;
     const double per_op = rates.memory.work / static_cast<double>(rates.memory.ops);
-    csv << "# memory-bound: " << rates.memory.ops << " ops moved " << num(rates.memory.work) << " bytes in "
-        << num(rates.memory.time_s) << " s = " << num(bw / 1e9) << " GB/s, " << num(eff) << " of HBM; mean "
-        << num(per_op) << " bytes per op\n";
+    csv << "# memory-bound: " << rates.memory.ops << " ops moved " << approx(rates.memory.work) << " bytes in "
+        << approx(rates.memory.time_s) << " s = " << approx(bw / 1e9) << " GB/s, " << approx(eff) << " of HBM; mean "
+        << approx(per_op) << " bytes per op\n";
     if (per_op >= kMinMemoryBytesPerOp && eff <= 1) {
       csv << dev << ",elementwise,,,,,,," << num(eff) << ",,,,\n";
     } else {
@@ -104,8 +118,8 @@ std::string calibration_csv_from_traces(const std::vector<std::string>& files, c
     auto dtype = gpu::parse_dtype(rates.attention.dtype).value_or(gpu::DType::Bf16);
     const double eff = rates.attention.rate() / spec.peak_flops(dtype);
     const double per_op = rates.attention.work / static_cast<double>(rates.attention.ops);
-    csv << "# attention: " << rates.attention.ops << " ops, " << num(rates.attention.rate() / 1e12)
-        << " TFLOP/s = " << num(eff) << " of the " << gpu::to_string(dtype) << " peak\n";
+    csv << "# attention: " << rates.attention.ops << " ops, " << approx(rates.attention.rate() / 1e12)
+        << " TFLOP/s = " << approx(eff) << " of the " << gpu::to_string(dtype) << " peak\n";
     if (per_op >= kMinAttentionFlopsPerOp && eff <= 1) {
       csv << dev << ",attention,,,,,,," << num(eff) << ",,,,\n";
     } else {
@@ -116,7 +130,7 @@ std::string calibration_csv_from_traces(const std::vector<std::string>& files, c
     csv << "# collectives: median time per size; bus bandwidth as nccl-tests defines it\n";
   for (const auto& c : rates.collectives) {
     csv << "# " << trace::to_string(c.kind) << " " << num(c.bytes) << " bytes, group " << c.group_size << ": "
-        << c.count << (c.count == 1 ? " call, " : " calls, ") << num(c.bus_bandwidth_Bps / 1e9)
+        << c.count << (c.count == 1 ? " call, " : " calls, ") << approx(c.bus_bandwidth_Bps / 1e9)
         << " GB/s bus bandwidth\n";
     if (c.kind == trace::CollectiveKind::Other) {
       csv << "# (no row: not a collective the calibration CSV knows)\n";

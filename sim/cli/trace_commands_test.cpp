@@ -2,6 +2,7 @@
 // compare, calibrate --from-trace. Their figures are checked against an independent reading of the
 // files in traces/measured_test.cpp; here, that the commands print them and that their files load.
 #include "sim/cli/cli.hpp"
+#include "sim/gpu/devices.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -92,8 +93,8 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
     std::ifstream in(dir / "a100.csv");
     const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     // 15 all-reduces of 5 sizes, 6 broadcasts of 2: one row per size, 26,550,272 bytes = 6,637,568 floats.
-    CHECK_THAT(csv, Catch::Contains("a100-40gb,all_reduce,,,,0.002417184,,,,,26550272,2,1.09839681e+10\n"));
-    CHECK_THAT(csv, Catch::Contains("a100-40gb,broadcast,,,,3.0848e-05,,,,,212480,2,6.8879668e+09\n"));
+    CHECK_THAT(csv, Catch::Contains("a100-40gb,all_reduce,,,,0.002417184,,,,,26550272,2,10983968121.6\n"));
+    CHECK_THAT(csv, Catch::Contains("a100-40gb,broadcast,,,,3.0848e-05,,,,,212480,2,6887966804.98\n"));
     CHECK_THAT(r.err, Catch::Contains("7 collective sizes"));
   }
   SECTION("MI250: GEMM rows from record_shapes, after naming the device") {
@@ -140,4 +141,48 @@ TEST_CASE("compare of a scenario's own trace.csv against the scenario finds no d
     INFO(name);
     CHECK(line["measured_count"].get<double>() == line["simulated_count"].get<double>());
   }
+}
+
+// A synthetic H100 trace with work large enough for efficiency rows. By hand:
+//  - aten::add of two 16 Mi-float tensors: 2 x 64 MiB in + a 64 MiB output = 201,326,592 bytes in
+//    100 us = 2.013e12 B/s, over the H100's HBM bandwidth (devices.cpp);
+//  - SDPA flash forward, query [4, 16, 2048, 128] bf16: 4 B H L^2 E = 137,438,953,472 flops in 500 us,
+//    over the bf16 peak;
+//  - a 1 GiB bf16 reduce-scatter over 8 ranks (In msg nelems 2^29) in 4 ms: bus bandwidth
+//    2^30 / 4e-3 x 7/8.
+TEST_CASE("calibrate --from-trace writes efficiency rows when the kernels are large enough", "[integration]") {
+  const auto dir = temp_dir("efficiency");
+  const auto trace = (dir / "h100.json").string();
+  std::ofstream(trace) << R"({"deviceProperties": [{"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85e9}],
+    "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 0, "dur": 5, "args": {"External id": 1,
+     "Input Dims": [[16777216], [16777216], []], "Input type": ["float", "float", "Scalar"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_flash_attention", "ts": 10, "dur": 5,
+     "args": {"External id": 2, "Input Dims": [[4, 16, 2048, 128], [4, 16, 2048, 128], [4, 16, 2048, 128]],
+              "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]}},
+    {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>", "ts": 100, "dur": 100,
+     "args": {"External id": 1, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits>", "ts": 300,
+     "dur": 500, "args": {"External id": 2, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", "ts": 900, "dur": 4000,
+     "args": {"stream": 20, "In msg nelems": 536870912, "Out msg nelems": 67108864, "dtype": "BFloat16",
+              "Group size": 8}}
+  ]})";
+  const auto r = run({"calibrate", "--from-trace", trace});
+  REQUIRE(r.code == 0);
+  const auto h100 = *exasim::gpu::find_device("h100-sxm");
+  const double memory = 201326592.0 / 100e-6 / h100.hbm_bandwidth_Bps.value;
+  const double attention = 137438953472.0 / 500e-6 / h100.peak_flops(exasim::gpu::DType::Bf16);
+  auto row_value = [&](const std::string& prefix) {
+    const auto at = r.out.find("\n" + prefix);
+    REQUIRE(at != std::string::npos);
+    const auto start = at + 1 + prefix.size();
+    return std::stod(r.out.substr(start, r.out.find(',', start) - start));
+  };
+  CHECK(row_value("h100-sxm,elementwise,,,,,,,") == Approx(memory).epsilon(1e-8));
+  CHECK(row_value("h100-sxm,attention,,,,,,,") == Approx(attention).epsilon(1e-8));
+  const auto rs = r.out.find("\nh100-sxm,reduce_scatter,,,,0.004,,,,,1073741824,8,");
+  REQUIRE(rs != std::string::npos);
+  CHECK(std::stod(r.out.substr(r.out.rfind(',', r.out.find('\n', rs + 1)) + 1)) ==
+        Approx(1073741824.0 / 4e-3 * 7 / 8).epsilon(1e-8));
 }
