@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <istream>
 #include <map>
@@ -195,6 +196,11 @@ class KinetoSax {
                        "ProfilerActivity.CUDA (or on a ROCm build)?");
     std::stable_sort(trace_.steps.begin(), trace_.steps.end(),
                      [](const MeasuredStep& a, const MeasuredStep& b) { return a.start_us < b.start_us; });
+    // A step recorded both as a user annotation and as an operator counts once.
+    auto same = [](const MeasuredStep& a, const MeasuredStep& b) {
+      return a.name == b.name && a.start_us == b.start_us;
+    };
+    trace_.steps.erase(std::unique(trace_.steps.begin(), trace_.steps.end(), same), trace_.steps.end());
     return std::move(trace_);
   }
 
@@ -326,7 +332,10 @@ class KinetoSax {
       // Not a complete event: only the launch link of a runtime call could matter, and those are "X".
       return;
     }
-    const std::string& cat = *ev_.cat;
+    // Kineto's categories; PyTorch 1.8-1.10 wrote "Kernel", "Memcpy", "Memset", "Runtime", "Operator".
+    std::string cat = *ev_.cat;
+    std::transform(cat.begin(), cat.end(), cat.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool cpu_op = cat == "cpu_op" || cat == "operator";
     if (cat == "kernel") {
       require_types();
       DeviceKernel k;
@@ -348,20 +357,20 @@ class KinetoSax {
         if (elem && nelems) k.bytes = *nelems * *elem;
       }
       trace_.kernels.push_back(k);
-    } else if (cat == "gpu_memcpy" || cat == "gpu_memset") {
+    } else if (cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" || cat == "memset") {
       require_types();
       ++trace_.copies;
       trace_.copy_time_us += require(ev_.dur, "dur", "a copy needs its duration dur (microseconds)");
-    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
       if (ev_.correlation && ev_.ts) trace_.launch_us.emplace(to_int64(*ev_.correlation, -1), *ev_.ts);
-    } else if (cat == "user_annotation" && ev_.name && ev_.name->rfind("ProfilerStep#", 0) == 0) {
+    } else if ((cat == "user_annotation" || cpu_op) && ev_.name && ev_.name->rfind("ProfilerStep#", 0) == 0) {
       require_types();
       MeasuredStep step;
       step.name = *ev_.name;
       step.start_us = require(ev_.ts, "ts", "a ProfilerStep needs its start time ts");
       step.dur_us = require(ev_.dur, "dur", "a ProfilerStep needs its duration dur");
       trace_.steps.push_back(step);
-    } else if (cat == "cpu_op" && ev_.external_id && !ev_.input_dims.empty()) {
+    } else if (cpu_op && ev_.external_id && !ev_.input_dims.empty()) {
       add_op_shape();
     }
   }

@@ -284,3 +284,20 @@ TEST_CASE("malformed traces are input errors naming the file and the field", "[u
     CHECK(error_of(path) == path + ": cannot open the file");
   }
 }
+
+// PyTorch 1.8-1.10 wrote capitalised categories and ProfilerStep as an operator; such a trace reads alike.
+TEST_CASE("older Kineto categories (Kernel, Memcpy, Runtime, Operator) read as the current ones", "[unit]") {
+  const auto path = write_file("old_categories.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "Operator", "name": "ProfilerStep#7", "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "ts": 10, "dur": 2, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "ts": 150, "dur": 20, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "Memcpy", "name": "Memcpy DtoH", "ts": 200, "dur": 4}
+  ]})");
+  const auto s = summarize(read_kineto(path));
+  CHECK(s.kernels == 1);
+  CHECK(s.classes[static_cast<std::size_t>(KernelClass::Gemm)] == Approx(20e-6));
+  CHECK(s.copies == 1);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].name == "ProfilerStep#7");
+  CHECK(s.steps[0].kernels == 1);  // launched at 10 (correlation 3), inside the step, though it ran at 150
+}
