@@ -9,6 +9,7 @@ packages=(
   libcli11-dev         # command line
   catch2               # tests (v2, single header)
   libfccp-dev          # trace CSV reader
+  zlib1g-dev           # gzipped profiler traces (traces/measured.cpp)
   libboost-graph-dev   # topologies/
   libsimgrid-dev       # reference runtime (sim/simgrid)
   openmpi-bin libopenmpi-dev  # emulation runtime (emu/)

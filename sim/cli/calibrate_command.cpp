@@ -1,27 +1,56 @@
-// `exasim calibrate`: measure this host (microbenchmarks under mpirun) and fit a machine file for it.
+// `exasim calibrate`: measure this host (microbenchmarks under mpirun) and fit a machine file for it; or,
+// with --from-trace, turn the rates a profiler trace measured into a calibration CSV.
 #include "sim/cli/command.hpp"
 
+#include "sim/cli/trace_calibration.hpp"
+#include "sim/core/error.hpp"
 #include "validate/mpirun.hpp"
 #include "validate/validation.hpp"
 
+#include <fstream>
 #include <ostream>
 
 namespace exasim::cli {
 
 Command add_calibrate_command(CLI::App& app) {
-  auto o = std::make_shared<validate::CalibrateOptions>();
+  struct Options {
+    validate::CalibrateOptions host;
+    std::vector<std::string> from_trace;
+    std::string device;
+  };
+  auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("calibrate", "Measure this host with MPI microbenchmarks; write its machine file");
-  cmd->add_option("--ranks", o->ranks, "MPI ranks (emulated GPUs) on this host")->required();
-  cmd->add_option("--out", o->out, "Machine file to write (default: the calibration cache, see validate)");
-  cmd->add_flag("--quick", o->quick, "Fewer sizes and repetitions (seconds, noisier)");
-  cmd->add_option("--repeats", o->repeats,
+  auto* ranks = cmd->add_option("--ranks", o->host.ranks, "MPI ranks (emulated GPUs) on this host");
+  cmd->add_option("--out", o->host.out,
+                  "Machine file to write (default: the calibration cache, see validate); with --from-trace, the "
+                  "calibration CSV (default: standard output)");
+  cmd->add_flag("--quick", o->host.quick, "Fewer sizes and repetitions (seconds, noisier)");
+  cmd->add_option("--repeats", o->host.repeats,
                   "Microbenchmark runs; the file takes the median-bandwidth run and records the spread")
       ->capture_default_str();
-  cmd->add_option("--hostfile", o->hostfile, "Open MPI hostfile, to calibrate across nodes");
-  cmd->add_option("--timeout-s", o->timeout_s, "Give up after this many seconds")->capture_default_str();
-  return {cmd, [o](std::ostream& out, std::ostream& err) {
+  cmd->add_option("--hostfile", o->host.hostfile, "Open MPI hostfile, to calibrate across nodes");
+  cmd->add_option("--timeout-s", o->host.timeout_s, "Give up after this many seconds")->capture_default_str();
+  auto* from_trace = cmd->add_option("--from-trace", o->from_trace,
+                                     "Kineto traces (.json / .json.gz): write the GEMM, memory, attention and "
+                                     "collective rates they measured as a calibration CSV instead");
+  cmd->add_option("--device", o->device, "With --from-trace: the device the trace ran on (default: from the trace)");
+  from_trace->excludes(ranks);
+  return {cmd, [o, ranks](std::ostream& out, std::ostream& err) {
+            if (!o->from_trace.empty()) {
+              const auto csv = calibration_csv_from_traces(o->from_trace, o->device, err);
+              if (o->host.out.empty()) {
+                out << csv;
+                return 0;
+              }
+              std::ofstream file(o->host.out);
+              if (!(file << csv)) throw InputError("--out", o->host.out, "cannot write the file");
+              out << o->host.out << "\n";
+              return 0;
+            }
+            if (ranks->count() == 0)
+              throw InputError("--ranks", "", "required (or calibrate from traces: --from-trace)");
             try {
-              out << validate::calibrate(*o, err) << "\n";
+              out << validate::calibrate(o->host, err) << "\n";
             } catch (const validate::EmulationFailed& e) {
               err << "exasim: error: " << e.what() << "\n";
               return 3;

@@ -26,5 +26,7 @@ struct Command {
 [[nodiscard]] Command add_calibrate_command(CLI::App& app);
 [[nodiscard]] Command add_emulate_command(CLI::App& app);
 [[nodiscard]] Command add_validate_command(CLI::App& app);
+[[nodiscard]] Command add_trace_command(CLI::App& app);
+[[nodiscard]] Command add_compare_command(CLI::App& app);
 
 }  // namespace exasim::cli

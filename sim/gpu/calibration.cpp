@@ -18,8 +18,16 @@ namespace exasim::gpu {
 
 namespace {
 
-constexpr const char* kHeader = "device,kernel,m,n,k,time_s (optional: efficiency, batch, dtype)";
-constexpr const char* kKernels = "gemm, attention, elementwise, norm, softmax, dropout, activation or optimizer";
+constexpr const char* kHeader =
+    "device,kernel,m,n,k,time_s (optional: efficiency, batch, dtype, layout, bytes, group_size, bus_bandwidth_Bps)";
+constexpr const char* kKernels =
+    "gemm, attention, elementwise, norm, softmax, dropout, activation, optimizer, all_reduce, all_gather, "
+    "reduce_scatter, broadcast, send_recv or all_to_all";
+
+bool is_collective(std::string_view kernel) {
+  return kernel == "all_reduce" || kernel == "all_gather" || kernel == "reduce_scatter" || kernel == "broadcast" ||
+         kernel == "send_recv" || kernel == "all_to_all";
+}
 
 std::string at(unsigned line, const std::string& column) {
   std::string where = "line " + std::to_string(line);
@@ -82,8 +90,29 @@ std::optional<Figure DeviceSpec::*> efficiency_target(std::string_view kernel) {
 
 // One CSV row, every cell as text (a column absent from the header reads as empty).
 struct Row {
-  std::string device, kernel, m, n, k, time_s, efficiency, batch, dtype;
+  std::string device, kernel, m, n, k, time_s, efficiency, batch, dtype, layout, bytes, group_size, bus_bandwidth_Bps;
 };
+
+// Cells that belong to another kind of row must be empty on this one.
+void require_empty(const Row& r, std::initializer_list<const char*> columns, const std::string& path, unsigned line,
+                   const std::string& why) {
+  for (const char* column : columns) {
+    const std::string* cell = nullptr;
+    const std::string_view c = column;
+    if (c == "m") cell = &r.m;
+    if (c == "n") cell = &r.n;
+    if (c == "k") cell = &r.k;
+    if (c == "time_s") cell = &r.time_s;
+    if (c == "batch") cell = &r.batch;
+    if (c == "dtype") cell = &r.dtype;
+    if (c == "efficiency") cell = &r.efficiency;
+    if (c == "layout") cell = &r.layout;
+    if (c == "bytes") cell = &r.bytes;
+    if (c == "group_size") cell = &r.group_size;
+    if (c == "bus_bandwidth_Bps") cell = &r.bus_bandwidth_Bps;
+    if (cell != nullptr && !cell->empty()) throw InputError(path, at(line, column), "must be empty on " + why);
+  }
+}
 
 CalibrationPoint gemm_point(const Row& r, const std::string& path, unsigned line) {
   if (!r.efficiency.empty())
@@ -103,7 +132,32 @@ CalibrationPoint gemm_point(const Row& r, const std::string& path, unsigned line
       throw InputError(path, at(line, "dtype"), "unknown dtype '" + r.dtype + "' (expected bf16, fp16 or fp32)");
     p.dtype = *dtype;
   }
+  if (!r.layout.empty()) {
+    if (r.layout == "NN")
+      p.layout = GemmLayout::NN;
+    else if (r.layout == "NT")
+      p.layout = GemmLayout::NT;
+    else if (r.layout == "TN")
+      p.layout = GemmLayout::TN;
+    else
+      throw InputError(path, at(line, "layout"), "unknown layout '" + r.layout + "' (expected NN, NT or TN)");
+  }
+  require_empty(r, {"bytes", "group_size", "bus_bandwidth_Bps"}, path, line,
+                "a gemm row (bytes, group_size and bus_bandwidth_Bps are for collective rows)");
   return p;
+}
+
+CalibrationCollective collective_row(const Row& r, const std::string& path, unsigned line) {
+  require_empty(r, {"m", "n", "k", "batch", "dtype", "efficiency", "layout"}, path, line,
+                "a collective row (it gives bytes, time_s, group_size and bus_bandwidth_Bps)");
+  CalibrationCollective c;
+  c.device = r.device;
+  c.kernel = r.kernel;
+  c.bytes = parse_number(r.bytes, path, line, "bytes");
+  c.time_s = parse_number(r.time_s, path, line, "time_s");
+  c.bus_bandwidth_Bps = parse_number(r.bus_bandwidth_Bps, path, line, "bus_bandwidth_Bps");
+  if (!r.group_size.empty()) c.group_size = static_cast<int>(parse_integer(r.group_size, path, line, "group_size"));
+  return c;
 }
 
 CalibrationEfficiency efficiency_row(const Row& r, const std::string& path, unsigned line) {
@@ -120,6 +174,7 @@ CalibrationEfficiency efficiency_row(const Row& r, const std::string& path, unsi
       throw InputError(path, at(line, column),
                        "must be empty on an efficiency row (a row gives either a gemm time or a " + r.kernel +
                            " efficiency, not both)");
+  require_empty(r, {"layout", "bytes", "group_size", "bus_bandwidth_Bps"}, path, line, "an efficiency row");
   return {r.device, r.kernel, parse_number(r.efficiency, path, line, "efficiency")};
 }
 
@@ -146,14 +201,18 @@ void CalibrationTable::add(const CalibrationPoint& p, const std::string& source,
   if (p.batch <= 0) throw InputError(source, where("batch"), "must be a positive integer");
 
   auto& pts = points_[{p.device, p.batch, p.dtype}];
-  auto key = [](const CalibrationPoint& q) { return std::make_tuple(q.flops(), q.m, q.n, q.k); };
+  // A point without a layout sorts first among those of its shape.
+  auto key = [](const CalibrationPoint& q) {
+    return std::make_tuple(q.flops(), q.m, q.n, q.k, q.layout ? static_cast<int>(*q.layout) : -1);
+  };
   auto pos = std::lower_bound(pts.begin(), pts.end(), p,
                               [&](const CalibrationPoint& a, const CalibrationPoint& b) { return key(a) < key(b); });
-  if (pos != pts.end() && pos->m == p.m && pos->n == p.n && pos->k == p.k)
+  if (pos != pts.end() && key(*pos) == key(p))
     throw InputError(source, field.empty() ? std::string("m,n,k") : field,
                      "duplicate row for " + p.device + " gemm " +
                          (p.batch == 1 ? "" : std::to_string(p.batch) + " x ") + std::to_string(p.m) + "x" +
-                         std::to_string(p.n) + "x" + std::to_string(p.k) + " " + std::string(to_string(p.dtype)));
+                         std::to_string(p.n) + "x" + std::to_string(p.k) + " " + std::string(to_string(p.dtype)) +
+                         (p.layout ? " " + std::string(to_string(*p.layout)) : ""));
   pts.insert(pos, p);
 }
 
@@ -170,6 +229,26 @@ void CalibrationTable::add(const CalibrationEfficiency& row, const std::string& 
     throw InputError(
         source, field.empty() ? std::string("kernel") : field,
         "duplicate efficiency row for " + row.device + " " + row.kernel + " (first: " + it->second.source + ")");
+}
+
+void CalibrationTable::add(const CalibrationCollective& row, const std::string& source, const std::string& field) {
+  auto where = [&](const char* column) { return in_column(field, column); };
+  (void)require_device(row.device, source, where("device"));
+  if (!is_collective(row.kernel))
+    throw InputError(source, where("kernel"), "unknown collective '" + row.kernel + "' (expected " + kKernels + ")");
+  if (!(row.bytes > 0) || !std::isfinite(row.bytes))
+    throw InputError(source, where("bytes"), "must be a positive number of bytes");
+  if (!(row.time_s > 0) || !std::isfinite(row.time_s))
+    throw InputError(source, where("time_s"), "must be a positive number of seconds");
+  if (!(row.bus_bandwidth_Bps > 0) || !std::isfinite(row.bus_bandwidth_Bps))
+    throw InputError(source, where("bus_bandwidth_Bps"), "must be a positive number of bytes per second");
+  if (row.group_size < 0) throw InputError(source, where("group_size"), "must be a positive integer");
+  for (const auto& c : collectives_)
+    if (c.device == row.device && c.kernel == row.kernel && c.bytes == row.bytes && c.group_size == row.group_size)
+      throw InputError(
+          source, field.empty() ? std::string("bytes") : field,
+          "duplicate row for " + row.device + " " + row.kernel + " of " + std::to_string(row.bytes) + " bytes");
+  collectives_.push_back(row);
 }
 
 const std::vector<CalibrationPoint>& CalibrationTable::points(std::string_view device, std::int64_t batch,
@@ -191,7 +270,7 @@ bool CalibrationTable::has_efficiencies(std::string_view device) const {
 }
 
 std::size_t CalibrationTable::size() const {
-  std::size_t n = efficiencies_.size();
+  std::size_t n = efficiencies_.size() + collectives_.size();
   for (const auto& [key, pts] : points_) n += pts.size();
   return n;
 }
@@ -199,11 +278,11 @@ std::size_t CalibrationTable::size() const {
 CalibrationTable CalibrationTable::load_csv(const std::string& path) {
   CalibrationTable table;
   try {
-    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>, io::throw_on_overflow,
+    io::CSVReader<13, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>, io::throw_on_overflow,
                   io::single_and_empty_line_comment<'#'>>
         in(path);
     in.read_header(io::ignore_missing_column, "device", "kernel", "m", "n", "k", "time_s", "efficiency", "batch",
-                   "dtype");
+                   "dtype", "layout", "bytes", "group_size", "bus_bandwidth_Bps");
     // The optional columns may be missing; the original six may not (files written before the optional
     // ones existed keep their meaning).
     for (const char* required : {"device", "kernel", "m", "n", "k", "time_s"})
@@ -211,12 +290,15 @@ CalibrationTable CalibrationTable::load_csv(const std::string& path) {
         throw InputError(path, "header",
                          std::string("missing column \"") + required + "\" (header must be: " + kHeader + ")");
     Row r;
-    while (in.read_row(r.device, r.kernel, r.m, r.n, r.k, r.time_s, r.efficiency, r.batch, r.dtype)) {
+    while (in.read_row(r.device, r.kernel, r.m, r.n, r.k, r.time_s, r.efficiency, r.batch, r.dtype, r.layout, r.bytes,
+                       r.group_size, r.bus_bandwidth_Bps)) {
       const unsigned line = in.get_file_line();
       if (r.kernel == "gemm") {
         table.add(gemm_point(r, path, line), path, at(line, ""));
       } else if (efficiency_target(r.kernel)) {
         table.add(efficiency_row(r, path, line), path, at(line, ""));
+      } else if (is_collective(r.kernel)) {
+        table.add(collective_row(r, path, line), path, at(line, ""));
       } else {
         throw InputError(path, at(line, "kernel"), "unknown kernel '" + r.kernel + "' (expected " + kKernels + ")");
       }
@@ -258,11 +340,17 @@ CalibratedGpu::Lookup CalibratedGpu::lookup(const Kernel& kernel) const {
   const auto& pts = table_.points(device_, kernel.batch, kernel.dtype);
   if (pts.empty()) return {base_->time_s(kernel), Origin::Model};
 
+  // Rule 1: the row of the kernel's layout, else one without a layout, else any of the shape.
+  const CalibrationPoint* exact = nullptr;
+  auto rank = [&](const CalibrationPoint& p) { return p.layout == kernel.layout ? 0 : (p.layout ? 2 : 1); };
   for (const auto& p : pts)
-    if (p.m == kernel.m && p.n == kernel.n && p.k == kernel.k) return {p.time_s, Origin::Measured};
+    if (p.m == kernel.m && p.n == kernel.n && p.k == kernel.k && (exact == nullptr || rank(p) < rank(*exact)))
+      exact = &p;
+  if (exact != nullptr) return {exact->time_s, Origin::Measured};
 
   // Use the shape's own flops (not kernel.flops) so the rule matches the table's flops exactly.
-  const double f = CalibrationPoint{device_, kernel.m, kernel.n, kernel.k, 0, kernel.batch, kernel.dtype}.flops();
+  const double f =
+      CalibrationPoint{device_, kernel.m, kernel.n, kernel.k, 0, kernel.batch, kernel.dtype, std::nullopt}.flops();
   const double f_min = pts.front().flops();
   const double f_max = pts.back().flops();
   if (f < f_min || f > f_max) {

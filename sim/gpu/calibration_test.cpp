@@ -51,6 +51,14 @@ InputError load_error(const std::string& name, const std::string& content) {
   return InputError("", "", "");
 }
 
+// Loads `content` and checks the InputError's field and message.
+void check_load_error(const std::string& name, const std::string& content, const std::string& field,
+                      const std::string& message) {
+  auto e = load_error(name, content);
+  CHECK(e.field() == field);
+  CHECK_THAT(e.what(), Catch::Contains(message));
+}
+
 constexpr const char* kTable =
     "# measured on one GCD, rocblas-bench\n"
     "device,kernel,m,n,k,time_s\n"
@@ -222,11 +230,7 @@ TEST_CASE("a wrapped opaque model refuses efficiency rows it cannot apply", "[un
 TEST_CASE("bad efficiency and batched rows name the file, line and column", "[unit]") {
   const std::string header = "device,kernel,m,n,k,time_s,batch,dtype,efficiency\n";
   auto check = [&](const std::string& name, const std::string& rows, const std::string& field,
-                   const std::string& message) {
-    auto e = load_error(name, header + rows);
-    CHECK(e.field() == field);
-    CHECK_THAT(e.what(), Catch::Contains(message));
-  };
+                   const std::string& message) { check_load_error(name, header + rows, field, message); };
   check("family", "h200,sofmax,,,,,,,0.5\n", "line 2, column kernel",
         "unknown kernel 'sofmax' (expected gemm, attention");
   check("above_one", "h200,norm,,,,,,,1.5\n", "line 2, column efficiency", "must be a fraction in (0, 1]");
@@ -248,4 +252,50 @@ TEST_CASE("bad efficiency and batched rows name the file, line and column", "[un
   // Same shape, other batch or dtype: not a duplicate.
   TempCsv ok("distinct", header + "h200,gemm,1,1,1,1e-3,,,\nh200,gemm,1,1,1,1e-3,2,,\nh200,gemm,1,1,1,1e-3,,fp16,\n");
   CHECK(CalibrationTable::load_csv(ok.path()).size() == 3);
+}
+
+// The columns `exasim calibrate --from-trace` adds: a GEMM row's layout, collective rows.
+TEST_CASE("calibration reads layouts and collective rows, and prefers the kernel's layout", "[unit]") {
+  TempCsv csv("layouts",
+              "device,kernel,m,n,k,time_s,batch,dtype,efficiency,layout,bytes,group_size,bus_bandwidth_Bps\n"
+              "h100-sxm,gemm,1024,1024,1024,3e-5,,,,,,,\n"
+              "h100-sxm,gemm,1024,1024,1024,5e-5,,,,TN,,,\n"
+              "h100-sxm,gemm,2048,2048,2048,2e-4,,,,NT,,,\n"
+              "h100-sxm,all_reduce,,,,1e-3,,,,,1e8,8,1.75e11\n"
+              "h100-sxm,broadcast,,,,1e-5,,,,,1e4,,1e9\n");
+  auto table = CalibrationTable::load_csv(csv.path());
+  CHECK(table.size() == 5);
+  REQUIRE(table.collectives().size() == 2);
+  CHECK(table.collectives()[0].kernel == "all_reduce");
+  CHECK(table.collectives()[0].bytes == 1e8);
+  CHECK(table.collectives()[0].group_size == 8);
+  CHECK(table.collectives()[0].bus_bandwidth_Bps == 1.75e11);
+  CHECK(table.collectives()[1].group_size == 0);
+  CalibratedGpu gpu(*find_device("h100-sxm"), table);
+  // Rule 1 by layout: TN has its own row; NN takes the row without a layout; NT of 2048^3 takes the only row.
+  CHECK(gpu.lookup(gemm(1024, 1024, 1024, GemmLayout::TN)).time_s == 5e-5);
+  CHECK(gpu.lookup(gemm(1024, 1024, 1024, GemmLayout::NN)).time_s == 3e-5);
+  CHECK(gpu.lookup(gemm(2048, 2048, 2048, GemmLayout::NN)).time_s == 2e-4);
+}
+
+TEST_CASE("bad layouts and collective rows name the file, line and column", "[unit]") {
+  const std::string header =
+      "device,kernel,m,n,k,time_s,batch,dtype,efficiency,layout,bytes,group_size,bus_bandwidth_Bps\n";
+  auto check = [&](const std::string& name, const std::string& rows, const std::string& field,
+                   const std::string& message) { check_load_error(name, header + rows, field, message); };
+  check("layout", "h200,gemm,1,1,1,1e-3,,,,TT,,,\n", "line 2, column layout",
+        "unknown layout 'TT' (expected NN, NT or TN)");
+  check("dup_layout", "h200,gemm,1,1,1,1e-3,,,,NT,,,\nh200,gemm,1,1,1,2e-3,,,,NT,,,\n", "line 3",
+        "duplicate row for h200 gemm 1x1x1 bf16 NT");
+  check("gemm_bytes", "h200,gemm,1,1,1,1e-3,,,,,64,,\n", "line 2, column bytes", "must be empty on a gemm row");
+  check("coll_shape", "h200,all_gather,1,,,1e-3,,,,,64,2,1e9\n", "line 2, column m",
+        "must be empty on a collective row");
+  check("coll_bytes", "h200,all_gather,,,,1e-3,,,,,,2,1e9\n", "line 2, column bytes", "not a number: ''");
+  check("coll_zero", "h200,all_gather,,,,1e-3,,,,,0,2,1e9\n", "line 2, column bytes",
+        "must be a positive number of bytes");
+  check("coll_bw", "h200,reduce_scatter,,,,1e-3,,,,,64,2,-1\n", "line 2, column bus_bandwidth_Bps",
+        "must be a positive number of bytes per second");
+  check("coll_dup", "h200,send_recv,,,,1e-3,,,,,64,2,1e9\nh200,send_recv,,,,2e-3,,,,,64,2,1e9\n", "line 3",
+        "duplicate row for h200 send_recv");
+  check("eff_layout", "h200,norm,,,,,,,0.5,NN,,,\n", "line 2, column layout", "must be empty on an efficiency row");
 }

@@ -7,7 +7,8 @@
 // family (a LayerNorm or softmax benchmark) should replace the estimate in devices.cpp.
 //
 // CSV format (one header line, columns in any order, '#' comment lines and blank lines allowed). The
-// columns device, kernel, m, n, k and time_s are required; efficiency, batch and dtype are optional:
+// columns device, kernel, m, n, k and time_s are required; efficiency, batch, dtype, layout, bytes,
+// group_size and bus_bandwidth_Bps are optional (`exasim calibrate --from-trace` writes them all):
 //
 //   device,kernel,m,n,k,time_s,batch,dtype,efficiency
 //   mi250x-gcd,gemm,8192,8192,8192,9.1e-3,,,
@@ -17,14 +18,20 @@
 //
 // device: a name from devices.hpp (device_names()). Two kinds of rows:
 //  - GEMM rows (kernel "gemm"): m, n, k positive integers; time_s positive seconds for one kernel, launch
-//    included; batch a positive integer (empty: 1) and dtype bf16, fp16 or fp32 (empty: bf16); efficiency
-//    empty. A (device, batch, dtype, m, n, k) may appear only once.
+//    included; batch a positive integer (empty: 1) and dtype bf16, fp16 or fp32 (empty: bf16); layout NN,
+//    NT or TN (kernel.hpp's letters, those of the BLAS call; empty: any); efficiency empty. A (device,
+//    batch, dtype, m, n, k, layout) may appear only once.
 //  - efficiency rows (kernel "attention" or a memory family: elementwise, norm, softmax, dropout,
 //    activation, optimizer; kernel.hpp): efficiency in (0, 1], the sustained fraction of HBM bandwidth
 //    of that family's kernels (for attention: of the dtype's tensor peak); m, n, k, time_s, batch and dtype
 //    empty. It replaces the device's figure of that name (devices.hpp: memory_efficiency for elementwise,
 //    norm_efficiency, ..., attention_efficiency) with source "calibration FILE line N". A (device, kernel)
 //    may appear only once. (Elementwise's figure also prices GEMM and attention bytes, as in the model.)
+//  - collective rows (kernel all_reduce, all_gather, reduce_scatter, broadcast, send_recv or all_to_all):
+//    bytes the buffer size S (traces/SCHEMA.md) and time_s the measured time of one call, both positive;
+//    bus_bandwidth_Bps positive (NCCL's bus bandwidth: S / time_s times 2(n-1)/n for an all-reduce,
+//    (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 otherwise); group_size the ranks (empty:
+//    unknown); the other columns empty. A (device, kernel, bytes, group_size) may appear only once.
 //
 // Lookup rule of CalibratedGpu for a GEMM of flops F = batch x 2mnk on its device, among the rows of the
 // kernel's own batch and dtype (matched exactly):
@@ -43,7 +50,10 @@
 // LIMITATIONS:
 //  - attention and memory-bound kernels are calibrated by one efficiency per family, not by measured times
 //    (their descriptors carry no shape to match); the efficiency applies to every size of the family;
-//  - no operand layout column: rows are assumed to be the layout the wrapped model costs (NN);
+//  - layout only picks among rows of the exact shape (rule 1: the row of the kernel's layout, else a row
+//    without one, else any); interpolation ignores it;
+//  - collective rows are read, checked and kept (collectives()), but no network model uses them yet: the
+//    simulated collectives still come from the topology's links;
 //  - batch and dtype are matched exactly: a batch-32 row says nothing about a batch-64 GEMM, whose time
 //    then comes from the model;
 //  - interpolation looks at flops only: two bracketing points of very different shape (one skinny, one
@@ -57,6 +67,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -74,6 +85,7 @@ struct CalibrationPoint {
   double time_s = 0;
   std::int64_t batch = 1;
   DType dtype = DType::Bf16;
+  std::optional<GemmLayout> layout;  ///< empty: measured in an unknown layout, matches any
   [[nodiscard]] double flops() const {
     return static_cast<double>(batch) * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   }
@@ -84,6 +96,16 @@ struct CalibrationEfficiency {
   std::string device;
   std::string kernel;
   double efficiency = 0;
+};
+
+/// One measured collective size (a collective row).
+struct CalibrationCollective {
+  std::string device;
+  std::string kernel;  ///< all_reduce, all_gather, reduce_scatter, broadcast, send_recv, all_to_all
+  double bytes = 0;
+  int group_size = 0;  ///< 0: unknown
+  double time_s = 0;
+  double bus_bandwidth_Bps = 0;
 };
 
 class CalibrationTable {
@@ -99,18 +121,24 @@ class CalibrationTable {
   /// FIELD" (e.g. "calibration h100.csv line 4").
   void add(const CalibrationEfficiency& row, const std::string& source, const std::string& field);
 
+  /// Adds one collective row after validation, errors as add().
+  void add(const CalibrationCollective& row, const std::string& source, const std::string& field);
+  /// Collective rows, in file order.
+  [[nodiscard]] const std::vector<CalibrationCollective>& collectives() const { return collectives_; }
+
   /// GEMM points of one device, batch and dtype, sorted by flops (then m, n, k); empty if none.
   [[nodiscard]] const std::vector<CalibrationPoint>& points(std::string_view device, std::int64_t batch = 1,
                                                             DType dtype = DType::Bf16) const;
   /// `device` with the figures of its efficiency rows replaced (the other devices' rows ignored).
   [[nodiscard]] DeviceSpec apply_efficiencies(DeviceSpec device) const;
   [[nodiscard]] bool has_efficiencies(std::string_view device) const;
-  /// GEMM points plus efficiency rows.
+  /// GEMM points plus efficiency and collective rows.
   [[nodiscard]] std::size_t size() const;
 
  private:
   std::map<std::tuple<std::string, std::int64_t, DType>, std::vector<CalibrationPoint>> points_;
   std::map<std::pair<std::string, std::string>, Figure> efficiencies_;  ///< (device, kernel) -> figure
+  std::vector<CalibrationCollective> collectives_;
 };
 
 class CalibratedGpu final : public GpuModel {
