@@ -38,9 +38,9 @@ struct LinkLoad {
 };
 
 struct LinkReport {
-  std::vector<LinkClassLoad> classes;  ///< classes the machine has, in LinkClass order
-  std::vector<LinkLoad> hottest;       ///< by utilisation, then bytes, then id
-  std::uint32_t groups = 0;            ///< > 1: group_bytes is groups x groups
+  std::vector<LinkClassLoad> classes;            ///< classes the machine has, in LinkClass order
+  std::vector<LinkLoad> hottest;                 ///< by utilisation, then bytes, then id
+  std::uint32_t groups = 0;                      ///< > 1: group_bytes is groups x groups
   std::vector<std::vector<double>> group_bytes;  ///< [from][to]: bytes on global links
 };
 
