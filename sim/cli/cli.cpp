@@ -15,13 +15,48 @@ constexpr int kExitBug = 1;
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{"exasim: predicts and explains LLM training iterations on GPU supercomputers", "exasim"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "exasim 0.1.0");
+  app.set_version_flag("--version,-V", "exasim 0.1.0");
+  app.footer("Run 'exasim help COMMAND' (or exasim COMMAND --help) for a command's options.");
+  // Every parse error as every other error: "exasim: error: ..." and a pointer to the help.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "exasim: error: " + std::string(e.what()) + "\nRun 'exasim --help' or 'exasim help COMMAND' for more.\n";
+  });
 
   const std::vector<Command> commands = {
       add_simulate_command(app),  add_topo_command(app),    add_roofline_command(app),
       add_presets_command(app),   add_emulate_command(app), add_validate_command(app),
       add_calibrate_command(app), add_trace_command(app),   add_compare_command(app),
   };
+
+  // `exasim help [COMMAND]`, and a command name CLI11 would only call "a subcommand is required".
+  const auto find_command = [&](const std::string& name) -> CLI::App* {
+    for (const auto& command : commands)
+      if (command.app->get_name() == name) return command.app;
+    return nullptr;
+  };
+  const auto command_names = [&] {
+    std::string names;
+    for (const auto& command : commands) names += (names.empty() ? "" : ", ") + command.app->get_name();
+    return names;
+  };
+  if (args.size() >= 2 && args[1] == "help") {
+    if (args.size() == 2) {
+      out << app.help();
+      return 0;
+    }
+    if (CLI::App* command = find_command(args[2]); command != nullptr && args.size() == 3) {
+      out << command->help();
+      return 0;
+    }
+    err << "exasim: error: help: " << (args.size() > 3 ? "one command at a time" : "unknown command '" + args[2] + "'")
+        << " (commands: " << command_names() << ")\n";
+    return kExitInput;
+  }
+  if (args.size() >= 2 && !args[1].empty() && args[1][0] != '-' && find_command(args[1]) == nullptr) {
+    err << "exasim: error: unknown command '" << args[1] << "' (commands: " << command_names()
+        << "; exasim help lists them)\n";
+    return kExitInput;
+  }
 
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());

@@ -256,10 +256,44 @@ TEST_CASE("bad command lines exit 2", "[unit]") {
   CHECK(solver.code == 2);
   CHECK(solver.err.find("--solver: exact: unknown solver (allowed: local, components, reference)") !=
         std::string::npos);
-  CHECK(exasim_run({"simulate", path, "--out", "/tmp/exasim_x", "--trace-ranks", "5-2"}).code == 2);
+  const auto reversed = exasim_run({"simulate", path, "--out", "/tmp/exasim_x", "--trace-ranks", "5-2"});
+  CHECK(reversed.code == 2);
+  CHECK(reversed.err.find("--trace-ranks: 5-2: range 5-2 is reversed (write 2-5)") != std::string::npos);
+  const auto no_out = exasim_run({"simulate", path, "--trace-ranks", "0-3"});
+  CHECK(no_out.code == 2);
+  CHECK(no_out.err.find("--trace-ranks: 0-3: traces are written only with --out DIR") != std::string::npos);
+  CHECK(no_out.out.empty());
   CHECK(exasim_run({"simulate", "/nonexistent.json"}).code == 2);
   CHECK(exasim_run({"frobnicate"}).code == 2);
   CHECK(exasim_run({"--help"}).code == 0);
+}
+
+TEST_CASE("the command line names unknown commands, has help and a version, prefixes every error", "[unit]") {
+  const auto unknown = exasim_run({"frobnicate"});
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err.find("exasim: error: unknown command 'frobnicate' (commands: simulate, topo,") == 0);
+  const auto help = exasim_run({"help"});
+  CHECK(help.code == 0);
+  CHECK(help.out.find("simulate") != std::string::npos);
+  CHECK(help.out.find("exasim help COMMAND") != std::string::npos);
+  const auto help_simulate = exasim_run({"help", "simulate"});
+  CHECK(help_simulate.code == 0);
+  CHECK(help_simulate.out.find("--trace-ranks") != std::string::npos);
+  const auto help_unknown = exasim_run({"help", "nope"});
+  CHECK(help_unknown.code == 2);
+  CHECK(help_unknown.err.find("exasim: error: help: unknown command 'nope'") == 0);
+  for (const char* flag : {"--version", "-V"}) {
+    const auto version = exasim_run({flag});
+    CHECK(version.code == 0);
+    CHECK(version.out.rfind("exasim ", 0) == 0);
+  }
+  const auto missing = exasim_run({"simulate"});
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("exasim: error: scenario is required") == 0);
+  const auto extra = exasim_run({"simulate", "x.json", "--bogus"});
+  CHECK(extra.code == 2);
+  CHECK(extra.err.find("exasim: error: ") == 0);
+  CHECK(extra.err.find("--bogus") != std::string::npos);
 }
 
 TEST_CASE("roofline answers for every device and rejects bad input with exit 2", "[unit]") {

@@ -6,6 +6,7 @@
 #include "sim/core/error.hpp"
 #include "sim/report/summary_views.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,7 +31,8 @@ std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world) 
         hi = std::stoul(item.substr(dash + 1), &used);
         if (used != item.substr(dash + 1).size()) bad("'" + item + "' is not a range a-b");
       }
-      if (hi < lo || hi >= world) bad("range " + item + " is outside 0-" + std::to_string(world - 1));
+      if (hi < lo) bad("range " + item + " is reversed (write " + std::to_string(hi) + "-" + std::to_string(lo) + ")");
+      if (hi >= world) bad("range " + item + " is outside 0-" + std::to_string(world - 1));
       for (auto r = lo; r <= hi; ++r) keep[r] = true;
     } catch (const std::logic_error&) {
       bad("'" + item + "' is not a rank or a range a-b");
@@ -88,7 +90,9 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   }
   auto summary = api::simulate(s, run);
   // Wall time goes to the log, not the summary's views: outputs must be byte-identical run to run.
-  log << "exasim: simulated " << s.gpus << " GPUs in " << summary.wall_s << " s of wall time\n";
+  char wall[32];
+  std::snprintf(wall, sizeof wall, "%.3g", summary.wall_s);
+  log << "exasim: simulated " << s.gpus << " GPUs in " << wall << " s of wall time\n";
   if (options.out_dir) {
     const std::filesystem::path dir(*options.out_dir);
     std::ofstream(dir / "summary.json") << report::to_json(summary).dump(2) << '\n';
@@ -137,6 +141,9 @@ Command add_simulate_command(CLI::App& app) {
   return {cmd, [o](std::ostream& out, std::ostream& err) {
             SimulateFlags options = o->sim;
             if (!o->out_dir.empty()) options.out_dir = o->out_dir;
+            if (!options.trace_ranks.empty() && !options.out_dir)
+              throw InputError("--trace-ranks", options.trace_ranks,
+                               "traces are written only with --out DIR (give both, or leave --trace-ranks out)");
             auto scenario = scenario::load_scenario(o->scenario_path, o->overrides);
             auto summary = simulate(scenario, options, err);
             if (o->json) {

@@ -17,6 +17,14 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+/// 39.2B, 5.0B, 125M, 26.6M, 48K: a parameter count as people write it (0.0B said nothing).
+std::string human_count(double n) {
+  if (n >= 1e9) return fixed(n / 1e9, 1) + "B";
+  if (n >= 1e6) return fixed(n / 1e6, n >= 1e8 ? 0 : 1) + "M";
+  if (n >= 1e3) return fixed(n / 1e3, 0) + "K";
+  return fixed(n, 0);
+}
+
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
   int u = 0;
@@ -76,8 +84,8 @@ void print_links(std::ostream& out, const LinkReport& links) {
 void print_summary(std::ostream& out, const Summary& s) {
   const double t = s.iteration_time_s;
   out << "exasim simulate: " << s.scenario << "\n"
-      << "  " << s.model << " (" << fixed(s.parameters / 1e9, 1) << "B parameters) on " << s.gpus << " x " << s.gpu
-      << " (" << s.machine << "), " << s.scheme;
+      << "  " << s.model << " (" << human_count(s.parameters) << " parameters) on " << s.gpus << " x " << s.gpu << " ("
+      << s.machine << "), " << s.scheme;
   for (const auto& field : s.layout) out << " " << field.name << "=" << shown(field.value);
   out << ", global batch " << s.global_batch << "\n"
       << "  " << s.dtype << ", " << s.attention << " attention, dropout " << s.dropout << ", recompute " << s.recompute
@@ -116,8 +124,9 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << "\n  communication of rank 0 (bytes on the wire):\n";
   for (const auto& d : s.dimensions) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "    %-6s %12s in %6llu collectives\n", d.name.c_str(),
-                  human_bytes(d.rank0_wire_bytes).c_str(), static_cast<unsigned long long>(d.rank0_collectives));
+    std::snprintf(buf, sizeof buf, "    %-6s %12s in %6llu %s\n", d.name.c_str(),
+                  human_bytes(d.rank0_wire_bytes).c_str(), static_cast<unsigned long long>(d.rank0_collectives),
+                  d.rank0_collectives == 1 ? "collective" : "collectives");
     out << buf;
   }
   if (s.links) print_links(out, *s.links);

@@ -136,7 +136,7 @@ TEST_CASE("the text view shows the summary's numbers", "[unit]") {
            "workspace 5.0)\n",
            "bf16 weights, 4 B gradients, recompute selective, flash attention, dropout 0.10\n",
            "    tp          3.00 GB in     96 collectives\n",
-           "    dp          4.50 MB in      1 collectives\n",
+           "    dp          4.50 MB in      1 collective\n",
            "  simulated 1234 events and 567 flows (fast backend)\n",
        })
     CHECK(text.find(expected) != std::string::npos);
