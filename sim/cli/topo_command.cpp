@@ -10,8 +10,10 @@
 #include "topologies/summary.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 namespace exasim::cli {
@@ -102,6 +104,19 @@ Command add_topo_command(CLI::App& app) {
   return {cmd, [o](std::ostream& out, std::ostream& err) {
             auto machine = load_machine(*o);
             auto topology = scenario::build_topology(machine, 0);
+            // The export file is checked (its folder made) before anything is printed: a bad path must not
+            // come after the work.
+            std::optional<std::ofstream> export_file;
+            if (!o->export_args.empty()) {
+              const auto& format = o->export_args[0];
+              const std::filesystem::path file(o->export_args[1]);
+              if (format != "graphml" && format != "dot" && format != "json")
+                throw InputError("--export", format, "unknown format (allowed: graphml, dot, json)");
+              std::error_code ec;
+              if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+              export_file.emplace(file);
+              if (ec || !*export_file) throw InputError("--export", file.string(), "cannot open for writing");
+            }
             const auto summary = topology->summary();
             if (o->json) {
               auto j = topo::to_json(summary);
@@ -112,16 +127,12 @@ Command add_topo_command(CLI::App& app) {
             } else {
               print_readable(out, machine, summary);
             }
-            if (!o->export_args.empty()) {
-              const auto& format = o->export_args[0];
-              const auto& file = o->export_args[1];
-              if (format != "graphml" && format != "dot" && format != "json")
-                throw InputError("--export", format, "unknown format (allowed: graphml, dot, json)");
-              std::ofstream f(file);
-              if (!f) throw InputError("--export", file, "cannot open for writing");
-              topo::export_topology(*topology, format, f);
-              if (!f) throw InputError("--export", file, "write failed");
-              err << "exasim: wrote " << format << " graph of " << summary.gpus << " GPUs to " << file << "\n";
+            if (export_file) {
+              topo::export_topology(*topology, o->export_args[0], *export_file);
+              export_file->flush();
+              if (!*export_file) throw InputError("--export", o->export_args[1], "write failed");
+              err << "exasim: wrote " << o->export_args[0] << " graph of " << summary.gpus << " GPUs to "
+                  << o->export_args[1] << "\n";
             }
             return 0;
           }};
