@@ -18,8 +18,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", "exasim 0.1.0");
 
   const std::vector<Command> commands = {
-      add_simulate_command(app), add_topo_command(app),     add_roofline_command(app),  add_presets_command(app),
-      add_emulate_command(app),  add_validate_command(app), add_calibrate_command(app),
+      add_simulate_command(app), add_topo_command(app),         add_roofline_command(app),  add_presets_command(app),
+      add_emulate_command(app),  add_validate_command(app),     add_calibrate_command(app), add_tune_command(app),
+      add_sweep_command(app),    add_batch_worker_command(app),
   };
 
   std::vector<const char*> argv;
