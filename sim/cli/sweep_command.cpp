@@ -9,8 +9,10 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
+#include <variant>
 
 namespace exasim::cli {
 
@@ -73,11 +75,15 @@ std::vector<std::vector<std::size_t>> points_of(const std::vector<Vary>& vary, b
   }
 }
 
-std::string layout_label(const nlohmann::json& parallel) {
+/// "gx=2 gy=4 gz=8 gdata=16": the scheme's layout figures in its order (Scheme::describe).
+std::string layout_label(const scenario::Scenario& s) {
   std::string out;
-  for (const auto& [key, value] : parallel.items()) {
-    if (key == "scheme") continue;
-    out += (out.empty() ? "" : " ") + key + "=" + value.dump();
+  for (const auto& field : scenario::scheme_of(s).describe(s)) {
+    out += (out.empty() ? "" : " ") + field.name + "=";
+    if (const auto* degree = std::get_if<std::int64_t>(&field.value))
+      out += std::to_string(*degree);
+    else
+      out += std::get<bool>(field.value) ? "on" : "off";
   }
   return out;
 }
@@ -85,6 +91,7 @@ std::string layout_label(const nlohmann::json& parallel) {
 struct Row {
   nlohmann::json point;     ///< key -> value
   nlohmann::json parallel;  ///< the configuration simulated
+  std::string label;        ///< the same, as layout_label
   PointResult result;
   double scaling_efficiency_percent = -1;  ///< gpus varied: model TFLOP/s per GPU against the first point
 };
@@ -106,7 +113,7 @@ void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vect
       out << (text.find(',') != std::string::npos ? "\"" + text + "\"" : text) << ',';
     }
     const auto& p = r.result;
-    out << layout_label(r.parallel) << ',';
+    out << r.label << ',';
     if (p.error.empty()) {
       for (double x : {p.iteration_time_s, p.tflops_per_gpu, p.percent_of_peak, p.mfu_percent, p.total_pflops,
                        p.memory_per_gpu_bytes})
@@ -121,9 +128,10 @@ void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vect
 
 void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::vector<Row>& rows, bool scaling) {
   char buf[256];
+  auto width = [](const Vary& v) { return static_cast<int>(std::max<std::size_t>(v.key.size(), 10)); };
   out << "  ";
   for (const auto& v : vary) {
-    std::snprintf(buf, sizeof buf, "%-14s ", v.key.c_str());
+    std::snprintf(buf, sizeof buf, "%-*s ", width(v), v.key.c_str());
     out << buf;
   }
   std::snprintf(buf, sizeof buf, "%-32s %12s %12s %7s %7s%s\n", "parallel", "iteration_s", "TFLOP/s/GPU", "%peak",
@@ -132,7 +140,7 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
   for (const auto& r : rows) {
     out << "  ";
     for (const auto& v : vary) {
-      std::snprintf(buf, sizeof buf, "%-14s ", r.point[v.key].dump().c_str());
+      std::snprintf(buf, sizeof buf, "%-*s ", width(v), r.point[v.key].dump().c_str());
       out << buf;
     }
     const auto& p = r.result;
@@ -140,8 +148,8 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
       out << "not simulated: " << p.error << "\n";
       continue;
     }
-    std::snprintf(buf, sizeof buf, "%-32s %12.3f %12.1f %7.1f %7.1f", layout_label(r.parallel).c_str(),
-                  p.iteration_time_s, p.tflops_per_gpu, p.percent_of_peak, p.mfu_percent);
+    std::snprintf(buf, sizeof buf, "%-32s %12.3f %12.1f %7.1f %7.1f", r.label.c_str(), p.iteration_time_s,
+                  p.tflops_per_gpu, p.percent_of_peak, p.mfu_percent);
     out << buf;
     if (scaling) {
       std::snprintf(buf, sizeof buf, " %9.1f", r.scaling_efficiency_percent);
@@ -213,6 +221,7 @@ Command add_sweep_command(CLI::App& app) {
                   continue;
                 }
                 rows[i].parallel = tuned[i].simulated.front().scenario.resolved["parallel"];
+                rows[i].label = layout_label(tuned[i].simulated.front().scenario);
                 rows[i].result = tuned[i].simulated.front().result;
               }
             } else {
@@ -221,6 +230,7 @@ Command add_sweep_command(CLI::App& app) {
               const auto results = run_batch(docs, batch, err);
               for (std::size_t i = 0; i < rows.size(); ++i) {
                 rows[i].parallel = scenarios[i].resolved["parallel"];
+                rows[i].label = layout_label(scenarios[i]);
                 rows[i].result = results[i];
               }
             }

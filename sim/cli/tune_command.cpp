@@ -18,12 +18,6 @@ namespace exasim::cli {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 nlohmann::json row_json(const TunedConfig& c) {
   return {{"parallel", c.scenario.resolved["parallel"]},   {"analytic_iteration_s", c.candidate.analytic_s},
           {"iteration_time_s", c.result.iteration_time_s}, {"percent_of_peak", c.result.percent_of_peak},
@@ -79,15 +73,18 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
   }
   for (const auto& [label, error] : t.failed) out << "  not simulated: " << label << ": " << error << "\n";
   if (t.simulated.size() >= 2) {
-    out << "  analytic vs simulated (" << t.simulated.size() << " grids): rank correlation "
-        << fixed(t.accuracy.rank_correlation, 3) << ", mean |error| " << fixed(t.accuracy.mean_abs_error_percent, 1)
-        << "%, max |error| " << fixed(t.accuracy.max_abs_error_percent, 1) << "%, mean error "
-        << fixed(t.accuracy.mean_error_percent, 1) << "%\n";
+    std::snprintf(line, sizeof line,
+                  "  analytic vs simulated (%zu grids): rank correlation %.3f, mean |error| %.1f%%, max |error| "
+                  "%.1f%%, mean error %.1f%%\n",
+                  t.simulated.size(), t.accuracy.rank_correlation, t.accuracy.mean_abs_error_percent,
+                  t.accuracy.max_abs_error_percent, t.accuracy.mean_error_percent);
+    out << line;
   }
   if (!t.simulated.empty()) {
     const auto& best = t.simulated.front();
-    out << "  best: " << tune::grid_label(best.candidate.axonn) << ": " << fixed(best.result.iteration_time_s, 3)
-        << " s per iteration, " << fixed(best.result.percent_of_peak, 1) << "% of peak\n";
+    std::snprintf(line, sizeof line, ": %.3f s per iteration, %.1f%% of peak\n", best.result.iteration_time_s,
+                  best.result.percent_of_peak);
+    out << "  best: " << tune::grid_label(best.candidate.axonn) << line;
   }
 }
 
