@@ -188,8 +188,12 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
   launch.hostfile = options.hostfile;
   launch.timeout_s = 7 * 24 * 3600.0;  // a sweep may take long; the user can interrupt it
   launch.stdout_to_stderr = true;
-  if (validate::launch(launch, log) != 0)
-    throw InputError("--ranks", std::to_string(options.ranks), "the batch workers refused their input");
+  try {
+    if (validate::launch(launch, log) != 0)
+      throw InputError("--ranks", std::to_string(options.ranks), "the batch workers refused their input");
+  } catch (const validate::EmulationFailed& e) {  // no mpirun, a rank died: the user's to fix
+    throw InputError("--ranks", std::to_string(options.ranks), e.what());
+  }
   std::vector<fs::path> files;
   for (std::uint32_t r = 0; r < options.ranks; ++r) files.push_back(dir / ("rows-" + std::to_string(r) + ".jsonl"));
   auto rows = gather(files, scenarios.size());

@@ -8,6 +8,20 @@
 
 namespace exasim::tune {
 
+namespace {
+
+/// Flows on each link, as the load adaptive routing compares (FlowNetwork::load counts flows too).
+class FlowCount final : public topo::LinkLoadView {
+ public:
+  explicit FlowCount(const std::vector<std::uint32_t>& flows) : flows_(flows) {}
+  [[nodiscard]] double load(topo::LinkId link) const override { return flows_[link]; }
+
+ private:
+  const std::vector<std::uint32_t>& flows_;
+};
+
+}  // namespace
+
 AnalyticModel::AnalyticModel(const scenario::Scenario& base)
     : topology_(scenario::build_topology(base.machine, base.gpus, base.seed)),
       gpu_(gpu::make_gpu_model(base.machine.gpu_choice)),
@@ -37,11 +51,14 @@ RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) c
   std::vector<std::uint32_t> flows(links.size(), 0);
   std::vector<topo::LinkId> routes;       // every rank's route, one after the other
   std::vector<std::size_t> starts = {0};  // rank r's route: [starts[r], starts[r + 1])
+  // Routed one after the other with the flows counted so far as the load (the flow core's measure), so
+  // adaptive routing spreads them as it would when they start together.
+  const FlowCount load(flows);
   for (std::uint32_t r = 0; r < ranks_; ++r) {
-    topo.route(gpu_of(r), gpu_of(next_of(r)), r, nullptr, routes);
+    topo.route(gpu_of(r), gpu_of(next_of(r)), r, &load, routes);
+    for (auto i = starts.back(); i < routes.size(); ++i) ++flows[routes[i]];
     starts.push_back(routes.size());
   }
-  for (auto link : routes) ++flows[link];
   // Each flow gets its bottleneck link's equal share; the ring runs at its slowest edge.
   RingLink out{std::numeric_limits<double>::infinity(), 0};
   for (std::uint32_t r = 0; r < ranks_; ++r) {
@@ -54,6 +71,56 @@ RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) c
   return out;
 }
 
+namespace {
+
+/// The collectives in flight on one grid dimension, sharing its ring bandwidth equally (processor
+/// sharing): each holds the seconds its bytes would take alone; its latency is added when it ends.
+class DimensionChannel {
+ public:
+  void start(double t, std::uint16_t slot, double transfer_s, double latency_s, std::vector<double>& slot_done) {
+    advance(t, slot_done);
+    active_.push_back({slot, transfer_s, latency_s});
+    slot_done[slot] = kPending;
+  }
+  /// Moves the channel to time `until` (or until `slot` has finished, when `until` is infinite).
+  void advance(double until, std::vector<double>& slot_done, std::uint16_t slot = 0xffff) {
+    while (!active_.empty()) {
+      const auto n = static_cast<double>(active_.size());
+      double least = active_.front().remaining_s;
+      for (const auto& a : active_) least = std::min(least, a.remaining_s);
+      if (now_ + least * n > until) {
+        for (auto& a : active_) a.remaining_s -= (until - now_) / n;
+        now_ = until;
+        return;
+      }
+      now_ += least * n;
+      bool waited_done = false;
+      for (auto& a : active_) {
+        a.remaining_s -= least;
+        if (a.remaining_s <= 0) {
+          slot_done[a.slot] = now_ + a.latency_s;
+          waited_done |= a.slot == slot;
+        }
+      }
+      std::erase_if(active_, [](const Active& a) { return a.remaining_s <= 0; });
+      if (waited_done) return;
+    }
+    if (until != kPending) now_ = std::max(now_, until);
+  }
+  static constexpr double kPending = std::numeric_limits<double>::infinity();
+
+ private:
+  struct Active {
+    std::uint16_t slot;
+    double remaining_s;
+    double latency_s;
+  };
+  std::vector<Active> active_;
+  double now_ = 0;
+};
+
+}  // namespace
+
 double AnalyticModel::replay_s(const schedule::Plan& plan) {
   const auto& stream = plan.streams.front();
   std::vector<double> kernel_s;
@@ -63,7 +130,8 @@ double AnalyticModel::replay_s(const schedule::Plan& plan) {
   for (const auto& dim : plan.grid.dims()) rings.push_back(ring(dim.stride, dim.size));
 
   std::vector<double> slot_done(stream.slots, 0);
-  std::vector<double> dim_free(plan.grid.dims().size(), 0);
+  std::vector<std::uint8_t> slot_dim(stream.slots, 0);
+  std::vector<DimensionChannel> channels(plan.grid.dims().size());
   double t = 0;
   for (const auto& op : stream.ops) {
     switch (op.type) {
@@ -71,14 +139,16 @@ double AnalyticModel::replay_s(const schedule::Plan& plan) {
       case schedule::OpType::CollStart: {
         const auto p = plan.grid.dim(op.dim).size;
         const auto& link = rings[op.dim];
-        const double start = std::max(t, dim_free[op.dim]);
-        const double end = start + schedule::ring_steps(op.coll, p) * link.step_latency_s +
-                           schedule::ring_wire_bytes(op.coll, p, op.bytes) / link.bandwidth_Bps;
-        dim_free[op.dim] = end;
-        slot_done[op.slot] = end;
+        slot_dim[op.slot] = op.dim;
+        channels[op.dim].start(t, op.slot, schedule::ring_wire_bytes(op.coll, p, op.bytes) / link.bandwidth_Bps,
+                               schedule::ring_steps(op.coll, p) * link.step_latency_s, slot_done);
         break;
       }
-      case schedule::OpType::Wait: t = std::max(t, slot_done[op.slot]); break;
+      case schedule::OpType::Wait:
+        if (slot_done[op.slot] == DimensionChannel::kPending)
+          channels[slot_dim[op.slot]].advance(DimensionChannel::kPending, slot_done, op.slot);
+        t = std::max(t, slot_done[op.slot]);
+        break;
     }
   }
   return t;

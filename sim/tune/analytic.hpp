@@ -13,19 +13,22 @@
 //
 // B_dim, the bandwidth of one member of a ring along a grid dimension (stride s, size p), comes from the
 // machine under the scenario's placement: every rank sends to its ring successor along the dimension at
-// once (one flow each, routed by the topology with the flow's rank as its key and no load), the flows
-// on each link are counted, and a flow gets its bottleneck link's equal share (bandwidth / flows). So
-// GPU links, routes through a neighbour GPU, NICs shared by the GPUs of a node, and local and global
-// dragonfly links shared by the job are all seen, as far as one dimension loads them. B_dim is the
-// slowest flow's share; the step latency the slowest route's. Memoised per (stride, size).
+// once (one flow each), routed by the topology one after the other with the flows already routed as the
+// load (the flow core's measure, so adaptive routing spreads them as it does when they start together);
+// the flows on each link are counted, and a flow gets its bottleneck link's equal share (bandwidth /
+// flows). So GPU links, routes through a neighbour GPU, NICs shared by the GPUs of a node, and local and
+// global dragonfly links shared by the job are all seen, as far as one dimension loads them. B_dim is the
+// slowest flow's share; the step latency the slowest route's. Memoised per (stride, size). Collectives
+// in flight on one dimension share B_dim equally (processor sharing); a collective's latency is added
+// when its bytes are through.
 //
 // The time for L layers is extrapolated from plans of 1 and 2 layers (every layer's ops are the same;
 // the data-parallel reduction and the optimizer are linear in L): T(L) = T(2) + (L - 2) (T(2) - T(1)).
 //
 // LIMITATIONS:
 //  - no contention between dimensions (collectives of x, y, z and data running at once do not share
-//    NICs or links), no adaptive routing around load, no other traffic; rings only (collectives.algorithm
-//    is ignored: tree, hierarchical and auto are costed as rings);
+//    NICs or links), adaptive routing sees only its own dimension's flows, no other traffic; rings only
+//    (collectives.algorithm is ignored: tree, hierarchical and auto are costed as rings);
 //  - equal shares at each flow's bottleneck, not max-min fairness (a flow slowed elsewhere leaves its
 //    share unused here);
 //  - AxoNN 4D only (Megatron's pipeline needs its bubbles modelled across ranks; not done here).

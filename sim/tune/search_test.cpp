@@ -86,3 +86,28 @@ TEST_CASE("the search counts every grid once: fitting plus refused by reason", "
   for (std::size_t i = 1; i < result.ranked.size(); ++i)
     CHECK(result.ranked[i - 1].analytic_s <= result.ranked[i].analytic_s);
 }
+
+TEST_CASE("collectives in flight on one dimension share its bandwidth equally", "[unit]") {
+  auto s = small(4, R"({"scheme": "axonn4d", "gx": 4})");
+  tune::AnalyticModel model(s);
+  schedule::Plan plan;
+  plan.grid = schedule::ProcessGrid({{"x", 4}});
+  plan.kernels = {gpu::gemm(256, 256, 256, gpu::GemmLayout::NN, gpu::DType::Bf16)};
+  plan.streams.resize(1);
+  plan.streams[0].slots = 2;
+  auto& ops = plan.streams[0].ops;
+  const double bytes = 1e9;
+  // Two all-reduces posted together, the first waited, a kernel, then the second waited.
+  ops.push_back(
+      {.type = schedule::OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 0, .bytes = bytes});
+  ops.push_back(
+      {.type = schedule::OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 1, .bytes = bytes});
+  ops.push_back({.type = schedule::OpType::Wait, .slot = 0});
+  ops.push_back({.type = schedule::OpType::Compute});
+  ops.push_back({.type = schedule::OpType::Wait, .slot = 1});
+  const double kernel_s = gpu::make_gpu_model(s.machine.gpu_choice)->time_s(plan.kernels[0]);
+  const auto ring = model.ring(1, 4);
+  const double transfer_s = 1.5 * bytes / ring.bandwidth_Bps, latency_s = 6 * ring.step_latency_s;
+  // Sharing, both end at 2 transfers + latency (one after the other, the first would end at 1 transfer).
+  CHECK(model.replay_s(plan) == Approx(2 * transfer_s + latency_s + kernel_s));
+}
