@@ -16,6 +16,15 @@ scenario::Scenario small(std::uint32_t gpus, const std::string& parallel) {
                             R"(, "parallel": )" + parallel + R"(, "training": {"global_batch": 512}})"),
       "t.json");
 }
+/// A plan over one dimension x of 4 ranks: one GEMM kernel of size n^3, `slots` handle slots, no ops yet.
+schedule::Plan x4_plan(std::int64_t n, std::uint16_t slots) {
+  schedule::Plan plan;
+  plan.grid = schedule::ProcessGrid({{"x", 4}});
+  plan.kernels = {gpu::gemm(n, n, n, gpu::GemmLayout::NN, gpu::DType::Bf16)};
+  plan.streams.resize(1);
+  plan.streams[0].slots = slots;
+  return plan;
+}
 }  // namespace
 
 TEST_CASE("every ordered factorisation of the GPU count is a grid, once", "[unit]") {
@@ -50,25 +59,33 @@ TEST_CASE("a ring inside a node runs at the GPU link, across nodes at the node's
   CHECK(model.ring(1, 1).step_latency_s == 0);
 }
 
-TEST_CASE("the replay overlaps a collective with the compute posted before its wait", "[unit]") {
+TEST_CASE("the replay overlaps collectives with compute and shares a dimension among those in flight", "[unit]") {
   auto s = small(4, R"({"scheme": "axonn4d", "gx": 4})");
   tune::AnalyticModel model(s);
-  schedule::Plan plan;
-  plan.grid = schedule::ProcessGrid({{"x", 4}});
-  plan.kernels = {gpu::gemm(4096, 4096, 4096, gpu::GemmLayout::NN, gpu::DType::Bf16)};
-  plan.streams.resize(1);
+  auto plan = x4_plan(256, 2);
   auto& ops = plan.streams[0].ops;
-  plan.streams[0].slots = 1;
   const double bytes = 1e9;
-  ops.push_back({.type = schedule::OpType::Compute});
-  ops.push_back({.type = schedule::OpType::CollStart, .coll = schedule::CollKind::AllReduce, .bytes = bytes});
-  ops.push_back({.type = schedule::OpType::Compute});
-  ops.push_back({.type = schedule::OpType::Wait});
   const double kernel_s = gpu::make_gpu_model(s.machine.gpu_choice)->time_s(plan.kernels[0]);
   const auto ring = model.ring(1, 4);
   // Ring all-reduce over 4: 2*3 steps, 2*3/4 of the buffer on the wire per member (plan.hpp).
-  const double coll_s = 6 * ring.step_latency_s + 1.5 * bytes / ring.bandwidth_Bps;
-  CHECK(model.replay_s(plan) == Approx(kernel_s + std::max(kernel_s, coll_s)));
+  const double transfer_s = 1.5 * bytes / ring.bandwidth_Bps, latency_s = 6 * ring.step_latency_s;
+  using schedule::OpType;
+  SECTION("a kernel, an all-reduce posted, a kernel under it, its wait") {
+    ops.push_back({.type = OpType::Compute});
+    ops.push_back({.type = OpType::CollStart, .coll = schedule::CollKind::AllReduce, .bytes = bytes});
+    ops.push_back({.type = OpType::Compute});
+    ops.push_back({.type = OpType::Wait});
+    CHECK(model.replay_s(plan) == Approx(kernel_s + std::max(kernel_s, transfer_s + latency_s)));
+  }
+  SECTION("two all-reduces posted together, the first waited, a kernel, the second waited") {
+    ops.push_back({.type = OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 0, .bytes = bytes});
+    ops.push_back({.type = OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 1, .bytes = bytes});
+    ops.push_back({.type = OpType::Wait, .slot = 0});
+    ops.push_back({.type = OpType::Compute});
+    ops.push_back({.type = OpType::Wait, .slot = 1});
+    // Sharing, both end at 2 transfers + latency (one after the other, the first would end at 1 transfer).
+    CHECK(model.replay_s(plan) == Approx(2 * transfer_s + latency_s + kernel_s));
+  }
 }
 
 TEST_CASE("the search counts every grid once: fitting plus refused by reason", "[unit]") {
@@ -85,29 +102,4 @@ TEST_CASE("the search counts every grid once: fitting plus refused by reason", "
   CHECK(result.refused.at("parallel.gy") > 0);
   for (std::size_t i = 1; i < result.ranked.size(); ++i)
     CHECK(result.ranked[i - 1].analytic_s <= result.ranked[i].analytic_s);
-}
-
-TEST_CASE("collectives in flight on one dimension share its bandwidth equally", "[unit]") {
-  auto s = small(4, R"({"scheme": "axonn4d", "gx": 4})");
-  tune::AnalyticModel model(s);
-  schedule::Plan plan;
-  plan.grid = schedule::ProcessGrid({{"x", 4}});
-  plan.kernels = {gpu::gemm(256, 256, 256, gpu::GemmLayout::NN, gpu::DType::Bf16)};
-  plan.streams.resize(1);
-  plan.streams[0].slots = 2;
-  auto& ops = plan.streams[0].ops;
-  const double bytes = 1e9;
-  // Two all-reduces posted together, the first waited, a kernel, then the second waited.
-  ops.push_back(
-      {.type = schedule::OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 0, .bytes = bytes});
-  ops.push_back(
-      {.type = schedule::OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 1, .bytes = bytes});
-  ops.push_back({.type = schedule::OpType::Wait, .slot = 0});
-  ops.push_back({.type = schedule::OpType::Compute});
-  ops.push_back({.type = schedule::OpType::Wait, .slot = 1});
-  const double kernel_s = gpu::make_gpu_model(s.machine.gpu_choice)->time_s(plan.kernels[0]);
-  const auto ring = model.ring(1, 4);
-  const double transfer_s = 1.5 * bytes / ring.bandwidth_Bps, latency_s = 6 * ring.step_latency_s;
-  // Sharing, both end at 2 transfers + latency (one after the other, the first would end at 1 transfer).
-  CHECK(model.replay_s(plan) == Approx(2 * transfer_s + latency_s + kernel_s));
 }
