@@ -182,7 +182,7 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw InputError("--ranks", "", "cannot find the exasim binary (/proc/self/exe) to start under mpirun");
   validate::Launch launch;
-  launch.ranks = options.ranks;
+  launch.ranks = static_cast<std::uint32_t>(options.ranks);
   launch.binary = self.string();
   launch.emu_args = {"batch-worker", (dir / "batch.json").string(), "--out", dir.string()};
   launch.hostfile = options.hostfile;
@@ -195,7 +195,7 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
     throw InputError("--ranks", std::to_string(options.ranks), e.what());
   }
   std::vector<fs::path> files;
-  for (std::uint32_t r = 0; r < options.ranks; ++r) files.push_back(dir / ("rows-" + std::to_string(r) + ".jsonl"));
+  for (std::int64_t r = 0; r < options.ranks; ++r) files.push_back(dir / ("rows-" + std::to_string(r) + ".jsonl"));
   auto rows = gather(files, scenarios.size());
   fs::remove_all(dir);
   return rows;
@@ -206,7 +206,8 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
 void check_batch_options(const BatchOptions& o) {
   if (o.jobs < 1 || o.jobs > 4096)
     throw InputError("--jobs", std::to_string(o.jobs), "must be a number of local processes from 1 to 4096");
-  if (o.ranks > 65536) throw InputError("--ranks", std::to_string(o.ranks), "must be from 1 to 65536 MPI ranks");
+  if (o.ranks < 0 || o.ranks > 65536)
+    throw InputError("--ranks", std::to_string(o.ranks), "must be a number of MPI ranks from 1 to 65536 (0: none)");
   if (o.ranks > 0 && o.jobs > 1)
     throw InputError("--ranks", std::to_string(o.ranks), "give --jobs or --ranks, not both");
 }
@@ -223,7 +224,8 @@ std::vector<PointResult> run_batch(const std::vector<nlohmann::json>& scenarios,
   check_batch_options(options);
   if (options.ranks > 0) return run_mpi(scenarios, options, log);
   Progress progress(options.progress, scenarios.size(), log);
-  const auto jobs = static_cast<std::uint32_t>(std::min<std::size_t>(options.jobs, scenarios.size()));
+  const auto jobs =
+      static_cast<std::uint32_t>(std::min<std::size_t>(static_cast<std::size_t>(options.jobs), scenarios.size()));
   if (jobs > 1) return run_forked(scenarios, jobs, progress);
   std::vector<PointResult> rows;
   for (const auto& doc : scenarios) {

@@ -27,10 +27,11 @@ struct PointResult {
 };
 
 struct BatchOptions {
-  std::uint32_t jobs = 1;   ///< local processes
-  std::uint32_t ranks = 0;  ///< MPI ranks through mpirun (0: none)
-  std::string hostfile;     ///< mpirun --hostfile (empty: this host)
-  bool progress = false;    ///< a progress line on stderr when it is a terminal
+  // Signed, so that a negative value reaches the range check (and its message) instead of CLI11's.
+  std::int64_t jobs = 1;   ///< local processes
+  std::int64_t ranks = 0;  ///< MPI ranks through mpirun (0: none)
+  std::string hostfile;    ///< mpirun --hostfile (empty: this host)
+  bool progress = false;   ///< a progress line on stderr when it is a terminal
 };
 
 /// Checks --jobs and --ranks (InputError naming the flag).

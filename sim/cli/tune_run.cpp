@@ -82,7 +82,7 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
     tune::AnalyticModel model(base);
     t.search = tune::search_axonn4d(base, model);
     std::vector<TunedConfig> top;
-    for (std::size_t i = 0; i < t.search.ranked.size() && i < flags.top; ++i) {
+    for (std::size_t i = 0; i < t.search.ranked.size() && i < static_cast<std::size_t>(flags.top); ++i) {
       const auto& c = t.search.ranked[i];
       top.push_back({tune::with_grid(base, c.axonn), c, {}});
       docs.push_back(top.back().scenario.resolved);

@@ -16,7 +16,7 @@
 namespace exasim::cli {
 
 struct TuneFlags {
-  std::uint32_t top = 16;  ///< grids simulated in full
+  std::int64_t top = 16;  ///< grids simulated in full (signed: a negative value gets the range check's message)
 };
 
 /// InputError naming --top when it is outside [1, 100000].

@@ -92,6 +92,8 @@ TEST_CASE("tune and sweep refuse bad flags with exit 2, naming the flag and what
   const std::vector<Case> cases = {
       {{"tune", s, "--top", "0"}, "--top: 0: must be a number of grids to simulate from 1 to 100000"},
       {{"tune", s, "--jobs", "0"}, "--jobs: 0: must be a number of local processes from 1 to 4096"},
+      {{"tune", s, "--top", "-1"}, "--top: -1: must be a number of grids to simulate from 1 to 100000"},
+      {{"sweep", s, "--vary", "gpus=8", "--ranks", "-2"}, "--ranks: -2: must be a number of MPI ranks from 1 to 65536"},
       {{"tune", s, "--jobs", "2", "--ranks", "2"}, "--ranks: 2: give --jobs or --ranks, not both"},
       {{"tune", s, "--scheme", "megatron"}, "--scheme: megatron: tune searches axonn4d only"},
       {{"sweep", s, "--vary", "gpus="}, "--vary: gpus=: has an empty value"},
