@@ -222,6 +222,7 @@ void add_batch_flags(CLI::App& cmd, BatchOptions& options) {
 std::vector<PointResult> run_batch(const std::vector<nlohmann::json>& scenarios, const BatchOptions& options,
                                    std::ostream& log) {
   check_batch_options(options);
+  if (scenarios.empty()) return {};
   if (options.ranks > 0) return run_mpi(scenarios, options, log);
   Progress progress(options.progress, scenarios.size(), log);
   const auto jobs =
