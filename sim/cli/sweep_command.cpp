@@ -140,7 +140,9 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
   for (const auto& r : rows) {
     out << "  ";
     for (const auto& v : vary) {
-      std::snprintf(buf, sizeof buf, "%-*s ", width(v), r.point[v.key].dump().c_str());
+      const auto& value = r.point[v.key];  // a preset name reads better without its JSON quotes
+      const auto text = value.is_string() ? value.get<std::string>() : value.dump();
+      std::snprintf(buf, sizeof buf, "%-*s ", width(v), text.c_str());
       out << buf;
     }
     const auto& p = r.result;
