@@ -51,7 +51,7 @@ std::vector<std::string> mpirun_command(const Launch& l, const std::string& emu_
 }
 
 int launch(const Launch& l, std::ostream& log) {
-  const auto argv_strings = mpirun_command(l, find_emu_binary());
+  const auto argv_strings = mpirun_command(l, l.binary.empty() ? find_emu_binary() : l.binary);
   std::vector<char*> argv;
   for (const auto& a : argv_strings) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -24,7 +24,8 @@ class EmulationFailed : public std::runtime_error {
 
 struct Launch {
   std::uint32_t ranks = 0;
-  std::vector<std::string> emu_args;  ///< arguments of exasim-emu
+  std::vector<std::string> emu_args;  ///< arguments of exasim-emu (or of `binary`)
+  std::string binary;                 ///< the program to start; empty: exasim-emu (find_emu_binary)
   std::string hostfile;               ///< empty: all ranks on this host
   double timeout_s = 600;             ///< the whole mpirun, start to end
   bool stdout_to_stderr = false;      ///< keep our stdout clean (for --json)

@@ -23,9 +23,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   });
 
   const std::vector<Command> commands = {
-      add_simulate_command(app),  add_topo_command(app),    add_roofline_command(app),
-      add_presets_command(app),   add_emulate_command(app), add_validate_command(app),
-      add_calibrate_command(app), add_trace_command(app),   add_compare_command(app),
+      add_simulate_command(app), add_topo_command(app),     add_roofline_command(app),  add_presets_command(app),
+      add_emulate_command(app),  add_validate_command(app), add_calibrate_command(app), add_trace_command(app),
+      add_compare_command(app),  add_tune_command(app),     add_sweep_command(app),     add_batch_worker_command(app),
   };
 
   // `exasim help [COMMAND]`, and a command name CLI11 would only call "a subcommand is required".
@@ -36,7 +36,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   };
   const auto command_names = [&] {
     std::string names;
-    for (const auto& command : commands) names += (names.empty() ? "" : ", ") + command.app->get_name();
+    for (const auto& command : commands)  // hidden ones (the batch worker) have no group
+      if (!command.app->get_group().empty()) names += (names.empty() ? "" : ", ") + command.app->get_name();
     return names;
   };
   if (args.size() >= 2 && args[1] == "help") {

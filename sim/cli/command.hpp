@@ -28,5 +28,8 @@ struct Command {
 [[nodiscard]] Command add_validate_command(CLI::App& app);
 [[nodiscard]] Command add_trace_command(CLI::App& app);
 [[nodiscard]] Command add_compare_command(CLI::App& app);
+[[nodiscard]] Command add_tune_command(CLI::App& app);
+[[nodiscard]] Command add_sweep_command(CLI::App& app);
+[[nodiscard]] Command add_batch_worker_command(CLI::App& app);
 
 }  // namespace exasim::cli

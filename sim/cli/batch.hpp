@@ -1,0 +1,48 @@
+#pragma once
+// Simulating many scenarios at once for `exasim tune` and `exasim sweep`: in this process (--jobs 1),
+// over local processes (--jobs J: fork, each child simulating every J-th scenario and writing its rows
+// to a file), or over MPI ranks (--ranks N: mpirun starts N copies of `exasim batch-worker`, each reading
+// OMPI_COMM_WORLD_RANK/SIZE and simulating every N-th scenario of a batch file). The launching process
+// gathers the rows by index, so the result is the same whatever the split: doubles cross processes as
+// JSON, whose numbers round-trip exactly. The engine stays single-threaded and MPI-free.
+
+#include "sim/cli/command.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace exasim::cli {
+
+/// What a batch keeps of one simulated scenario (report::Summary's figures).
+struct PointResult {
+  std::string error;  ///< non-empty: the scenario could not run (the InputError's message)
+  double iteration_time_s = 0, percent_of_peak = 0, tflops_per_gpu = 0, model_tflops_per_gpu = 0;
+  double mfu_percent = 0, total_pflops = 0, memory_per_gpu_bytes = 0;
+  [[nodiscard]] nlohmann::json to_json() const;
+  [[nodiscard]] static PointResult from_json(const nlohmann::json& j);
+};
+
+struct BatchOptions {
+  // Signed, so that a negative value reaches the range check (and its message) instead of CLI11's.
+  std::int64_t jobs = 1;   ///< local processes
+  std::int64_t ranks = 0;  ///< MPI ranks through mpirun (0: none)
+  std::string hostfile;    ///< mpirun --hostfile (empty: this host)
+  bool progress = false;   ///< a progress line on stderr when it is a terminal
+};
+
+/// Checks --jobs and --ranks (InputError naming the flag).
+void check_batch_options(const BatchOptions& options);
+
+/// Declares --jobs, --ranks and --hostfile on a command.
+void add_batch_flags(CLI::App& cmd, BatchOptions& options);
+
+/// Simulates every scenario (resolved documents, as Scenario::resolved) with the fast core and the
+/// memory check; rows in the order of `scenarios`.
+[[nodiscard]] std::vector<PointResult> run_batch(const std::vector<nlohmann::json>& scenarios,
+                                                 const BatchOptions& options, std::ostream& log);
+
+}  // namespace exasim::cli

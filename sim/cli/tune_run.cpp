@@ -1,0 +1,122 @@
+#include "sim/cli/tune_run.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <tuple>
+
+namespace exasim::cli {
+
+namespace {
+
+AnalyticAccuracy accuracy_of(const std::vector<TunedConfig>& simulated) {
+  AnalyticAccuracy a;
+  if (simulated.empty()) return a;
+  std::vector<double> analytic, sim;
+  for (const auto& c : simulated) {
+    analytic.push_back(c.candidate.analytic_s);
+    sim.push_back(c.result.iteration_time_s);
+    const double error = 100 * (c.candidate.analytic_s - c.result.iteration_time_s) / c.result.iteration_time_s;
+    a.mean_error_percent += error;
+    a.mean_abs_error_percent += std::abs(error);
+    a.max_abs_error_percent = std::max(a.max_abs_error_percent, std::abs(error));
+  }
+  const auto n = static_cast<double>(simulated.size());
+  a.mean_error_percent /= n;
+  a.mean_abs_error_percent /= n;
+  a.rank_correlation = tune::spearman(analytic, sim);
+  return a;
+}
+
+bool is_grid_error(const InputError& e) {
+  return e.field().rfind("parallel", 0) == 0 || e.field() == "training.global_batch" || e.field() == "model.vocab";
+}
+
+}  // namespace
+
+scenario::Scenario load_for_tune(const std::string& path, const std::vector<std::string>& overrides) {
+  const auto doc = read_json_file(path);
+  try {
+    return scenario::parse_scenario(doc, path, overrides);
+  } catch (const InputError& first) {
+    if (!is_grid_error(first)) throw;
+    // The GPU count the point asks: the last override of gpus, else the file's.
+    std::uint32_t gpus =
+        doc.contains("gpus") && doc["gpus"].is_number_unsigned() ? doc["gpus"].get<std::uint32_t>() : 0;
+    for (const auto& o : overrides) {
+      const auto a = parse_assignment(o);
+      if (a.path == "gpus" && a.value.is_number_unsigned()) gpus = a.value.get<std::uint32_t>();
+    }
+    for (const auto& g : tune::axonn4d_grids(gpus)) {
+      auto with_grid = overrides;
+      with_grid.push_back(R"(parallel={"scheme": "axonn4d", "gx": )" + std::to_string(g.gx) + R"(, "gy": )" +
+                          std::to_string(g.gy) + R"(, "gz": )" + std::to_string(g.gz) + R"(, "gdata": )" +
+                          std::to_string(g.gdata) + "}");
+      try {
+        return scenario::parse_scenario(doc, path, with_grid);
+      } catch (const InputError& e) {
+        if (!is_grid_error(e)) throw;
+      }
+    }
+    throw;
+  }
+}
+
+void check_tune_flags(const TuneFlags& flags) {
+  if (flags.top < 1 || flags.top > 100000)
+    throw InputError("--top", std::to_string(flags.top), "must be a number of grids to simulate from 1 to 100000");
+}
+
+std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& bases, const TuneFlags& flags,
+                                        const BatchOptions& batch, std::ostream& log) {
+  check_tune_flags(flags);
+  std::vector<TuneOutcome> outcomes;
+  std::vector<nlohmann::json> docs;
+  std::vector<std::vector<TunedConfig>> picked;
+  for (const auto& base : bases) {
+    TuneOutcome t;
+    t.base = base;
+    tune::AnalyticModel model(base);
+    t.search = tune::search_axonn4d(base, model);
+    std::vector<TunedConfig> top;
+    for (std::size_t i = 0; i < t.search.ranked.size() && i < static_cast<std::size_t>(flags.top); ++i) {
+      const auto& c = t.search.ranked[i];
+      top.push_back({tune::with_grid(base, c.axonn), c, {}});
+      docs.push_back(top.back().scenario.resolved);
+    }
+    picked.push_back(std::move(top));
+    outcomes.push_back(std::move(t));
+  }
+  log << "exasim: simulating " << docs.size() << " grids in full\n";
+  const auto rows = run_batch(docs, batch, log);
+  std::size_t next = 0;
+  for (std::size_t b = 0; b < outcomes.size(); ++b) {
+    auto& t = outcomes[b];
+    for (auto& c : picked[b]) {
+      c.result = rows[next++];
+      if (c.result.error.empty())
+        t.simulated.push_back(std::move(c));
+      else
+        t.failed.emplace_back(tune::grid_label(c.candidate.axonn), c.result.error);
+    }
+    std::sort(t.simulated.begin(), t.simulated.end(), [](const TunedConfig& x, const TunedConfig& y) {
+      auto key = [](const TunedConfig& c) {
+        const auto& g = c.candidate.axonn;
+        return std::make_tuple(c.result.iteration_time_s, g.gx, g.gy, g.gz, g.gdata);
+      };
+      return key(x) < key(y);
+    });
+    t.accuracy = accuracy_of(t.simulated);
+  }
+  return outcomes;
+}
+
+TuneOutcome tune_scenario(const scenario::Scenario& base, const TuneFlags& flags, const BatchOptions& batch,
+                          std::ostream& log) {
+  return std::move(tune_scenarios({base}, flags, batch, log).front());
+}
+
+}  // namespace exasim::cli

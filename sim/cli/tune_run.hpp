@@ -1,0 +1,62 @@
+#pragma once
+// The tune of one or more scenarios (`exasim tune`, `exasim sweep --tune`): the analytic search of
+// each (sim/tune/search.hpp), then the full simulation of every scenario's best K in one batch
+// (batch.hpp), each scenario's simulated grids ranked by simulated time, then by grid.
+
+#include "sim/cli/batch.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/tune/search.hpp"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace exasim::cli {
+
+struct TuneFlags {
+  std::int64_t top = 16;  ///< grids simulated in full (signed: a negative value gets the range check's message)
+};
+
+/// InputError naming --top when it is outside [1, 100000].
+void check_tune_flags(const TuneFlags& flags);
+
+struct TunedConfig {
+  scenario::Scenario scenario;  ///< the base with this grid
+  tune::Candidate candidate;
+  PointResult result;
+};
+
+/// How the analytic estimate compares with the simulation over the simulated grids.
+struct AnalyticAccuracy {
+  double rank_correlation = 0;        ///< Spearman, analytic against simulated time
+  double mean_abs_error_percent = 0;  ///< mean of |analytic - simulated| / simulated
+  double max_abs_error_percent = 0;
+  double mean_error_percent = 0;  ///< signed: negative when the estimate is optimistic
+};
+
+struct TuneOutcome {
+  scenario::Scenario base;
+  tune::SearchResult search;
+  std::vector<TunedConfig> simulated;                       ///< fastest simulated first
+  std::vector<std::pair<std::string, std::string>> failed;  ///< grid label, why the simulation refused it
+  AnalyticAccuracy accuracy;
+  [[nodiscard]] double analytic_configs_per_s() const {
+    return search.analytic_wall_s > 0 ? static_cast<double>(search.fitting) / search.analytic_wall_s : 0;
+  }
+};
+
+/// Loads a scenario to be tuned: as scenario::load_scenario, but when the scenario's own grid cannot run
+/// on the GPUs asked (`--set gpus=...`, a --vary point), another AxoNN 4D grid stands in for it (tune
+/// replaces it anyway). The first error is rethrown when no grid loads.
+[[nodiscard]] scenario::Scenario load_for_tune(const std::string& path, const std::vector<std::string>& overrides);
+
+/// Tunes every scenario (each fixes machine, model, GPUs and training); one batch simulates them all.
+[[nodiscard]] std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& bases,
+                                                      const TuneFlags& flags, const BatchOptions& batch,
+                                                      std::ostream& log);
+[[nodiscard]] TuneOutcome tune_scenario(const scenario::Scenario& base, const TuneFlags& flags,
+                                        const BatchOptions& batch, std::ostream& log);
+
+}  // namespace exasim::cli

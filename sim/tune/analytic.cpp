@@ -1,0 +1,169 @@
+#include "sim/tune/analytic.hpp"
+
+#include "sim/gpu/device_loader.hpp"
+#include "sim/schedule/axonn4d.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace exasim::tune {
+
+namespace {
+
+/// Flows on each link, as the load adaptive routing compares (FlowNetwork::load counts flows too).
+class FlowCount final : public topo::LinkLoadView {
+ public:
+  explicit FlowCount(const std::vector<std::uint32_t>& flows) : flows_(flows) {}
+  [[nodiscard]] double load(topo::LinkId link) const override { return flows_[link]; }
+
+ private:
+  const std::vector<std::uint32_t>& flows_;
+};
+
+}  // namespace
+
+AnalyticModel::AnalyticModel(const scenario::Scenario& base)
+    : topology_(scenario::build_topology(base.machine, base.gpus, base.seed)),
+      gpu_(gpu::make_gpu_model(base.machine.gpu_choice)),
+      gpu_of_rank_(scenario::place_ranks(base.placement, *topology_, base.gpus)),
+      ranks_(base.gpus),
+      step_overhead_s_(base.machine.collective_step_overhead_s) {}
+
+AnalyticModel::~AnalyticModel() = default;
+
+RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
+  const auto key = std::make_pair(stride, size);
+  auto it = rings_.find(key);
+  if (it == rings_.end()) it = rings_.emplace(key, compute_ring(stride, size)).first;
+  return it->second;
+}
+
+RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) const {
+  if (size < 2) return {std::numeric_limits<double>::infinity(), 0};
+  const auto& topo = *topology_;
+  const auto& links = topo.links();
+  auto gpu_of = [&](std::uint32_t rank) { return gpu_of_rank_.empty() ? rank : gpu_of_rank_[rank]; };
+  auto next_of = [&](std::uint32_t rank) {
+    const std::uint32_t coord = (rank / stride) % size;
+    return rank - coord * stride + ((coord + 1) % size) * stride;
+  };
+  // Every rank sends to its ring successor along the dimension at once: count the flows on each link.
+  std::vector<std::uint32_t> flows(links.size(), 0);
+  std::vector<topo::LinkId> routes;       // every rank's route, one after the other
+  std::vector<std::size_t> starts = {0};  // rank r's route: [starts[r], starts[r + 1])
+  // Routed one after the other with the flows counted so far as the load (the flow core's measure), so
+  // adaptive routing spreads them as it would when they start together.
+  const FlowCount load(flows);
+  for (std::uint32_t r = 0; r < ranks_; ++r) {
+    topo.route(gpu_of(r), gpu_of(next_of(r)), r, &load, routes);
+    for (auto i = starts.back(); i < routes.size(); ++i) ++flows[routes[i]];
+    starts.push_back(routes.size());
+  }
+  // Each flow gets its bottleneck link's equal share; the ring runs at its slowest edge.
+  RingLink out{std::numeric_limits<double>::infinity(), 0};
+  for (std::uint32_t r = 0; r < ranks_; ++r) {
+    const auto* route = routes.data() + starts[r];
+    const std::size_t hops = starts[r + 1] - starts[r];
+    for (std::size_t h = 0; h < hops; ++h)
+      out.bandwidth_Bps = std::min(out.bandwidth_Bps, links[route[h]].bandwidth_Bps / flows[route[h]]);
+    out.step_latency_s = std::max(out.step_latency_s, topo.latency_s(route, hops) + step_overhead_s_);
+  }
+  return out;
+}
+
+namespace {
+
+/// The collectives in flight on one grid dimension, sharing its ring bandwidth equally (processor
+/// sharing): each holds the seconds its bytes would take alone; its latency is added when it ends.
+class DimensionChannel {
+ public:
+  void start(double t, std::uint16_t slot, double transfer_s, double latency_s, std::vector<double>& slot_done) {
+    advance(t, slot_done);
+    active_.push_back({slot, transfer_s, latency_s});
+    slot_done[slot] = kPending;
+  }
+  /// Moves the channel to time `until` (or until `slot` has finished, when `until` is infinite).
+  void advance(double until, std::vector<double>& slot_done, std::uint16_t slot = 0xffff) {
+    while (!active_.empty()) {
+      const auto n = static_cast<double>(active_.size());
+      double least = active_.front().remaining_s;
+      for (const auto& a : active_) least = std::min(least, a.remaining_s);
+      if (now_ + least * n > until) {
+        for (auto& a : active_) a.remaining_s -= (until - now_) / n;
+        now_ = until;
+        return;
+      }
+      now_ += least * n;
+      bool waited_done = false;
+      for (auto& a : active_) {
+        a.remaining_s -= least;
+        if (a.remaining_s <= 0) {
+          slot_done[a.slot] = now_ + a.latency_s;
+          waited_done |= a.slot == slot;
+        }
+      }
+      std::erase_if(active_, [](const Active& a) { return a.remaining_s <= 0; });
+      if (waited_done) return;
+    }
+    if (until != kPending) now_ = std::max(now_, until);
+  }
+  static constexpr double kPending = std::numeric_limits<double>::infinity();
+
+ private:
+  struct Active {
+    std::uint16_t slot;
+    double remaining_s;
+    double latency_s;
+  };
+  std::vector<Active> active_;
+  double now_ = 0;
+};
+
+}  // namespace
+
+double AnalyticModel::replay_s(const schedule::Plan& plan) {
+  const auto& stream = plan.streams.front();
+  std::vector<double> kernel_s;
+  kernel_s.reserve(plan.kernels.size());
+  for (const auto& kernel : plan.kernels) kernel_s.push_back(gpu_->time_s(kernel));
+  std::vector<RingLink> rings;
+  for (const auto& dim : plan.grid.dims()) rings.push_back(ring(dim.stride, dim.size));
+
+  std::vector<double> slot_done(stream.slots, 0);
+  std::vector<std::uint8_t> slot_dim(stream.slots, 0);
+  std::vector<DimensionChannel> channels(plan.grid.dims().size());
+  double t = 0;
+  for (const auto& op : stream.ops) {
+    switch (op.type) {
+      case schedule::OpType::Compute: t += kernel_s[op.kernel]; break;
+      case schedule::OpType::CollStart: {
+        const auto p = plan.grid.dim(op.dim).size;
+        const auto& link = rings[op.dim];
+        slot_dim[op.slot] = op.dim;
+        channels[op.dim].start(t, op.slot, schedule::ring_wire_bytes(op.coll, p, op.bytes) / link.bandwidth_Bps,
+                               schedule::ring_steps(op.coll, p) * link.step_latency_s, slot_done);
+        break;
+      }
+      case schedule::OpType::Wait:
+        if (slot_done[op.slot] == DimensionChannel::kPending)
+          channels[slot_dim[op.slot]].advance(DimensionChannel::kPending, slot_done, op.slot);
+        t = std::max(t, slot_done[op.slot]);
+        break;
+    }
+  }
+  return t;
+}
+
+double AnalyticModel::iteration_s(const scenario::Scenario& s) {
+  auto model = s.model;
+  const std::int64_t layers = model.layers;
+  auto time_with = [&](std::int64_t l) {
+    model.layers = l;
+    return replay_s(schedule::build_axonn4d_plan(model, s.axonn, s.training, s.overlap));
+  };
+  if (layers <= 2) return time_with(layers);
+  const double t1 = time_with(1), t2 = time_with(2);
+  return t2 + static_cast<double>(layers - 2) * (t2 - t1);
+}
+
+}  // namespace exasim::tune

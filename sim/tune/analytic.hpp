@@ -1,0 +1,87 @@
+#pragma once
+// The analytic stage of `exasim tune`: an iteration time for a parallel configuration in microseconds of
+// work, from the same plan, GPU model and machine the full simulation uses, without simulating the
+// network. docs/tune.md has the model in prose.
+//
+// One rank's op stream is replayed on one clock: kernels run one after the other at the GPU model's
+// times; a collective starts when it is posted and its dimension's previous collective is done (one
+// channel per grid dimension, as a communicator's stream), and lasts the ring closed form
+//   ring_steps(kind, p) x (route latency + collective step overhead) + ring_wire_bytes(kind, p, S) / B_dim;
+// a Wait moves the clock to the collective's end. So overlap (AxoNN's OAR, ORS, OAG and the
+// data-parallel overlap) is what the plan says it is. Every rank of an AxoNN 4D plan runs the same
+// stream, so one rank stands for all.
+//
+// B_dim, the bandwidth of one member of a ring along a grid dimension (stride s, size p), comes from the
+// machine under the scenario's placement: every rank sends to its ring successor along the dimension at
+// once (one flow each), routed by the topology one after the other with the flows already routed as the
+// load (the flow core's measure, so adaptive routing spreads them as it does when they start together);
+// the flows on each link are counted, and a flow gets its bottleneck link's equal share (bandwidth /
+// flows). So GPU links, routes through a neighbour GPU, NICs shared by the GPUs of a node, and local and
+// global dragonfly links shared by the job are all seen, as far as one dimension loads them. B_dim is the
+// slowest flow's share; the step latency the slowest route's. Memoised per (stride, size). Collectives
+// in flight on one dimension share B_dim equally (processor sharing); a collective's latency is added
+// when its bytes are through.
+//
+// The time for L layers is extrapolated from plans of 1 and 2 layers (every layer's ops are the same;
+// the data-parallel reduction and the optimizer are linear in L): T(L) = T(2) + (L - 2) (T(2) - T(1)).
+//
+// LIMITATIONS:
+//  - no contention between dimensions (collectives of x, y, z and data running at once do not share
+//    NICs or links), adaptive routing sees only its own dimension's flows, no other traffic; rings only
+//    (collectives.algorithm is ignored: tree, hierarchical and auto are costed as rings);
+//  - equal shares at each flow's bottleneck, not max-min fairness (a flow slowed elsewhere leaves its
+//    share unused here);
+//  - AxoNN 4D only (Megatron's pipeline needs its bubbles modelled across ranks; not done here).
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/schedule/plan.hpp"
+#include "topologies/topology.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace exasim::gpu {
+class GpuModel;
+}
+
+namespace exasim::tune {
+
+/// Bandwidth and per-step latency of a ring along one grid dimension.
+struct RingLink {
+  double bandwidth_Bps = 0;   ///< per member, per direction
+  double step_latency_s = 0;  ///< route latency plus the collective step overhead
+};
+
+class AnalyticModel {
+ public:
+  /// Builds the machine's topology, the placement of `base.gpus` ranks and the GPU model once.
+  explicit AnalyticModel(const scenario::Scenario& base);
+  ~AnalyticModel();
+  AnalyticModel(const AnalyticModel&) = delete;
+  AnalyticModel& operator=(const AnalyticModel&) = delete;
+
+  /// Seconds of one iteration of `s` (base's machine, model, GPUs and training; axonn4d parallel
+  /// config). Precondition: the configuration is feasible (axonn4d_infeasibility is empty).
+  [[nodiscard]] double iteration_s(const scenario::Scenario& s);
+
+  /// The ring of a dimension of `size` members `stride` ranks apart (memoised).
+  [[nodiscard]] RingLink ring(std::uint32_t stride, std::uint32_t size);
+
+  /// Seconds of one rank's stream of `plan` replayed as the header says.
+  [[nodiscard]] double replay_s(const schedule::Plan& plan);
+
+ private:
+  [[nodiscard]] RingLink compute_ring(std::uint32_t stride, std::uint32_t size) const;
+
+  std::unique_ptr<topo::Topology> topology_;
+  std::unique_ptr<gpu::GpuModel> gpu_;
+  std::vector<std::uint32_t> gpu_of_rank_;  ///< empty: rank r on GPU r (packed)
+  std::uint32_t ranks_ = 0;
+  double step_overhead_s_ = 0;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, RingLink> rings_;
+};
+
+}  // namespace exasim::tune

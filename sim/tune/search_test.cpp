@@ -1,0 +1,105 @@
+#include "sim/tune/search.hpp"
+
+#include "sim/gpu/device_loader.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <tuple>
+
+using namespace exasim;
+
+namespace {
+scenario::Scenario small(std::uint32_t gpus, const std::string& parallel) {
+  return scenario::parse_scenario(
+      nlohmann::json::parse(R"({"machine": "simple-a100", "model": "gpt-5b", "gpus": )" + std::to_string(gpus) +
+                            R"(, "parallel": )" + parallel + R"(, "training": {"global_batch": 512}})"),
+      "t.json");
+}
+/// A plan over one dimension x of 4 ranks: one GEMM kernel of size n^3, `slots` handle slots, no ops yet.
+schedule::Plan x4_plan(std::int64_t n, std::uint16_t slots) {
+  schedule::Plan plan;
+  plan.grid = schedule::ProcessGrid({{"x", 4}});
+  plan.kernels = {gpu::gemm(n, n, n, gpu::GemmLayout::NN, gpu::DType::Bf16)};
+  plan.streams.resize(1);
+  plan.streams[0].slots = slots;
+  return plan;
+}
+}  // namespace
+
+TEST_CASE("every ordered factorisation of the GPU count is a grid, once", "[unit]") {
+  // 12 = 2^2 * 3: the exponents of 2 spread over 4 factors in C(5,3) = 10 ways, the 3 in 4 ways: 40.
+  const auto grids = tune::axonn4d_grids(12);
+  CHECK(grids.size() == 40);
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>> seen;
+  for (const auto& g : grids) {
+    CHECK(g.gpus() == 12);
+    seen.insert({g.gx, g.gy, g.gz, g.gdata});
+  }
+  CHECK(seen.size() == grids.size());
+  CHECK(tune::axonn4d_grids(1).size() == 1);
+}
+
+TEST_CASE("Spearman's rank correlation: same order 1, reversed -1, ties at their mean rank", "[unit]") {
+  CHECK(tune::spearman({1, 2, 3, 4}, {10, 20, 35, 100}) == Approx(1));
+  CHECK(tune::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));
+  // Ranks (1, 2.5, 2.5, 4) against (1, 2, 3, 4): cov 4.5 over sqrt(4.5 * 5) (hand calculation).
+  CHECK(tune::spearman({1, 2, 2, 3}, {1, 2, 3, 4}) == Approx(4.5 / std::sqrt(4.5 * 5)));
+  CHECK(tune::spearman({1}, {2}) == 0);
+}
+
+TEST_CASE("a ring inside a node runs at the GPU link, across nodes at the node's NIC share", "[unit]") {
+  // simple-a100: 4 GPUs per node linked at 100 GB/s, 4 NICs of 25 GB/s (topologies/presets/simple-a100.json).
+  auto s = small(16, R"({"scheme": "axonn4d", "gx": 4, "gdata": 4})");
+  tune::AnalyticModel model(s);
+  CHECK(model.ring(1, 4).bandwidth_Bps == Approx(100e9));
+  // Stride 4: every edge leaves its node; the 4 GPUs of a node share its 4 NICs: 25 GB/s each.
+  CHECK(model.ring(4, 4).bandwidth_Bps == Approx(25e9));
+  CHECK(model.ring(4, 4).step_latency_s > model.ring(1, 4).step_latency_s);
+  CHECK(model.ring(1, 1).step_latency_s == 0);
+}
+
+TEST_CASE("the replay overlaps collectives with compute and shares a dimension among those in flight", "[unit]") {
+  auto s = small(4, R"({"scheme": "axonn4d", "gx": 4})");
+  tune::AnalyticModel model(s);
+  auto plan = x4_plan(256, 2);
+  auto& ops = plan.streams[0].ops;
+  const double bytes = 1e9;
+  const double kernel_s = gpu::make_gpu_model(s.machine.gpu_choice)->time_s(plan.kernels[0]);
+  const auto ring = model.ring(1, 4);
+  // Ring all-reduce over 4: 2*3 steps, 2*3/4 of the buffer on the wire per member (plan.hpp).
+  const double transfer_s = 1.5 * bytes / ring.bandwidth_Bps, latency_s = 6 * ring.step_latency_s;
+  using schedule::OpType;
+  SECTION("a kernel, an all-reduce posted, a kernel under it, its wait") {
+    ops.push_back({.type = OpType::Compute});
+    ops.push_back({.type = OpType::CollStart, .coll = schedule::CollKind::AllReduce, .bytes = bytes});
+    ops.push_back({.type = OpType::Compute});
+    ops.push_back({.type = OpType::Wait});
+    CHECK(model.replay_s(plan) == Approx(kernel_s + std::max(kernel_s, transfer_s + latency_s)));
+  }
+  SECTION("two all-reduces posted together, the first waited, a kernel, the second waited") {
+    ops.push_back({.type = OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 0, .bytes = bytes});
+    ops.push_back({.type = OpType::CollStart, .coll = schedule::CollKind::AllReduce, .slot = 1, .bytes = bytes});
+    ops.push_back({.type = OpType::Wait, .slot = 0});
+    ops.push_back({.type = OpType::Compute});
+    ops.push_back({.type = OpType::Wait, .slot = 1});
+    // Sharing, both end at 2 transfers + latency (one after the other, the first would end at 1 transfer).
+    CHECK(model.replay_s(plan) == Approx(2 * transfer_s + latency_s + kernel_s));
+  }
+}
+
+TEST_CASE("the search counts every grid once: fitting plus refused by reason", "[unit]") {
+  auto s = small(64, R"({"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8})");
+  s.model.layers = 4;
+  tune::AnalyticModel model(s);
+  const auto result = tune::search_axonn4d(s, model);
+  std::uint64_t refused = 0;
+  for (const auto& [reason, n] : result.refused) refused += n;
+  CHECK(result.considered == tune::axonn4d_grids(64).size());
+  CHECK(result.fitting + refused == result.considered);
+  CHECK(result.fitting == result.ranked.size());
+  // gpt-5b has 32 heads: gy = 64 cannot split them.
+  CHECK(result.refused.at("parallel.gy") > 0);
+  for (std::size_t i = 1; i < result.ranked.size(); ++i)
+    CHECK(result.ranked[i - 1].analytic_s <= result.ranked[i].analytic_s);
+}
