@@ -50,7 +50,7 @@ std::unique_ptr<runtime::Runtime> make_runtime(const topo::Topology& topology, c
   flow::FastOptions fast;
   fast.solver = options.solver;
   fast.meter_links = options.hottest_links > 0;
-  if (options.progress_bar) fast.progress = flow::terminal_progress_bar();  // stderr, only when it is a terminal
+  if (options.progress_bar) fast.progress = flow::progress_display();  // stderr: a bar, or a line every 5 s
   return std::make_unique<flow::FastRuntime>(topology, fast);
 }
 

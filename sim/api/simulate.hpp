@@ -33,7 +33,7 @@ struct SimulateOptions {
   /// Fast core only: how flow rates are re-solved (all give the same rates; the others are slower and
   /// serve to check the default).
   flow::Solver solver = flow::Solver::Local;
-  /// Fast core only: a progress bar on stderr when it is a terminal.
+  /// Fast core only: progress on stderr (a bar on a terminal, else a line every 5 s of a long run).
   bool progress_bar = false;
   /// Called on the prepared job before it runs: what-ifs on kernel times or bytes (exasim validate
   /// scales them as its emulation does).

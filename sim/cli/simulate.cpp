@@ -69,7 +69,7 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   run.backend = api::parse_backend(options.backend);
   run.check_memory = !options.ignore_memory;
   run.solver = api::parse_solver(options.solver);
-  run.progress_bar = true;
+  run.progress_bar = !options.quiet;
   run.hottest_links = options.hottest_links;
   if (options.out_dir && options.hottest_links > 0) {
     run.on_links = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
@@ -92,7 +92,7 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   // Wall time goes to the log, not the summary's views: outputs must be byte-identical run to run.
   char wall[32];
   std::snprintf(wall, sizeof wall, "%.3g", summary.wall_s);
-  log << "exasim: simulated " << s.gpus << " GPUs in " << wall << " s of wall time\n";
+  if (!options.quiet) log << "exasim: simulated " << s.gpus << " GPUs in " << wall << " s of wall time\n";
   if (options.out_dir) {
     const std::filesystem::path dir(*options.out_dir);
     std::ofstream(dir / "summary.json") << report::to_json(summary).dump(2) << '\n';
@@ -129,6 +129,8 @@ Command add_simulate_command(CLI::App& app) {
                   "traffic (in the summary and JSON; with --out, every link in links.csv)")
       ->expected(0, 1)
       ->default_str("10");
+  cmd->add_flag("--quiet,-q", o->sim.quiet,
+                "No progress on stderr (a bar on a terminal, else a line every 5 s of a long run) and no wall time");
   cmd->add_flag("--ignore-memory", o->sim.ignore_memory,
                 "Simulate even when the memory model says the scenario does not fit the GPU's memory");
   cmd->add_option("--solver", o->sim.solver,

@@ -19,6 +19,7 @@ struct SimulateFlags {
   std::string solver = "local";        ///< the fast core's max-min solver: local, components or reference
   bool ignore_memory = false;          ///< simulate even when the memory model says it does not fit
   std::size_t hottest_links = 0;       ///< --links N: meter links, list the N hottest (0: off)
+  bool quiet = false;                  ///< no progress and no wall-time line on the log
 };
 
 /// Runs the scenario; returns its summary. Writes traces when `out_dir` is set. Bad options are

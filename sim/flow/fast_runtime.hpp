@@ -53,7 +53,7 @@ using ProgressCallback = std::function<void(const Progress&)>;
 
 struct FastOptions {
   Solver solver = Solver::Local;   ///< how the flow network re-solves rates (flow_network.hpp)
-  ProgressCallback progress = {};  ///< may be empty; see terminal_progress_bar()
+  ProgressCallback progress = {};  ///< may be empty; see progress_display()
   /// Handle the events of each instant in reverse order (for tests: answers must not change).
   bool reverse_instants = false;
   /// Stages and bundles of collectives; null: the collectives router (tests inject their own).
@@ -62,9 +62,10 @@ struct FastOptions {
   bool meter_links = false;
 };
 
-/// A progress bar redrawn in place on stderr, or an empty callback when stderr is not a terminal (so
-/// logs and pipes stay clean). Deterministic outputs are unaffected: it only writes to stderr.
-[[nodiscard]] ProgressCallback terminal_progress_bar();
+/// On a terminal, a progress bar with the time left, redrawn in place on stderr and erased at the end;
+/// elsewhere (a log, a pipe, CI) a line on stderr every 5 s of a long run, so that it does not look
+/// hung. Deterministic outputs are unaffected: it only writes to stderr.
+[[nodiscard]] ProgressCallback progress_display();
 
 class FastRuntime final : public runtime::Runtime {
  public:

@@ -12,6 +12,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>  // dup, isatty
+
+#include <cstdio>
+#include <string>
+
 using namespace exasim;
 using schedule::CollKind;
 using namespace exec::testing;  // one_node, one_dim_plan, job_for
@@ -443,8 +448,33 @@ TEST_CASE("progress: quiet on short runs, and an empty callback is allowed", "[u
   const double with_progress = rt.run(job, {}, {}).iteration_s;
   CHECK(calls == 0);  // far below the 2 s threshold
   CHECK(with_progress == run_time(topo, job));
-  flow::FastRuntime quiet(topo, {flow::Solver::Local, flow::terminal_progress_bar()});  // empty unless stderr is a tty
-  CHECK(quiet.run(job, {}, {}).iteration_s == with_progress);
+  flow::FastRuntime displayed(topo, {flow::Solver::Local, flow::progress_display()});
+  CHECK(displayed.run(job, {}, {}).iteration_s == with_progress);
+}
+
+TEST_CASE("progress away from a terminal: a line every 5 s with the time left, none at the end", "[unit]") {
+  if (isatty(STDERR_FILENO)) return;  // under ctest stderr is a pipe; a terminal gets the bar instead
+  std::FILE* capture = std::tmpfile();
+  REQUIRE(capture != nullptr);
+  std::fflush(stderr);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fileno(capture), STDERR_FILENO);
+  auto display = flow::progress_display();
+  display({0.10, 0.5, 3.0, false});   // before 5 s: nothing
+  display({0.25, 1.0, 12.0, false});  // a line: 25 %, 36 s left
+  display({0.30, 1.2, 15.0, false});  // within 5 s of the last line: nothing
+  display({0.60, 2.5, 24.0, false});  // a line: 16 s left
+  display({1.00, 4.0, 40.0, true});   // the end: nothing
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::rewind(capture);
+  std::string text;
+  for (int c; (c = std::fgetc(capture)) != EOF;) text += static_cast<char>(c);
+  std::fclose(capture);
+  CHECK(text ==
+        "exasim: simulating, 25% done, 1.000 s simulated in 12 s of wall time, about 36 s left\n"
+        "exasim: simulating, 60% done, 2.500 s simulated in 24 s of wall time, about 16 s left\n");
 }
 
 TEST_CASE("a group may have more collectives open than its first ring of ids holds", "[unit]") {
