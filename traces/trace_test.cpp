@@ -3,8 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace exasim;
 
@@ -38,4 +42,40 @@ TEST_CASE("malformed trace CSVs are input errors naming the file", "[unit]") {
   { std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n0,a,gemm,,1,1,2,1\n"; }
   CHECK_THROWS_WITH(trace::read_csv(path), Catch::Contains("t_end_s is before t_start_s"));
   CHECK_THROWS_AS(trace::read_csv(temp_path("missing.csv")), InputError);
+}
+
+TEST_CASE("Chrome trace: events of one track never partially overlap", "[unit]") {
+  // Rank 0 computes, posts three all-gathers that overlap each other and the compute, then waits.
+  const std::vector<trace::TraceRow> rows = {
+      {0, "a.gemm", "gemm", "", 0, 1, 0.0, 1.0},     {0, "ag1", "all_gather", "x", 8, 0, 0.1, 0.6},
+      {0, "ag2", "all_gather", "x", 8, 0, 0.2, 0.9}, {0, "ag3", "all_gather", "y", 8, 0, 0.7, 1.4},
+      {0, "ag3.wait", "wait", "y", 8, 0, 1.0, 1.4},  {0, "b.gemm", "gemm", "", 0, 1, 1.4, 2.0},
+      {1, "a.gemm", "gemm", "", 0, 1, 0.0, 1.0},     {1, "ag1", "all_gather", "x", 8, 0, 0.5, 0.6},
+  };
+  const auto path = (std::filesystem::temp_directory_path() / "exasim_trace_lanes.json").string();
+  trace::write_chrome_json(path, rows, 4);
+  std::ifstream in(path);
+  const auto doc = nlohmann::json::parse(in);
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
+  std::map<std::pair<int, int>, std::string> names;
+  std::size_t complete = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::pair<int, int> track{e["pid"].get<int>(), e["tid"].get<int>()};
+    if (e["ph"] == "M" && e["name"] == "thread_name") names[track] = e["args"]["name"].get<std::string>();
+    if (e["ph"] != "X") continue;
+    ++complete;
+    tracks[track].emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  CHECK(complete == rows.size());
+  for (auto& [track, events] : tracks) {
+    INFO("track " << names[track]);
+    std::sort(events.begin(), events.end());
+    for (std::size_t i = 1; i < events.size(); ++i) CHECK(events[i].first >= events[i - 1].second);
+  }
+  // Rank 0: its timeline and two collective tracks (ag1 and ag3 share one, ag2 needs another); rank 1: two.
+  CHECK(tracks.size() == 5);
+  CHECK(names.size() == 5);
+  CHECK(names[{0, 0}] == "rank 0");
+  CHECK(names[{0, 1}] == "rank 0 collectives 1");
+  CHECK(names[{0, 2}] == "rank 0 collectives 2");
 }
