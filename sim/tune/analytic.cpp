@@ -50,22 +50,27 @@ RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) c
   // Every rank sends to its ring successor along the dimension at once: count the flows on each link.
   std::vector<std::uint32_t> flows(links.size(), 0);
   std::vector<topo::LinkId> routes;       // every rank's route, one after the other
-  std::vector<std::size_t> starts = {0};  // rank r's route: [starts[r], starts[r + 1])
+  std::vector<std::size_t> starts = {0};  // flow f's route: [starts[f], starts[f + 1])
   // Routed one after the other with the flows counted so far as the load (the flow core's measure), so
   // adaptive routing spreads them as it would when they start together.
+  // Where the topology routes a flow in parts (adaptive_parts), each part is routed and counted on its
+  // own, under its own key, and carries 1/parts of the bytes: the flow runs at parts x its slowest part.
   const FlowCount load(flows);
+  const std::uint32_t parts = topo.route_parts();
   for (std::uint32_t r = 0; r < ranks_; ++r) {
-    topo.route(gpu_of(r), gpu_of(next_of(r)), r, &load, routes);
-    for (auto i = starts.back(); i < routes.size(); ++i) ++flows[routes[i]];
-    starts.push_back(routes.size());
+    for (std::uint32_t k = 0; k < parts; ++k) {
+      topo.route(gpu_of(r), gpu_of(next_of(r)), r + std::uint64_t{k} * ranks_, &load, routes);
+      for (auto i = starts.back(); i < routes.size(); ++i) ++flows[routes[i]];
+      starts.push_back(routes.size());
+    }
   }
-  // Each flow gets its bottleneck link's equal share; the ring runs at its slowest edge.
+  // Each part gets its bottleneck link's equal share; the ring runs at its slowest edge.
   RingLink out{std::numeric_limits<double>::infinity(), 0};
-  for (std::uint32_t r = 0; r < ranks_; ++r) {
-    const auto* route = routes.data() + starts[r];
-    const std::size_t hops = starts[r + 1] - starts[r];
+  for (std::size_t f = 0; f + 1 < starts.size(); ++f) {
+    const auto* route = routes.data() + starts[f];
+    const std::size_t hops = starts[f + 1] - starts[f];
     for (std::size_t h = 0; h < hops; ++h)
-      out.bandwidth_Bps = std::min(out.bandwidth_Bps, links[route[h]].bandwidth_Bps / flows[route[h]]);
+      out.bandwidth_Bps = std::min(out.bandwidth_Bps, parts * links[route[h]].bandwidth_Bps / flows[route[h]]);
     out.step_latency_s = std::max(out.step_latency_s, topo.latency_s(route, hops) + step_overhead_s_);
   }
   return out;
