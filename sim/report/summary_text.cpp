@@ -83,7 +83,9 @@ void print_links(std::ostream& out, const LinkReport& links) {
 
 void print_summary(std::ostream& out, const Summary& s) {
   const double t = s.iteration_time_s;
-  out << "exasim simulate: " << s.scenario << "\n"
+  // The emulation (backend "mpi") measured the iteration on real processes: no simulated events.
+  const bool measured = s.backend == "mpi";
+  out << (measured ? "exasim emulate: " : "exasim simulate: ") << s.scenario << "\n"
       << "  " << s.model << " (" << human_count(s.parameters) << " parameters) on " << s.gpus << " x " << s.gpu << " ("
       << s.machine << "), " << s.scheme;
   for (const auto& field : s.layout) out << " " << field.name << "=" << shown(field.value);
@@ -130,7 +132,10 @@ void print_summary(std::ostream& out, const Summary& s) {
     out << buf;
   }
   if (s.links) print_links(out, *s.links);
-  out << "\n  simulated " << s.events << " events and " << s.flows << " flows (" << s.backend << " backend)\n";
+  if (measured)
+    out << "\n  measured on " << s.gpus << " MPI ranks with emulated GPUs (mpi backend)\n";
+  else
+    out << "\n  simulated " << s.events << " events and " << s.flows << " flows (" << s.backend << " backend)\n";
 }
 
 }  // namespace exasim::report

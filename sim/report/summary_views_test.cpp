@@ -142,3 +142,17 @@ TEST_CASE("the text view shows the summary's numbers", "[unit]") {
     CHECK(text.find(expected) != std::string::npos);
   CHECK(text.find("9.75") == std::string::npos);  // wall time stays out
 }
+
+TEST_CASE("the text view of an emulation says measured, not simulated", "[unit]") {
+  auto s = sample();
+  s.backend = "mpi";
+  s.events = 0;
+  s.flows = 0;
+  std::ostringstream out;
+  report::print_summary(out, s);
+  const auto text = out.str();
+  INFO(text);
+  CHECK(text.rfind("exasim emulate: sample\n", 0) == 0);
+  CHECK(text.find("measured on 16 MPI ranks with emulated GPUs (mpi backend)\n") != std::string::npos);
+  CHECK(text.find("simulated 0 events") == std::string::npos);
+}
