@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/core/json_view.hpp"
+#include "topologies/dragonfly.hpp"
 #include "topologies/fat_tree.hpp"
 #include "topologies/topology.hpp"
 
@@ -77,6 +78,22 @@ inline FatTreeParams nvswitch_rail_tree(std::uint32_t nodes_per_su, std::uint32_
   p.leaf_spine_latency_s = 1e-8;
   p.switch_latency_s = 1e-7;
   p.rail_optimized = true;
+  return p;
+}
+
+/// A small 1D dragonfly: nodes of 4 GPUs (100 GB/s pairs) with 2 NICs of 25 GB/s, 25 GB/s local links,
+/// and global links of `global_Bps` (below the local ones, so that flows meet on them).
+inline DragonflyParams small_dragonfly_params(std::uint32_t groups, std::uint32_t switches, std::uint32_t endpoints,
+                                              std::uint32_t global_links, double global_Bps, RoutingPolicy routing) {
+  DragonflyParams p;
+  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
+  p.groups = groups;
+  p.switches_per_group = switches;
+  p.endpoints_per_switch = endpoints;
+  p.global_links_per_group_pair = global_links;
+  p.local_bandwidth_Bps = 25e9;
+  p.global_bandwidth_Bps = global_Bps;
+  p.routing = routing;
   return p;
 }
 

@@ -310,15 +310,7 @@ TEST_CASE("every hop of every algorithm is a real route, and the stage pays its 
 TEST_CASE("adaptive routing in parts: every stage routed once per part, each seeing the earlier", "[unit]") {
   // 8 groups of 4 switches, nodes of 4 GPUs with 2 NICs: a ring over one GPU per node of 8 nodes in
   // 8 groups crosses global links at every hop.
-  topo::DragonflyParams p;
-  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
-  p.groups = 8;
-  p.switches_per_group = 4;
-  p.endpoints_per_switch = 1;
-  p.global_links_per_group_pair = 2;
-  p.local_bandwidth_Bps = 25e9;
-  p.global_bandwidth_Bps = 12.5e9;
-  p.routing = topo::RoutingPolicy::Adaptive;
+  auto p = topo::testing::small_dragonfly_params(8, 4, 1, 2, 12.5e9, topo::RoutingPolicy::Adaptive);
   p.adaptive_parts = 4;
   const topo::Dragonfly parted(p);
   p.adaptive_parts = 1;

@@ -1,6 +1,7 @@
 #include "sim/report/link_report.hpp"
 
 #include "topologies/dragonfly.hpp"
+#include "topologies/test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,15 +15,7 @@ namespace {
 
 // 3 groups of 4 switches, nodes of 4 GPUs with 2 NICs, 1 global link per group pair.
 topo::Dragonfly three_groups() {
-  topo::DragonflyParams p;
-  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
-  p.groups = 3;
-  p.switches_per_group = 4;
-  p.endpoints_per_switch = 1;
-  p.global_links_per_group_pair = 1;
-  p.local_bandwidth_Bps = 25e9;
-  p.global_bandwidth_Bps = 10e9;
-  return topo::Dragonfly(p);
+  return topo::Dragonfly(topo::testing::small_dragonfly_params(3, 4, 1, 1, 10e9, topo::RoutingPolicy::Minimal));
 }
 
 }  // namespace
