@@ -22,6 +22,11 @@
 
 namespace exasim::scenario {
 
+/// The most GPUs a scenario may ask for (and any machine may have: topologies/network.cpp).
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
+/// Past this many GPUs `exasim simulate` warns that the run takes minutes and gigabytes.
+inline constexpr std::uint32_t kLargeRunGpus = 65536;
+
 struct Scenario {
   std::string name;
   std::string source;       ///< scenario file
