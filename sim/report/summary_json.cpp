@@ -71,6 +71,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
     for (const auto& c : *s.compute_by_kernel) classes[c.kernel_class] = c.seconds;
     out["compute_by_kernel_s"] = classes;
   }
+  if (!s.files_written.empty()) out["files_written"] = s.files_written;
   return out;
 }
 
