@@ -161,15 +161,29 @@ TEST_CASE("sizes past what runs in bounded time and memory are refused", "[unit]
                 {"model.layers: must be an integer in [1, 10000] (got 100000)"});
   // 2^22 GPUs on one switch took minutes with no sign of progress.
   expect_exit_2({"simulate", ok, "--set", "gpus=4194304"}, {ok + ": gpus: must be an integer in [1, 1048576]"});
+  // Megatron runs every layer once per micro-batch: 40,000 micro-batches of 48 layers took 35 s, 4.4 GB.
+  const auto megatron = write_temp("megatron.json", R"({"machine": "simple-a100", "model": "megatron-22b", "gpus": 8,
+      "parallel": {"scheme": "megatron", "tp": 8, "pp": 1, "dp": 1, "micro_batch": 1},
+      "training": {"global_batch": 65536}})");
+  expect_exit_2({"simulate", megatron, "--ignore-memory"},
+                {megatron + ": training.global_batch: 65536 micro-batches x 48 layers = 3145728 layer passes per "
+                            "iteration, more than the 2097152"});
   // A single switch of 2^24 nodes ran out of memory (bad_alloc, an internal error).
   expect_exit_2({"topo", "simple-a100", "--set", "network.max_nodes=16777216"},
                 {"simple-a100.json: network.max_nodes: the machine would have 67108864 GPUs, more than the 1048576"});
 }
 
-TEST_CASE("a run past 65,536 GPUs warns that it is large", "[integration]") {
-  const auto r = exasim_run({"simulate", write_temp("ok.json", kGood), "--set", "gpus=65600", "--set",
-                             "parallel.gdata=8200", "--set", "training.global_batch=16400", "--set", "model.layers=1"});
+TEST_CASE("a run past 2^24 layer passes warns that it is large", "[unit]") {
+  const auto ok = write_temp("ok.json", kGood);
+  const auto small = exasim_run({"simulate", ok});  // 16 GPUs x 2 layers
+  CHECK(small.code == 0);
+  CHECK(small.err.find("warning") == std::string::npos);
+  // 2,048 GPUs x 10,000 layers = 2.048e7 passes > 2^24: warned before the run, which then stops at the
+  // memory check (126B parameters do not fit): the warning comes first, without the long run.
+  const auto r = exasim_run({"simulate", ok, "--set", "gpus=2048", "--set", "parallel.gdata=256", "--set",
+                             "training.global_batch=512", "--set", "model.layers=10000"});
   INFO("stderr: " << r.err);
-  CHECK(r.code == 0);
-  CHECK(r.err.find("exasim: warning: 65600 GPUs is a large run: expect minutes and gigabytes") != std::string::npos);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("exasim: warning: a large run: 2.05e+07 layer passes over all GPUs") != std::string::npos);
+  CHECK(r.err.find("expect 41 s or more") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include "sim/core/output_files.hpp"
 #include "sim/report/summary_views.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <ostream>
@@ -78,10 +79,14 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
                  [&](const std::string& path) { trace::write_chrome_json(path, rows, job.topology->gpus_per_node()); });
     };
   }
-  if (s.gpus > scenario::kLargeRunGpus) {
-    log << "exasim: warning: " << s.gpus << " GPUs is a large run: expect minutes and gigabytes of memory (2^20 GPUs "
-        << "with 2 layers took ~10 s and 1.3 GB on 2 cores; more layers and micro-batches take longer); progress shows "
-        << "on a terminal\n";
+  if (const double passes = scenario::rank_layer_passes(s); passes > scenario::kLargeRunPasses) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "exasim: warning: a large run: %.3g layer passes over all GPUs (GPUs x layers x micro-batches); "
+                  "expect %.0f s or more and gigabytes of memory (2-5 us a pass on 2 cores); progress shows on a "
+                  "terminal\n",
+                  passes, passes * 2e-6);
+    log << buf;
   }
   auto summary = api::simulate(s, run);
   // Wall time goes to the log, not the summary's views: outputs must be byte-identical run to run.

@@ -117,6 +117,14 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   return s;
 }
 
+double rank_layer_passes(const Scenario& s) {
+  double per_rank = static_cast<double>(s.model.layers);
+  if (s.scheme == SchemeId::Megatron) {
+    per_rank = per_rank / s.megatron.pp * static_cast<double>(schedule::megatron_micro_batches(s.megatron, s.training));
+  }
+  return per_rank * s.gpus;
+}
+
 schedule::MemoryEstimate memory_per_gpu(const Scenario& s) { return scheme_of(s).memory_per_gpu(s); }
 
 void check_memory_fits(const Scenario& s) {
