@@ -1,6 +1,6 @@
 // Hostile and odd inputs (issue 26): each ends in exit 2 with a message naming the file or flag and
 // the field, or in a documented success; none crashes, hangs or reports an internal error.
-#include "sim/cli/cli.hpp"
+#include "sim/cli/test_support.hpp"
 #include "sim/core/json_view.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,18 +13,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome exasim_run(std::vector<std::string> args) {
-  args.insert(args.begin(), "exasim");
-  std::ostringstream out, err;
-  int code = exasim::cli::run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using namespace exasim::cli::testing;
 
 fs::path temp_path(const std::string& name) { return fs::temp_directory_path() / ("exasim_reliability_" + name); }
 
@@ -33,11 +22,6 @@ std::string write_temp(const std::string& name, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
 }
-
-const char* kGood = R"({"machine": "simple-a100",
-  "model": {"layers": 2, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
-  "gpus": 16, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 2},
-  "training": {"global_batch": 16, "recompute": "full"}, "seed": 3})";
 
 std::string good_with(const std::string& key, const std::string& raw_json_value) {
   std::string text = kGood;
