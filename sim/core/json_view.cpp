@@ -215,10 +215,17 @@ nlohmann::json read_json_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read in pieces up to a bound: a device such as /dev/zero would otherwise grow the text until the
+  // memory ran out. Our largest preset is 5 kB.
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+  std::string text;
+  char piece[1 << 16];
+  while (in.read(piece, sizeof piece) || in.gcount() > 0) {
+    text.append(piece, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) throw InputError(path, "", "larger than 64 MiB: not an exasim input");
+  }
   if (in.bad()) throw InputError(path, "", "cannot read file");
-  return parse_json_text(text.str(), path, "");
+  return parse_json_text(text, path, "");
 }
 
 }  // namespace exasim
