@@ -17,6 +17,7 @@ using namespace exasim::cli::testing;
 
 fs::path temp_path(const std::string& name) { return fs::temp_directory_path() / ("exasim_reliability_" + name); }
 
+/// `name` must be unique to one test case: ctest runs the cases in parallel processes.
 std::string write_temp(const std::string& name, const std::string& text) {
   const auto path = temp_path(name);
   std::ofstream(path, std::ios::binary) << text;
@@ -50,7 +51,7 @@ TEST_CASE("JSON nested past the depth limit is refused before it can exhaust the
   const auto deep_description = write_temp("deep_description.json", good_with("description", nested_array(100000)));
   expect_exit_2({"simulate", deep_description, "--out", temp_path("deep_out").string()},
                 {deep_description, "JSON nested deeper than 64 levels"});
-  expect_exit_2({"simulate", write_temp("ok.json", kGood), "--set", "gpus=" + nested_array(100)},
+  expect_exit_2({"simulate", write_temp("ok1.json", kGood), "--set", "gpus=" + nested_array(100)},
                 {"--set: gpus: JSON nested deeper than 64 levels"});
   // 63 levels below the root are allowed: the limit counts the root object too.
   CHECK_NOTHROW(exasim::parse_json_text(nested_array(exasim::kMaxJsonDepth), "x.json", ""));
@@ -61,7 +62,7 @@ TEST_CASE("JSON nested past the depth limit is refused before it can exhaust the
 TEST_CASE("numbers past a double and text that is not UTF-8 exit 2 naming the field", "[unit]") {
   const auto huge = write_temp("huge_gpus.json", good_with("seed", "1e999"));
   expect_exit_2({"simulate", huge}, {huge, "unreadable JSON", "number overflow"});
-  const auto ok = write_temp("ok.json", kGood);
+  const auto ok = write_temp("ok2.json", kGood);
   expect_exit_2({"simulate", ok, "--set", "gpus=1e999"}, {"--set: gpus: unreadable value", "1e999"});
   expect_exit_2({"simulate", ok, "--set", "gpus=\xff"}, {"--set: gpus: not valid UTF-8 text"});
   expect_exit_2({"simulate", ok, "--set", "name=\xfe", "--json"}, {"--set: name: not valid UTF-8 text"});
@@ -78,7 +79,7 @@ TEST_CASE("a directory given as a file exits 2 saying so", "[unit]") {
 TEST_CASE("description must be text", "[unit]") {
   const auto path = write_temp("description_number.json", good_with("description", "123"));
   expect_exit_2({"simulate", path}, {path + ": description: must be a string (got 123)"});
-  expect_exit_2({"simulate", write_temp("ok.json", kGood), "--set", "machine.description=[1]"},
+  expect_exit_2({"simulate", write_temp("ok3.json", kGood), "--set", "machine.description=[1]"},
                 {"simple-a100.json: machine.description: must be a string"});
 }
 
@@ -94,7 +95,7 @@ TEST_CASE("a byte order mark and comments are accepted in JSON inputs", "[unit]"
 }
 
 TEST_CASE("physically absurd rates and fractional compute units are refused", "[unit]") {
-  const auto ok = write_temp("ok.json", kGood);
+  const auto ok = write_temp("ok4.json", kGood);
   expect_exit_2({"simulate", ok, "--set", "machine.node.nic_bandwidth_Bps=1e-300"},
                 {"simple-a100.json: machine.node.nic_bandwidth_Bps: must be a number in [1000, 1e+15]"});
   expect_exit_2({"simulate", ok, "--set", R"(machine.gpu={"device": "a100-40gb", "peak_bf16_flops": 1e-300})"},
@@ -107,12 +108,12 @@ TEST_CASE("physically absurd rates and fractional compute units are refused", "[
 }
 
 TEST_CASE("more NICs than GPUs names the node's GPU count", "[unit]") {
-  expect_exit_2({"simulate", write_temp("ok.json", kGood), "--set", "machine.node.gpus=3"},
+  expect_exit_2({"simulate", write_temp("ok5.json", kGood), "--set", "machine.node.gpus=3"},
                 {"simple-a100.json: machine.node.nics: 4 NICs on a node of 3 GPUs (node.gpus)", "lower nics"});
 }
 
 TEST_CASE("simulate --out is checked before the run and its files are listed", "[unit]") {
-  const auto ok = write_temp("ok.json", kGood);
+  const auto ok = write_temp("ok6.json", kGood);
   expect_exit_2({"simulate", ok, "--out", ""}, {"--out: needs a directory name (got an empty string)"});
   for (const std::string name : {"trace.csv", "summary.json"}) {
     const auto dir = temp_path("out_taken_" + name);
@@ -139,7 +140,7 @@ TEST_CASE("simulate --out is checked before the run and its files are listed", "
 }
 
 TEST_CASE("sizes past what runs in bounded time and memory are refused", "[unit]") {
-  const auto ok = write_temp("ok.json", kGood);
+  const auto ok = write_temp("ok7.json", kGood);
   // 100,000 layers on 64 GPUs crashed (the plan's 16-bit collective handles wrapped round).
   expect_exit_2({"simulate", ok, "--set", "model.layers=100000"},
                 {"model.layers: must be an integer in [1, 10000] (got 100000)"});
@@ -158,7 +159,7 @@ TEST_CASE("sizes past what runs in bounded time and memory are refused", "[unit]
 }
 
 TEST_CASE("a run past 2^24 layer passes warns that it is large", "[unit]") {
-  const auto ok = write_temp("ok.json", kGood);
+  const auto ok = write_temp("ok8.json", kGood);
   const auto small = exasim_run({"simulate", ok});  // 16 GPUs x 2 layers
   CHECK(small.code == 0);
   CHECK(small.err.find("warning") == std::string::npos);
