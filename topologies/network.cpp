@@ -14,6 +14,9 @@ namespace exasim::topo {
 namespace {
 
 constexpr double kMaxBandwidth_Bps = 1e15;
+/// Below 1 kB/s a link is a typo (a unit slip), not a machine; such rates would also stretch a run's
+/// simulated time past anything the event queue's doubles resolve.
+constexpr double kMinBandwidth_Bps = 1e3;
 constexpr double kMaxLatency_s = 1;
 
 std::uint32_t count(const JsonView& v, std::string_view key, std::int64_t min = 1, std::int64_t max = 1 << 20) {
@@ -25,7 +28,9 @@ std::uint32_t count_or(const JsonView& v, std::string_view key, std::int64_t fal
   return static_cast<std::uint32_t>(v.integer_or(key, fallback, min, max));
 }
 
-double bandwidth(const JsonView& v, std::string_view key) { return v.number(key, 0, kMaxBandwidth_Bps); }
+double bandwidth(const JsonView& v, std::string_view key) {
+  return v.number(key, kMinBandwidth_Bps, kMaxBandwidth_Bps, /*min_exclusive=*/false);
+}
 double latency(const JsonView& v, std::string_view key) {
   return v.number(key, 0, kMaxLatency_s, /*min_exclusive=*/false);
 }
@@ -44,6 +49,27 @@ void check_fits(const JsonView& v, std::string_view field, std::uint64_t needed,
   if (needed > has) {
     v.fail(field, "the job needs " + std::to_string(needed) + " nodes, the machine has " + std::to_string(has));
   }
+}
+
+/// A machine is built whole (every node, switch and link) before a job is placed on it, so its size is
+/// bounded: 2^20 GPUs (scenario::kMaxGpus), 2^20 switches and 2^25 links build in seconds and a few GB
+/// (docs/reliability.md); the 2^24-node single switch this replaced ran out of memory.
+constexpr std::uint64_t kMaxMachineGpus = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMaxSwitches = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMaxLinks = std::uint64_t{1} << 25;
+
+void check_size(const JsonView& v, std::string_view field, const NodeSpec& node, std::uint64_t nodes,
+                std::uint64_t switches, std::uint64_t switch_links) {
+  const std::uint64_t gpus = nodes * node.gpus;
+  const std::uint64_t links = switch_links + nodes * (std::uint64_t{node.gpus} * node.gpus + 2 * node.nics);
+  const auto refuse = [&](const char* what, std::uint64_t n, std::uint64_t max) {
+    v.fail(field, "the machine would have " + std::to_string(n) + " " + what + ", more than the " +
+                      std::to_string(max) + " exasim builds in bounded memory (docs/reliability.md)");
+  };
+  // Rounded up to whole nodes: a job of the most GPUs still fits nodes of any size.
+  if (nodes > (kMaxMachineGpus + node.gpus - 1) / node.gpus) refuse("GPUs", gpus, kMaxMachineGpus);
+  if (switches > kMaxSwitches) refuse("switches", switches, kMaxSwitches);
+  if (links > kMaxLinks) refuse("links", links, kMaxLinks);
 }
 
 /// Constructors re-check consistency with std::invalid_argument; anything the checks here missed still
@@ -66,6 +92,7 @@ std::unique_ptr<Topology> single_switch(const NodeSpec& node, const JsonView& v,
   const std::uint32_t max_nodes = count_or(v, "max_nodes", 0, 0, 1 << 24);
   if (max_nodes != 0) check_fits(v, "max_nodes", o.nodes_needed, max_nodes);
   p.nodes = o.nodes_needed != 0 ? o.nodes_needed : (max_nodes != 0 ? max_nodes : 1);
+  check_size(v, "max_nodes", node, p.nodes, 1, 0);
   return construct<SingleSwitch>(v, p);
 }
 
@@ -132,6 +159,9 @@ std::unique_ptr<Topology> dragonfly(const NodeSpec& node, const JsonView& v, con
                                   " endpoints per switch); got " + std::to_string(p.nodes_per_group));
   }
   check_fits(v, "groups", o.nodes_needed, std::uint64_t{p.groups} * p.nodes_per_group);
+  const std::uint64_t switches = std::uint64_t{p.groups} * a;
+  check_size(v, "groups", node, std::uint64_t{p.groups} * p.nodes_per_group, switches,
+             switches * local_ports + std::uint64_t{p.groups} * (p.groups - 1) * p.global_links_per_group_pair);
   return construct<Dragonfly>(v, p);
 }
 
@@ -202,6 +232,12 @@ std::unique_ptr<Topology> fat_tree(const NodeSpec& node, const JsonView& v, cons
     v.fail("nodes", "at most " + std::to_string(capacity) + " nodes fit the leaves; got " + std::to_string(p.nodes));
   }
   check_fits(v, three ? "pods" : "leaves", o.nodes_needed, p.nodes != 0 ? p.nodes : capacity);
+  const std::uint64_t leaves = std::uint64_t{p.pods} * p.leaves_per_pod;
+  const std::uint64_t spines = std::uint64_t{p.pods} * p.spines_per_pod;
+  const std::uint64_t cores = three ? std::uint64_t{p.spines_per_pod} * p.cores_per_plane : 0;
+  check_size(v, three ? "pods" : leaves_key, node, p.nodes != 0 ? p.nodes : capacity, leaves + spines + cores,
+             leaves * p.spines_per_pod * p.leaf_uplinks_per_spine +
+                 (three ? spines * p.cores_per_plane * p.spine_uplinks_per_core : 0));
   return construct<FatTree>(v, p);
 }
 

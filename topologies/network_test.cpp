@@ -218,7 +218,9 @@ TEST_CASE("network: every bad field is an InputError naming it", "[unit]") {
   expect(frontier_with("adaptive_parts", "0"), "network.adaptive_parts", "[1, 16]");
   expect(frontier_with("adaptive_parts", "17"), "network.adaptive_parts", "[1, 16]");
   expect(frontier_with("adaptive_parts", "2.5"), "network.adaptive_parts", "integer");
-  expect(frontier_with("local_bandwidth_Bps", "0"), "network.local_bandwidth_Bps", "(0,");
+  expect(frontier_with("local_bandwidth_Bps", "0"), "network.local_bandwidth_Bps", "[1000,");
+  // Below 1 kB/s a link is a unit slip (docs/reliability.md).
+  expect(frontier_with("global_bandwidth_Bps", "999"), "network.global_bandwidth_Bps", "[1000, 1e+15] (got 999)");
   expect(frontier_with("global_latency_s", "\"fast\""), "network.global_latency_s", "number");
   expect(frontier_with("switches", "32"), "network.switches", "unknown field");
   expect(kFrontierNetwork, "network.groups", "the job needs 10000 nodes, the machine has 9472",
@@ -227,6 +229,16 @@ TEST_CASE("network: every bad field is an InputError naming it", "[unit]") {
   expect(R"({"groups": 3})", "network.topology", "missing");
   expect(R"({"topology": "single_switch", "routing": "adaptive"})", "network.routing", "minimal");
   expect(R"({"topology": "single_switch", "groups": 2})", "network.groups", "unknown field");
+  // Machines too large to build in bounded memory (docs/reliability.md): 2^24 frontier nodes of 8 GPUs
+  // ran out of memory; 2^20 GPUs, 2^20 switches and 2^25 links are the limits.
+  expect(R"({"topology": "single_switch", "max_nodes": 16777216})", "network.max_nodes",
+         "the machine would have 134217728 GPUs, more than the 1048576 exasim builds in bounded memory");
+  // One node past 2^20 / 8 = 131072 nodes (building the allowed 2^20 GPUs would take seconds here).
+  expect(R"({"topology": "single_switch", "max_nodes": 131073})", "network.max_nodes", "1048584 GPUs, more than");
+  expect(R"({"topology": "dragonfly", "groups": 4096, "switches_per_group": 512, "endpoints_per_switch": 1,
+      "global_links_per_group_pair": 1, "nodes_per_group": 1, "ports_per_switch": 65535,
+      "local_bandwidth_Bps": 1e10, "local_latency_s": 1e-7, "global_bandwidth_Bps": 1e10, "global_latency_s": 1e-6})",
+         "network.groups", "the machine would have 2097152 switches, more than the 1048576");
 
   // dragonfly2d
   const std::string cascade = R"({"topology": "dragonfly2d", "groups": 4, "rows": 6, "columns": 16,

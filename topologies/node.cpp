@@ -4,6 +4,11 @@
 
 namespace exasim::topo {
 
+namespace {
+/// Below 1 kB/s a link is a unit slip, not a machine (the same floor as topologies/network.cpp).
+constexpr double kMinBandwidth_Bps = 1e3;
+}  // namespace
+
 std::string_view to_string(GpuLinkLayout l) {
   switch (l) {
     case GpuLinkLayout::AllToAll: return "all_to_all";
@@ -28,7 +33,7 @@ NodeSpec load_node_spec(const JsonView& v) {
       v.fail("gpu_gpu_bandwidth_Bps",
              "not used with gpu_links = nvswitch: give each GPU's link to the switch as gpu_switch_bandwidth_Bps");
     }
-    n.gpu_switch_bandwidth_Bps = v.number("gpu_switch_bandwidth_Bps", 0, 1e15);
+    n.gpu_switch_bandwidth_Bps = v.number("gpu_switch_bandwidth_Bps", kMinBandwidth_Bps, 1e15, false);
   } else if (layout == "frontier_mi250x") {
     n.gpu_links = GpuLinkLayout::FrontierMi250x;
     if (n.gpus != 8) v.fail("gpu_links", "frontier_mi250x needs gpus = 8 (got " + std::to_string(n.gpus) + ")");
@@ -36,12 +41,16 @@ NodeSpec load_node_spec(const JsonView& v) {
       v.fail("gpu_gpu_bandwidth_Bps", "not used with gpu_links = frontier_mi250x (the matrix sets every pair)");
     }
   } else {
-    n.gpu_gpu_bandwidth_Bps = v.number("gpu_gpu_bandwidth_Bps", 0, 1e15);
+    n.gpu_gpu_bandwidth_Bps = v.number("gpu_gpu_bandwidth_Bps", kMinBandwidth_Bps, 1e15, false);
   }
   n.gpu_gpu_latency_s = v.number("gpu_gpu_latency_s", 0, 1, /*min_exclusive=*/false);
   n.nics = static_cast<std::uint32_t>(v.integer("nics", 1, 64));
-  if (n.nics > n.gpus) v.fail("nics", "at most one NIC per GPU is supported (got " + std::to_string(n.nics) + ")");
-  n.nic_bandwidth_Bps = v.number("nic_bandwidth_Bps", 0, 1e15);
+  if (n.nics > n.gpus) {
+    v.fail("nics", std::to_string(n.nics) + " NICs on a node of " + std::to_string(n.gpus) +
+                       " GPUs (node.gpus): at most one NIC per GPU is supported; lower nics to " +
+                       std::to_string(n.gpus) + " or fewer with the GPU count");
+  }
+  n.nic_bandwidth_Bps = v.number("nic_bandwidth_Bps", kMinBandwidth_Bps, 1e15, false);
   n.nic_latency_s = v.number("nic_latency_s", 0, 1, /*min_exclusive=*/false);
   return n;
 }

@@ -1,5 +1,6 @@
 #include "sim/cli/cli.hpp"
 #include "sim/api/simulate.hpp"
+#include "sim/cli/test_support.hpp"
 #include "sim/report/summary_views.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,28 +15,13 @@
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome exasim_run(std::vector<std::string> args) {
-  args.insert(args.begin(), "exasim");
-  std::ostringstream out, err;
-  int code = exasim::cli::run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using namespace exasim::cli::testing;
 
 std::string write_temp(const std::string& name, const std::string& text) {
   auto path = std::filesystem::temp_directory_path() / ("exasim_cli_test_" + name);
   std::ofstream(path) << text;
   return path.string();
 }
-
-const char* kGood = R"({"machine": "simple-a100",
-  "model": {"layers": 2, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
-  "gpus": 16, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 2},
-  "training": {"global_batch": 16, "recompute": "full"}, "seed": 3})";
 
 std::string scenario_with(const std::string& key_path, const nlohmann::json& value) {
   auto doc = nlohmann::json::parse(kGood);

@@ -4,13 +4,14 @@
 
 #include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_files.hpp"
 #include "sim/report/summary_views.hpp"
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 namespace exasim::cli {
 
@@ -53,13 +54,12 @@ std::vector<bool> traced_ranks(const std::string& trace_ranks, std::uint32_t gpu
   return parse_rank_list("0-7", gpus);
 }
 
-void write_traces(const std::filesystem::path& dir, const scenario::PreparedJob& job,
-                  const std::vector<trace::TraceRow>& rows) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
-  trace::write_csv((dir / "trace.csv").string(), rows);
-  trace::write_chrome_json((dir / "trace.json").string(), rows, job.topology->gpus_per_node());
+/// Every file of --out; written under temporary names, renamed into place once all are written.
+const std::vector<std::string> kOutFiles = {"trace.csv", "trace.json", "summary.json", "scenario.resolved.json"};
+
+std::string dump(const nlohmann::ordered_json& j) {
+  // `replace`: a path from the command line may hold bytes that are not UTF-8.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
@@ -71,32 +71,45 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   run.solver = api::parse_solver(options.solver);
   run.progress_bar = !options.quiet;
   run.hottest_links = options.hottest_links;
-  if (options.out_dir && options.hottest_links > 0) {
-    run.on_links = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
-                                                                   const runtime::RunResult& result) {
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-      if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
-      std::ofstream out(dir / "links.csv");
-      report::write_links_csv(out, *job.topology, result);
-    };
-  }
+  // Checked before the simulation: a bad --out must not cost a long run first.
+  std::unique_ptr<OutputFiles> out;
+  std::vector<std::string> out_files = kOutFiles;
+  if (options.hottest_links > 0) out_files.insert(out_files.begin() + 2, "links.csv");
   if (options.out_dir) {
+    out = std::make_unique<OutputFiles>("--out", *options.out_dir, out_files);
     run.traced_ranks = traced_ranks(options.trace_ranks, s.gpus, log);
-    run.on_trace = [dir = std::filesystem::path(*options.out_dir)](const scenario::PreparedJob& job,
-                                                                   std::vector<trace::TraceRow> rows) {
-      write_traces(dir, job, rows);
+    run.on_trace = [&out](const scenario::PreparedJob& job, std::vector<trace::TraceRow> rows) {
+      out->stage("trace.csv", [&](const std::string& path) { trace::write_csv(path, rows); });
+      out->stage("trace.json",
+                 [&](const std::string& path) { trace::write_chrome_json(path, rows, job.topology->gpus_per_node()); });
     };
+    if (options.hottest_links > 0) {
+      run.on_links = [&out](const scenario::PreparedJob& job, const runtime::RunResult& result) {
+        std::ostringstream csv;
+        report::write_links_csv(csv, *job.topology, result);
+        out->stage_text("links.csv", csv.str());
+      };
+    }
+  }
+  if (const double passes = scenario::rank_layer_passes(s); passes > scenario::kLargeRunPasses) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "exasim: warning: a large run: %.3g layer passes over all GPUs (GPUs x layers x micro-batches); "
+                  "expect %.0f s or more and gigabytes of memory (2-5 us a pass on 2 cores); progress shows on "
+                  "stderr\n",
+                  passes, passes * 2e-6);
+    log << buf;
   }
   auto summary = api::simulate(s, run);
   // Wall time goes to the log, not the summary's views: outputs must be byte-identical run to run.
   char wall[32];
   std::snprintf(wall, sizeof wall, "%.3g", summary.wall_s);
   if (!options.quiet) log << "exasim: simulated " << s.gpus << " GPUs in " << wall << " s of wall time\n";
-  if (options.out_dir) {
-    const std::filesystem::path dir(*options.out_dir);
-    std::ofstream(dir / "summary.json") << report::to_json(summary).dump(2) << '\n';
-    std::ofstream(dir / "scenario.resolved.json") << s.resolved.dump(2) << '\n';
+  if (out) {
+    summary.files_written = out_files;
+    out->stage_text("summary.json", dump(report::to_json(summary)));
+    out->stage_text("scenario.resolved.json", dump(nlohmann::ordered_json(s.resolved)));
+    summary.files_written = out->commit();
   }
   return summary;
 }
@@ -140,19 +153,24 @@ Command add_simulate_command(CLI::App& app) {
   cmd->add_flag_callback(
       "--reference-solver", [o] { o->sim.solver = "reference"; },
       "Same as --solver reference: re-solve every flow at every event (slow)");
-  return {cmd, [o](std::ostream& out, std::ostream& err) {
+  return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
             SimulateFlags options = o->sim;
-            if (!o->out_dir.empty()) options.out_dir = o->out_dir;
+            if (cmd->count("--out") > 0) options.out_dir = o->out_dir;  // "" too: OutputFiles refuses it
             if (!options.trace_ranks.empty() && !options.out_dir)
               throw InputError("--trace-ranks", options.trace_ranks,
                                "traces are written only with --out DIR (give both, or leave --trace-ranks out)");
             auto scenario = scenario::load_scenario(o->scenario_path, o->overrides);
             auto summary = simulate(scenario, options, err);
             if (o->json) {
-              out << report::to_json(summary).dump() << "\n";
+              out << report::to_json(summary).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                  << "\n";
             } else {
               report::print_summary(out, summary);
-              if (options.out_dir) out << "  traces written to " << *options.out_dir << "/trace.csv and trace.json\n";
+              if (!summary.files_written.empty()) {
+                out << "  files written to " << *options.out_dir << ":";
+                for (const auto& f : summary.files_written) out << ' ' << f;
+                out << "\n";
+              }
             }
             return 0;
           }};

@@ -3,6 +3,7 @@
 #include "sim/core/error.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,7 +20,8 @@ std::string join(std::initializer_list<std::string_view> items) {
 }
 
 std::string shown(const nlohmann::json& value) {
-  std::string s = value.dump();
+  // `replace`: a string from --set may hold bytes that are not UTF-8; the message must still print.
+  std::string s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 }  // namespace
@@ -127,17 +129,61 @@ double JsonView::number_or(std::string_view key, double fallback, double min, do
   return has(key) ? number(key, min, max, min_exclusive) : fallback;
 }
 
+namespace {
+bool valid_utf8(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();  // dump() checks the encoding of strings
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
+/// nlohmann's parser is iterative, but dumping (error messages, outputs) recurses once per level: the
+/// limit keeps a deeply nested value from exhausting the stack anywhere later. Throws nlohmann's
+/// exceptions for malformed text, an InputError for nesting.
+nlohmann::json parse_limited(const std::string& text, const std::string& source, const std::string& field) {
+  const auto depth_limit = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth) {
+      throw InputError(source, field,
+                       "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels of objects and arrays");
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, depth_limit, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+}
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& source, const std::string& field) {
+  try {
+    return parse_limited(text, source, field);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(source, field, std::string("malformed JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // out_of_range 406: a number such as 1e999
+    throw InputError(source, field, std::string("unreadable JSON: ") + e.what());
+  }
+}
+
 FieldAssignment parse_assignment(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError("--set", text, "expected path=value, for example model.layers=48");
   FieldAssignment a;
   a.path = text.substr(0, eq);
+  if (!valid_utf8(text)) {
+    // The path as printable text: invalid bytes shown as U+FFFD, without dump()'s quotes.
+    std::string shown_path = nlohmann::json(a.path).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    throw InputError("--set", shown_path.substr(1, shown_path.size() - 2),
+                     "not valid UTF-8 text (the value and the path must be UTF-8)");
+  }
   const std::string value = text.substr(eq + 1);
   try {
-    a.value = nlohmann::json::parse(value);
+    a.value = parse_limited(value, "--set", a.path);
   } catch (const nlohmann::json::parse_error&) {
-    a.value = value;  // a bare word such as a preset name
+    a.value = value;                              // a bare word such as a preset name
+  } catch (const nlohmann::json::exception& e) {  // out_of_range 406: a number such as 1e999
+    throw InputError("--set", a.path, std::string("unreadable value: ") + e.what());
   }
   for (std::size_t start = 0;;) {
     const auto dot = a.path.find('.', start);
@@ -145,6 +191,8 @@ FieldAssignment parse_assignment(const std::string& text) {
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
+  if (a.parts.size() > static_cast<std::size_t>(kMaxJsonDepth))
+    throw InputError("--set", a.path.substr(0, 60) + "...", "a path deeper than any field of a scenario");
   return a;
 }
 
@@ -163,13 +211,21 @@ void assign_field(nlohmann::json& doc, const FieldAssignment& a, const std::stri
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a JSON file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file");
-  try {
-    return nlohmann::json::parse(in, nullptr, true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, "", std::string("malformed JSON: ") + e.what());
+  // Read in pieces up to a bound: a device such as /dev/zero would otherwise grow the text until the
+  // memory ran out. Our largest preset is 5 kB.
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+  std::string text;
+  char piece[1 << 16];
+  while (in.read(piece, sizeof piece) || in.gcount() > 0) {
+    text.append(piece, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) throw InputError(path, "", "larger than 64 MiB: not an exasim input");
   }
+  if (in.bad()) throw InputError(path, "", "cannot read file");
+  return parse_json_text(text, path, "");
 }
 
 }  // namespace exasim

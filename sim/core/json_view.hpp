@@ -71,7 +71,16 @@ struct FieldAssignment {
 /// names the first part that is not an object of `document_name` ("the scenario").
 void assign_field(nlohmann::json& doc, const FieldAssignment& assignment, const std::string& document_name);
 
-/// Reads and parses a JSON file; malformed JSON or a missing file is an InputError naming the file.
+/// Deepest nesting of objects and arrays any input may have (our deepest field is 4 levels down).
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Parses JSON text (comments allowed); malformed JSON, a number out of range or nesting deeper than
+/// kMaxJsonDepth is an InputError naming `source` and `field`.
+[[nodiscard]] nlohmann::json parse_json_text(const std::string& text, const std::string& source,
+                                             const std::string& field);
+
+/// Reads and parses a JSON file (a UTF-8 byte order mark and // or /* */ comments are accepted); malformed JSON or a
+/// missing file is an InputError naming the file.
 [[nodiscard]] nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace exasim

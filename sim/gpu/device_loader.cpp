@@ -15,29 +15,34 @@ namespace {
 struct Overridable {
   const char* key;
   Figure DeviceSpec::*figure;
+  double min;  ///< inclusive; 0 means "> 0"
   double max;
 };
 
-// Upper bounds only catch unit slips (TFLOP/s typed as flop/s is caught by the lower bound of 0).
+// Lower bounds refuse physically absurd figures (below 1 GFLOP/s, 1 kB/s, 1 MB, an efficiency below
+// 0.1 %) that would simulate kernels lasting years as if meaningful; upper bounds catch unit slips.
+constexpr double kMinFlops = 1e9;
+constexpr double kMinBandwidth_Bps = 1e3;
+constexpr double kMinFraction = 1e-3;
 constexpr Overridable kOverridableFigures[] = {
-    {"peak_bf16_flops", &DeviceSpec::peak_bf16_flops, 1e17},
-    {"peak_fp16_flops", &DeviceSpec::peak_fp16_flops, 1e17},
-    {"peak_fp32_flops", &DeviceSpec::peak_fp32_flops, 1e17},
-    {"peak_fp32_gemm_flops", &DeviceSpec::peak_fp32_gemm_flops, 1e17},
-    {"hbm_bandwidth_Bps", &DeviceSpec::hbm_bandwidth_Bps, 1e15},
-    {"hbm_capacity_bytes", &DeviceSpec::hbm_capacity_bytes, 1e14},
-    {"compute_units", &DeviceSpec::compute_units, 1e5},
-    {"gemm_achievable_fraction", &DeviceSpec::gemm_achievable_fraction, 1},
-    {"attention_efficiency", &DeviceSpec::attention_efficiency, 1},
-    {"memory_efficiency", &DeviceSpec::memory_efficiency, 1},
-    {"norm_efficiency", &DeviceSpec::norm_efficiency, 1},
-    {"softmax_efficiency", &DeviceSpec::softmax_efficiency, 1},
-    {"dropout_efficiency", &DeviceSpec::dropout_efficiency, 1},
-    {"activation_efficiency", &DeviceSpec::activation_efficiency, 1},
-    {"optimizer_efficiency", &DeviceSpec::optimizer_efficiency, 1},
-    {"kernel_launch_s", &DeviceSpec::kernel_launch_s, 1},
-    {"layout_nt_factor", &DeviceSpec::layout_nt_factor, 100},
-    {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 100},
+    {"peak_bf16_flops", &DeviceSpec::peak_bf16_flops, kMinFlops, 1e17},
+    {"peak_fp16_flops", &DeviceSpec::peak_fp16_flops, kMinFlops, 1e17},
+    {"peak_fp32_flops", &DeviceSpec::peak_fp32_flops, kMinFlops, 1e17},
+    {"peak_fp32_gemm_flops", &DeviceSpec::peak_fp32_gemm_flops, kMinFlops, 1e17},
+    {"hbm_bandwidth_Bps", &DeviceSpec::hbm_bandwidth_Bps, kMinBandwidth_Bps, 1e15},
+    {"hbm_capacity_bytes", &DeviceSpec::hbm_capacity_bytes, 1e6, 1e14},
+    {"compute_units", &DeviceSpec::compute_units, 1, 1e5},  // an integer: read with integer() below
+    {"gemm_achievable_fraction", &DeviceSpec::gemm_achievable_fraction, kMinFraction, 1},
+    {"attention_efficiency", &DeviceSpec::attention_efficiency, kMinFraction, 1},
+    {"memory_efficiency", &DeviceSpec::memory_efficiency, kMinFraction, 1},
+    {"norm_efficiency", &DeviceSpec::norm_efficiency, kMinFraction, 1},
+    {"softmax_efficiency", &DeviceSpec::softmax_efficiency, kMinFraction, 1},
+    {"dropout_efficiency", &DeviceSpec::dropout_efficiency, kMinFraction, 1},
+    {"activation_efficiency", &DeviceSpec::activation_efficiency, kMinFraction, 1},
+    {"optimizer_efficiency", &DeviceSpec::optimizer_efficiency, kMinFraction, 1},
+    {"kernel_launch_s", &DeviceSpec::kernel_launch_s, 0, 1},
+    {"layout_nt_factor", &DeviceSpec::layout_nt_factor, 0.01, 100},
+    {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 0.01, 100},
 };
 
 /// A relative path is looked for beside the file the gpu object came from (the machine file), then in
@@ -90,7 +95,12 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
   choice.device = require_device(v.string("device"), v.source(), v.field("device"));
   for (const auto& o : kOverridableFigures) {
     if (!v.has(o.key)) continue;
-    (choice.device.*o.figure) = {v.number(o.key, 0, o.max), "override in " + v.source() + " (" + v.field(o.key) + ")"};
+    // compute_units divides GEMM tiles into waves: a fraction would truncate to 0 SMs.
+    const double value =
+        o.figure == &DeviceSpec::compute_units
+            ? static_cast<double>(v.integer(o.key, static_cast<std::int64_t>(o.min), static_cast<std::int64_t>(o.max)))
+            : v.number(o.key, o.min, o.max, /*min_exclusive=*/o.min == 0);
+    (choice.device.*o.figure) = {value, "override in " + v.source() + " (" + v.field(o.key) + ")"};
   }
   if (v.has("calibration")) {
     choice.calibration_csv = resolve_calibration(v, v.string("calibration"));

@@ -79,13 +79,16 @@ TEST_CASE("a machine file overrides a memory family's efficiency and the dtype p
   for (const char* key : {"peak_fp16_flops", "peak_fp32_gemm_flops", "norm_efficiency", "softmax_efficiency",
                           "dropout_efficiency", "activation_efficiency", "optimizer_efficiency"}) {
     INFO(key);
-    const std::string text = std::string(R"({"gpu": {"device": "h200", ")") + key + R"(": 0.25}})";
+    // A peak is at least 1 GFLOP/s, an efficiency at most 1: 0.25 TFLOP/s or 0.25.
+    const double value = std::string(key).starts_with("peak") ? 0.25e12 : 0.25;
+    const std::string text =
+        std::string(R"({"gpu": {"device": "h200", ")") + key + R"(": )" + std::to_string(value) + "}}";
     auto c = load(text.c_str());
     int overridden = 0;
     for (const Figure* f : {&c.device.peak_fp16_flops, &c.device.peak_fp32_gemm_flops, &c.device.norm_efficiency,
                             &c.device.softmax_efficiency, &c.device.dropout_efficiency, &c.device.activation_efficiency,
                             &c.device.optimizer_efficiency})
-      overridden += f->value == 0.25 && f->source.find(key) != std::string::npos;
+      overridden += f->value == value && f->source.find(key) != std::string::npos;
     CHECK(overridden == 1);
   }
   CHECK_THAT(error_of(R"({"gpu": {"device": "a100-40gb", "norm_efficiency": 0}})"),

@@ -72,6 +72,8 @@ struct Summary {
   // The run itself.
   std::uint64_t events = 0, flows = 0;
   double wall_s = 0;  ///< wall-clock seconds of the runtime; never in the views (outputs stay byte-identical)
+  /// The files the command wrote into its output directory (`simulate --out`); empty without one.
+  std::vector<std::string> files_written;
 };
 
 /// The summary of `result`, a run of `plan` (the plan of `s`).

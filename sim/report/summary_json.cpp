@@ -92,6 +92,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
     out["links"] = {{"classes", classes}, {"hottest", hottest}};
     if (s.links->groups > 1) out["links"]["group_bytes"] = s.links->group_bytes;
   }
+  if (!s.files_written.empty()) out["files_written"] = s.files_written;
   return out;
 }
 

@@ -10,6 +10,7 @@ MachineSpec load_machine_spec(const JsonView& v) {
   v.check_keys({"name", "description", "gpu", "node", "network", "collectives", "sources"});
   MachineSpec m;
   m.name = v.string_or("name", "custom");
+  (void)v.string_or("description", "");  // free text, but text
   m.source = v.source();
   m.gpu_choice = gpu::load_gpu_choice(v, "gpu");
   m.gpu = gpu::to_gpu_spec(m.gpu_choice.device);

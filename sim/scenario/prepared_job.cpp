@@ -1,10 +1,21 @@
 #include "sim/scenario/prepared_job.hpp"
 
+#include "sim/core/error.hpp"
+
+#include <stdexcept>
+#include <string>
+
 namespace exasim::scenario {
 
 std::unique_ptr<PreparedJob> prepare_job(const Scenario& s) {
   auto p = std::make_unique<PreparedJob>();
-  p->plan = scheme_of(s).build_plan(s);
+  try {
+    p->plan = scheme_of(s).build_plan(s);
+  } catch (const std::length_error& e) {  // schedule::StreamBuilder's handle limit
+    throw InputError(
+        s.source, "model.layers",
+        std::string(e.what()) + ": fewer layers (got " + std::to_string(s.model.layers) + ") or a smaller batch");
+  }
   p->topology = build_topology(s.machine, s.gpus, s.seed);
   p->gpu = gpu::make_gpu_model(s.machine.gpu_choice);
   p->job.plan = &p->plan;

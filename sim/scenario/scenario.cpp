@@ -67,6 +67,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   Scenario s;
   s.source = source;
   s.name = root.string_or("name", "scenario");
+  (void)root.string_or("description", "");  // free text, but text
   auto view_of = [&](const std::string& key) {
     auto it = origin.find(key);
     if (it == origin.end()) return root.object(key);
@@ -74,7 +75,9 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   };
   s.machine = load_machine_spec(view_of("machine"));
   s.model = schedule::load_model_spec(view_of("model"));
-  s.gpus = static_cast<std::uint32_t>(root.integer("gpus", 1, 1 << 22));
+  // 2^20 GPUs, 2 layers, one switch: ~10 s and 1.3 GB on 2 cores (docs/reliability.md); 2^22 took 56 s
+  // and 5.2 GB for the same model, and more layers multiply the time.
+  s.gpus = static_cast<std::uint32_t>(root.integer("gpus", 1, kMaxGpus));
   s.seed = static_cast<std::uint64_t>(root.integer_or("seed", 1, 0));
   s.placement = load_placement(root, s.seed);
 
@@ -112,6 +115,14 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   entry->load(parallel, s);
   s.resolved = std::move(doc);
   return s;
+}
+
+double rank_layer_passes(const Scenario& s) {
+  double per_rank = static_cast<double>(s.model.layers);
+  if (s.scheme == SchemeId::Megatron) {
+    per_rank = per_rank / s.megatron.pp * static_cast<double>(schedule::megatron_micro_batches(s.megatron, s.training));
+  }
+  return per_rank * s.gpus;
 }
 
 schedule::MemoryEstimate memory_per_gpu(const Scenario& s) { return scheme_of(s).memory_per_gpu(s); }

@@ -22,6 +22,13 @@
 
 namespace exasim::scenario {
 
+/// The most GPUs a scenario may ask for (and any machine may have: topologies/network.cpp).
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
+/// The most layer passes (micro-batches x layers) one iteration may hold (a megatron check).
+inline constexpr std::int64_t kMaxLayerPasses = std::int64_t{1} << 21;
+/// Past this much work (rank_layer_passes) `exasim simulate` warns that the run takes minutes and GBs.
+inline constexpr double kLargeRunPasses = 16.0 * 1024 * 1024;
+
 struct Scenario {
   std::string name;
   std::string source;       ///< scenario file
@@ -42,6 +49,10 @@ struct Scenario {
 
 /// The scheme table's entry for the scenario's `parallel.scheme`.
 [[nodiscard]] inline const Scheme& scheme_of(const Scenario& scenario) { return scheme(scenario.scheme); }
+
+/// The simulation's work: GPUs x the layer passes of each (layers of its stage x micro-batches). The fast
+/// core takes 2-5 us of wall time per pass on 2 cores (docs/reliability.md).
+[[nodiscard]] double rank_layer_passes(const Scenario& scenario);
 
 /// Bytes per GPU the scenario's scheme needs (schedule/memory.hpp; the worst pipeline stage for megatron).
 [[nodiscard]] schedule::MemoryEstimate memory_per_gpu(const Scenario& scenario);

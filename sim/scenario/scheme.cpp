@@ -44,7 +44,7 @@ std::string scheme_names() {
 bool operator==(SchemeId id, std::string_view name) { return scheme(id).name == name; }
 
 std::uint32_t parallel_degree(const JsonView& parallel, const char* key) {
-  return static_cast<std::uint32_t>(parallel.integer_or(key, 1, 1, 1 << 22));
+  return static_cast<std::uint32_t>(parallel.integer_or(key, 1, 1, kMaxGpus));
 }
 
 IterationFlops transformer_flops(const Scenario& s) {

@@ -1,6 +1,7 @@
 #include "sim/schedule/stream_builder.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace exasim::schedule {
 
@@ -39,6 +40,12 @@ Handle StreamBuilder::start(const std::string& name, CollKind kind, std::uint8_t
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
+    // Handles are 16 bits (Op::slot) and kNoHandle is the last value: a plan holding that many
+    // collectives in flight on one rank (axonn4d's backward keeps two per layer) cannot be expressed.
+    if (stream_.slots == kNoHandle) {
+      throw std::length_error("the plan keeps more than " + std::to_string(kNoHandle) +
+                              " collectives in flight on one rank");
+    }
     slot = stream_.slots++;
     pending_.emplace_back();
   }

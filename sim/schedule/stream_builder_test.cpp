@@ -31,3 +31,15 @@ TEST_CASE("StreamBuilder::start puts the Send/Recv peer on the CollStart and on 
   CHECK(ops[5].peer == 0);
   CHECK(plan.streams[0].slots == 2);
 }
+
+TEST_CASE("StreamBuilder refuses more collectives in flight than its 16-bit handles hold", "[unit]") {
+  // Handles are 16 bits and 0xffff is kNoHandle: 65535 open collectives wrapped round to slot 0 and the
+  // runtime read another rank's state (a SIGSEGV at 100,000 layers on 64 GPUs).
+  Plan plan;
+  plan.grid = ProcessGrid({{"a", 4}});
+  plan.streams.resize(1);
+  StreamBuilder out(plan, plan.streams[0]);
+  for (int i = 0; i < 0xffff; ++i) (void)out.start("open", CollKind::AllReduce, 0, 100);
+  CHECK_THROWS_WITH(out.start("one too many", CollKind::AllReduce, 0, 100),
+                    Catch::Contains("more than 65535 collectives in flight on one rank"));
+}
