@@ -210,13 +210,13 @@ void assign_field(nlohmann::json& doc, const FieldAssignment& a, const std::stri
   (*node)[a.parts.back()] = a.value;
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+std::string read_input_text(const std::string& path, const std::string& kind) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a JSON file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not " + kind);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file");
   // Read in pieces up to a bound: a device such as /dev/zero would otherwise grow the text until the
-  // memory ran out. Our largest preset is 5 kB.
+  // memory ran out. Our largest preset is 5 kB; a placement of 2^20 GPUs about 8 MB.
   constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
   std::string text;
   char piece[1 << 16];
@@ -225,7 +225,11 @@ nlohmann::json read_json_file(const std::string& path) {
     if (text.size() > kMaxBytes) throw InputError(path, "", "larger than 64 MiB: not an exasim input");
   }
   if (in.bad()) throw InputError(path, "", "cannot read file");
-  return parse_json_text(text, path, "");
+  return text;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  return parse_json_text(read_input_text(path, "a JSON file"), path, "");
 }
 
 }  // namespace exasim

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace exasim::scenario {
 
@@ -50,8 +51,10 @@ std::vector<std::uint32_t> random_nodes(const topo::Topology& t, std::uint32_t n
 
 std::vector<std::uint32_t> read_placement_file(const PlacementSpec& spec, const topo::Topology& t,
                                                std::uint32_t ranks) {
-  std::ifstream in(spec.file);
-  if (!in) throw InputError(spec.file, "placement.file", "cannot open the placement file");
+  std::error_code missing;
+  if (!std::filesystem::exists(spec.file, missing))
+    throw InputError(spec.file, "placement.file", "cannot open the placement file");
+  std::istringstream in(read_input_text(spec.file, "a placement file"));  // bounded: /dev/zero has no end
   std::vector<std::uint32_t> gpu;
   std::vector<bool> used(t.gpu_count(), false);
   std::string line;

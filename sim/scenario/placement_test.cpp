@@ -95,6 +95,10 @@ TEST_CASE("placement files give each rank a GPU and are checked", "[unit]") {
   CHECK_THROWS_WITH(
       place_ranks(spec_of(R"({"placement": {"policy": "file", "file": ")" + good + R"("}})"), *f.topology, 3),
       Catch::Contains("lists 4 GPUs") && Catch::Contains("3 ranks"));
+  // A device with no end of line is no placement file: refused, never read until memory runs out (and a
+  // regular file is read at most 64 MiB, read_input_text).
+  CHECK_THROWS_WITH(spec_of(R"({"placement": {"policy": "file", "file": "/dev/zero"}})"),
+                    Catch::Contains("placement.file") && Catch::Contains("/dev/zero"));
 }
 
 TEST_CASE("bad placement entries name the field", "[unit]") {
