@@ -5,6 +5,8 @@
 #include "sim/gpu/devices.hpp"
 
 #include <catch2/catch.hpp>
+#include "sim/cli/test_support.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -14,17 +16,7 @@
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome run(std::vector<std::string> args) {
-  args.insert(args.begin(), "exasim");
-  std::ostringstream out, err;
-  const int code = exasim::cli::run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using exasim::cli::testing::exasim_run;
 
 std::string data(const std::string& path) { return std::string(EXASIM_TEST_DATA_DIR) + "/" + path; }
 const std::string kA100 = data("traces/testdata/a100-2rank-nccl.json.gz");
@@ -39,7 +31,7 @@ std::filesystem::path temp_dir(const std::string& name) {
 }  // namespace
 
 TEST_CASE("trace summarize --json reports both shipped traces and their total", "[integration]") {
-  const auto r = run({"trace", "summarize", kA100, kMi250, "--json"});
+  const auto r = exasim_run({"trace", "summarize", kA100, kMi250, "--json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["files"].size() == 2);
@@ -58,7 +50,7 @@ TEST_CASE("trace summarize --json reports both shipped traces and their total", 
 TEST_CASE("trace summarize of a file that is not a trace exits 2 naming it", "[integration]") {
   const auto path = (temp_dir("bad") / "half.json").string();
   std::ofstream(path) << R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1)";
-  const auto r = run({"trace", "summarize", path});
+  const auto r = exasim_run({"trace", "summarize", path});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("exasim: error: " + path + ": byte ") && Catch::Contains("not valid JSON"));
 }
@@ -68,7 +60,7 @@ TEST_CASE("trace summarize of a file that is not a trace exits 2 naming it", "[i
 TEST_CASE("compare lines the A100 trace up with the 2-GPU scenario and writes both side by side", "[integration]") {
   const auto out = (temp_dir("compare") / "side.json").string();
   const auto r =
-      run({"compare", kA100, "--scenario", data("configs/scenarios/a100-2gpu-dp.json"), "--json", "--out", out});
+      exasim_run({"compare", kA100, "--scenario", data("configs/scenarios/a100-2gpu-dp.json"), "--json", "--out", out});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["measured_steps"] == 3);
@@ -88,7 +80,7 @@ TEST_CASE("compare lines the A100 trace up with the 2-GPU scenario and writes bo
 TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads", "[integration]") {
   const auto dir = temp_dir("calibrate");
   SECTION("A100: collective rows from the NCCL args") {
-    const auto r = run({"calibrate", "--from-trace", kA100, "--out", (dir / "a100.csv").string()});
+    const auto r = exasim_run({"calibrate", "--from-trace", kA100, "--out", (dir / "a100.csv").string()});
     REQUIRE(r.code == 0);
     std::ifstream in(dir / "a100.csv");
     const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -98,11 +90,11 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
     CHECK_THAT(r.err, Catch::Contains("7 collective sizes"));
   }
   SECTION("MI250: GEMM rows from record_shapes, after naming the device") {
-    const auto refused = run({"calibrate", "--from-trace", kMi250});
+    const auto refused = exasim_run({"calibrate", "--from-trace", kMi250});
     CHECK(refused.code == 2);
     CHECK_THAT(refused.err, Catch::Contains(kMi250 + ": deviceProperties[0].name: 'AMD Radeon Graphics' does not "
                                                      "name a device exasim knows; pass --device (one of mi250x-gcd"));
-    const auto r = run({"calibrate", "--from-trace", kMi250, "--device", "mi250x-gcd"});
+    const auto r = exasim_run({"calibrate", "--from-trace", kMi250, "--device", "mi250x-gcd"});
     REQUIRE(r.code == 0);
     // The forward addmm (x[5,128] by W^T[128,128], Tensile Cijk_Alik_Bljk: TN) and the backward mm.
     CHECK_THAT(r.out, Catch::Contains("mi250x-gcd,gemm,5,128,128,1.76e-05,1,fp32,,TN,,,\n"));
@@ -116,7 +108,7 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
   auto scenario = nlohmann::json::parse(std::ifstream(data("configs/scenarios/a100-2gpu-dp.json")));
   scenario["machine"] = "machine.json";
   std::ofstream(dir / "scenario.json") << scenario.dump();
-  const auto sim = run({"simulate", (dir / "scenario.json").string(), "--json"});
+  const auto sim = exasim_run({"simulate", (dir / "scenario.json").string(), "--json"});
   CHECK(sim.err.find("error") == std::string::npos);
   CHECK(sim.code == 0);
 }
@@ -126,8 +118,8 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
 TEST_CASE("compare of a scenario's own trace.csv against the scenario finds no difference", "[integration]") {
   const auto dir = temp_dir("self");
   const auto scenario = data("configs/scenarios/a100-2gpu-dp.json");
-  REQUIRE(run({"simulate", scenario, "--out", dir.string()}).code == 0);
-  const auto r = run({"compare", (dir / "trace.csv").string(), "--scenario", scenario, "--json"});
+  REQUIRE(exasim_run({"simulate", scenario, "--out", dir.string()}).code == 0);
+  const auto r = exasim_run({"compare", (dir / "trace.csv").string(), "--scenario", scenario, "--json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["measured_steps"] == 2);  // ranks 0 and 1, one iteration each
@@ -168,7 +160,7 @@ TEST_CASE("calibrate --from-trace writes efficiency rows when the kernels are la
      "args": {"stream": 20, "In msg nelems": 536870912, "Out msg nelems": 67108864, "dtype": "BFloat16",
               "Group size": 8}}
   ]})";
-  const auto r = run({"calibrate", "--from-trace", trace});
+  const auto r = exasim_run({"calibrate", "--from-trace", trace});
   REQUIRE(r.code == 0);
   const auto h100 = *exasim::gpu::find_device("h100-sxm");
   const double memory = 201326592.0 / 100e-6 / h100.hbm_bandwidth_Bps.value;

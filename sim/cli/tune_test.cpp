@@ -2,6 +2,8 @@
 #include "sim/cli/cli.hpp"
 
 #include <catch2/catch.hpp>
+#include "sim/cli/test_support.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -10,17 +12,7 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run_exasim(std::vector<std::string> args) {
-  args.insert(args.begin(), "exasim");
-  std::ostringstream out, err;
-  const int code = exasim::cli::run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using exasim::cli::testing::exasim_run;
 
 // 16 A100s of simple-a100, a 2-layer model: 35 grids (16 = 2^4: C(7,3) ordered factorisations).
 std::string small_scenario() {
@@ -35,7 +27,7 @@ std::string small_scenario() {
 }  // namespace
 
 TEST_CASE("tune --json counts every grid, simulates the top K and ranks them by simulated time", "[integration]") {
-  const auto r = run_exasim({"tune", small_scenario(), "--top", "4", "--json"});
+  const auto r = exasim_run({"tune", small_scenario(), "--top", "4", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -57,15 +49,15 @@ TEST_CASE("tune --json counts every grid, simulates the top K and ranks them by 
 
 TEST_CASE("tune gives the same rows with --jobs 3 as in one process, and --out writes a runnable best.json",
           "[integration]") {
-  const auto one = run_exasim({"tune", small_scenario(), "--top", "5", "--json"});
+  const auto one = exasim_run({"tune", small_scenario(), "--top", "5", "--json"});
   const auto dir = std::filesystem::temp_directory_path() / "exasim_tune_test_out";
   const auto three =
-      run_exasim({"tune", small_scenario(), "--top", "5", "--json", "--jobs", "3", "--out", dir.string()});
+      exasim_run({"tune", small_scenario(), "--top", "5", "--json", "--jobs", "3", "--out", dir.string()});
   REQUIRE(one.code == 0);
   REQUIRE(three.code == 0);
   const auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(three.out);
   CHECK(a["simulated"].dump() == b["simulated"].dump());
-  const auto sim = run_exasim({"simulate", (dir / "best.json").string(), "--json"});
+  const auto sim = exasim_run({"simulate", (dir / "best.json").string(), "--json"});
   REQUIRE(sim.code == 0);
   CHECK(nlohmann::json::parse(sim.out)["iteration_time_s"] == a["best"]["iteration_time_s"]);
   std::ifstream csv(dir / "tune.csv");
@@ -75,7 +67,7 @@ TEST_CASE("tune gives the same rows with --jobs 3 as in one process, and --out w
 }
 
 TEST_CASE("tune prints a ranked table and the analytic stage's accuracy", "[integration]") {
-  const auto r = run_exasim({"tune", small_scenario(), "--top", "3"});
+  const auto r = exasim_run({"tune", small_scenario(), "--top", "3"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("grids: 35 considered"));
   CHECK_THAT(r.out, Catch::Contains("rank correlation"));
@@ -105,7 +97,7 @@ TEST_CASE("tune and sweep refuse bad flags with exit 2, naming the flag and what
        "--zip: model.layers: has 1 values but gpus has 2"},
   };
   for (const auto& c : cases) {
-    const auto r = run_exasim(c.args);
+    const auto r = exasim_run(c.args);
     INFO(c.args[0] << " " << c.args[2] << ": " << r.err);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains(c.message));
@@ -115,7 +107,7 @@ TEST_CASE("tune and sweep refuse bad flags with exit 2, naming the flag and what
 TEST_CASE("sweep simulates the cartesian product, or the zipped lists, in a stable order", "[integration]") {
   const auto s = small_scenario();
   const auto r =
-      run_exasim({"sweep", s, "--vary", "model.layers=1,2", "--vary", "training.global_batch=16,32", "--csv"});
+      exasim_run({"sweep", s, "--vary", "model.layers=1,2", "--vary", "training.global_batch=16,32", "--csv"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   std::istringstream lines(r.out);
@@ -126,7 +118,7 @@ TEST_CASE("sweep simulates the cartesian product, or the zipped lists, in a stab
   CHECK(rows[1].rfind("1,16,", 0) == 0);
   CHECK(rows[2].rfind("1,32,", 0) == 0);
   CHECK(rows[4].rfind("2,32,", 0) == 0);
-  const auto zipped = run_exasim({"sweep", s, "--zip", "--vary", "model.layers=1,2", "--vary",
+  const auto zipped = exasim_run({"sweep", s, "--zip", "--vary", "model.layers=1,2", "--vary",
                                   "training.global_batch=16,32", "--json", "--jobs", "2"});
   REQUIRE(zipped.code == 0);
   const auto j = nlohmann::json::parse(zipped.out);
@@ -138,7 +130,7 @@ TEST_CASE("sweep simulates the cartesian product, or the zipped lists, in a stab
 TEST_CASE("sweep --tune over GPUs tunes each point and reports scaling efficiency", "[integration]") {
   // The scenario's 2x2x2x2 grid cannot run on 8 GPUs: --tune finds one that does.
   const auto r =
-      run_exasim({"sweep", small_scenario(), "--vary", "gpus=8,16", "--tune", "--top", "2", "--json", "--jobs", "2"});
+      exasim_run({"sweep", small_scenario(), "--vary", "gpus=8,16", "--tune", "--top", "2", "--json", "--jobs", "2"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
