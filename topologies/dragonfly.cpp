@@ -34,6 +34,8 @@ struct SwitchGraph {
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+/// Spreads the hashes of adaptive routing's candidates (the golden-ratio constant of splitmix64).
+constexpr std::uint64_t kCandidateStride = 0x9e3779b97f4a7c15ull;
 
 /// The r-th of 0..n-1 once `a` and `b` (a != b) are removed.
 std::uint32_t nth_excluding(std::uint32_t r, std::uint32_t a, std::uint32_t b) {
@@ -79,6 +81,8 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
   if (n.nics > p_.switches_per_group) fail("a node's NICs must land on different switches: nics > switches_per_group");
   p_.gpu_links = node_links_.matrix();
   if (!(p_.adaptive_bias >= 0)) fail("adaptive_bias must be >= 0");
+  if (p_.adaptive_candidates < 1 || p_.adaptive_candidates > DragonflyParams::kMaxAdaptiveCandidates)
+    fail("adaptive_candidates must be 1 to " + std::to_string(DragonflyParams::kMaxAdaptiveCandidates));
   if (p_.adaptive_parts < 1 || p_.adaptive_parts > DragonflyParams::kMaxAdaptiveParts)
     fail("adaptive_parts must be 1 to " + std::to_string(DragonflyParams::kMaxAdaptiveParts));
   if (p_.ports_per_switch != 0 && max_ports_used_per_switch() > p_.ports_per_switch) {
@@ -284,19 +288,37 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   if (p_.routing == RoutingPolicy::Valiant) {
     (void)valiant_path(s, t, hash, path);
   } else if (p_.routing == RoutingPolicy::Adaptive) {
-    SwitchPath detour;
-    if (valiant_path(s, t, hash, detour)) {
-      // Loads count parts of flows when flows are routed in parts (route_parts()): in flows, busiest / P.
-      const double parts = route_parts();
-      const auto cost = [load, parts](const SwitchPath& c) {
-        double busiest = 0;
-        if (load != nullptr) {
-          for (std::uint32_t i = 0; i < c.hops; ++i) busiest = std::max(busiest, load->load(c.links[i]));
+    // Loads count parts of flows when flows are routed in parts (route_parts()): in flows, busiest / P.
+    const double parts = route_parts();
+    const auto cost = [load, parts](const SwitchPath& c) {
+      double busiest = 0;
+      if (load != nullptr) {
+        for (std::uint32_t i = 0; i < c.hops; ++i) busiest = std::max(busiest, load->load(c.links[i]));
+      }
+      return (1 + busiest / parts) * c.hops;
+    };
+    // The least costly of adaptive_candidates minimal and as many non-minimal candidates, each from its
+    // own hash; candidate 0 is the path Minimal / Valiant routing would take. Ties keep the earlier one.
+    double minimal_cost = cost(path);
+    SwitchPath detour, candidate;
+    double detour_cost = std::numeric_limits<double>::infinity();
+    for (std::uint32_t c = 0; c < p_.adaptive_candidates; ++c) {
+      const std::uint64_t h = c == 0 ? hash : mix(hash + kCandidateStride * c);
+      if (c > 0) {
+        candidate = minimal_path(s, t, h);
+        if (const double k = cost(candidate); k < minimal_cost) {
+          minimal_cost = k;
+          path = candidate;
         }
-        return (1 + busiest / parts) * c.hops;
-      };
-      if (cost(path) > cost(detour) + p_.adaptive_bias) path = detour;
+      }
+      if (valiant_path(s, t, h, candidate)) {
+        if (const double k = cost(candidate); k < detour_cost) {
+          detour_cost = k;
+          detour = candidate;
+        }
+      }
     }
+    if (minimal_cost > detour_cost + p_.adaptive_bias) path = detour;
   }
 
   out.push_back(nic_link(src_node, src_nic, true));

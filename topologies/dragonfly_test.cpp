@@ -202,6 +202,38 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
   }
 }
 
+TEST_CASE("dragonfly adaptive: several candidates find the idle path that one candidate misses", "[unit]") {
+  DragonflyParams p = tiny(RoutingPolicy::Adaptive);
+  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
+  p.groups = 6;
+  p.switches_per_group = 4;
+  p.endpoints_per_switch = 3;
+  p.global_links_per_group_pair = 3;
+  DragonflyParams one = p, min_params = p, val_params = p;
+  one.adaptive_candidates = 1;
+  min_params.routing = RoutingPolicy::Minimal;
+  val_params.routing = RoutingPolicy::Valiant;
+  const Dragonfly several(p), single(one);
+  const GpuId src = 0, dst = several.gpu_count() - 1;  // group 0 -> group 5
+  const std::vector<LinkId> min_route = route(Dragonfly(min_params), src, dst);
+  const std::vector<LinkId> val_route = route(Dragonfly(val_params), src, dst);
+  REQUIRE(min_route != val_route);
+  // Every switch-to-switch link of the minimal path and of the first Valiant candidate carries 3
+  // flows (entries 1 .. size-2: the first and last are NIC links).
+  FakeLoad load;
+  for (const auto* r : {&min_route, &val_route})
+    for (std::size_t i = 1; i + 1 < r->size(); ++i) load.flows[(*r)[i]] = 3;
+  // One candidate of each kind: both busy, (1 + 3) * minimal hops <= (1 + 3) * Valiant hops + 1.
+  CHECK(route(single, src, dst, 0, &load) == min_route);
+  // Four of each: an idle one exists and wins.
+  const std::vector<LinkId> chosen = route(several, src, dst, 0, &load);
+  CHECK(chosen != min_route);
+  CHECK(chosen != val_route);
+  for (std::size_t i = 1; i + 1 < chosen.size(); ++i) CHECK(load.load(chosen[i]) == 0);
+  // On an idle network every candidate costs its hops: the first minimal path, as with one candidate.
+  CHECK(route(several, src, dst) == min_route);
+}
+
 TEST_CASE("dragonfly: every group pair has its global links, minimal routes stay within 3 hops", "[unit]") {
   DragonflyParams p = tiny(RoutingPolicy::Minimal);
   p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};

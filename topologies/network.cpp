@@ -127,6 +127,8 @@ std::unique_ptr<Topology> dragonfly(const NodeSpec& node, const JsonView& v, con
   p.global_latency_s = latency(v, "global_latency_s");
   p.routing = routing(v, {"minimal", "valiant", "adaptive"});
   p.adaptive_bias = v.number_or("adaptive_bias", 1.0, 0, 1e6, /*min_exclusive=*/false);
+  p.adaptive_candidates = static_cast<std::uint32_t>(
+      v.integer_or("adaptive_candidates", p.adaptive_candidates, 1, DragonflyParams::kMaxAdaptiveCandidates));
   p.adaptive_parts =
       static_cast<std::uint32_t>(v.integer_or("adaptive_parts", 1, 1, DragonflyParams::kMaxAdaptiveParts));
 
@@ -249,15 +251,31 @@ std::unique_ptr<Topology> build_network(const NodeSpec& node, const JsonView& v,
   if (kind == "fat_tree") return fat_tree(node, v, options);
   const bool two_d = kind == "dragonfly2d";
   if (two_d) {
-    v.check_keys({"topology", "switch_latency_s", "routing", "adaptive_bias", "adaptive_parts", "sources", "groups",
-                  "rows", "columns", "endpoints_per_switch", "global_links_per_group_pair", "nodes_per_group",
-                  "ports_per_switch", "row_bandwidth_Bps", "row_latency_s", "column_bandwidth_Bps", "column_latency_s",
-                  "global_bandwidth_Bps", "global_latency_s"});
-  } else {
-    v.check_keys({"topology", "switch_latency_s", "routing", "adaptive_bias", "adaptive_parts", "sources", "groups",
-                  "switches_per_group", "endpoints_per_switch", "global_links_per_group_pair", "nodes_per_group",
-                  "ports_per_switch", "local_bandwidth_Bps", "local_latency_s", "global_bandwidth_Bps",
+    v.check_keys({"topology",
+                  "switch_latency_s",
+                  "routing",
+                  "adaptive_bias",
+                  "adaptive_candidates",
+                  "adaptive_parts",
+                  "sources",
+                  "groups",
+                  "rows",
+                  "columns",
+                  "endpoints_per_switch",
+                  "global_links_per_group_pair",
+                  "nodes_per_group",
+                  "ports_per_switch",
+                  "row_bandwidth_Bps",
+                  "row_latency_s",
+                  "column_bandwidth_Bps",
+                  "column_latency_s",
+                  "global_bandwidth_Bps",
                   "global_latency_s"});
+  } else {
+    v.check_keys({"topology", "switch_latency_s", "routing", "adaptive_bias", "adaptive_candidates", "adaptive_parts",
+                  "sources", "groups", "switches_per_group", "endpoints_per_switch", "global_links_per_group_pair",
+                  "nodes_per_group", "ports_per_switch", "local_bandwidth_Bps", "local_latency_s",
+                  "global_bandwidth_Bps", "global_latency_s"});
   }
   return dragonfly(node, v, options, two_d);
 }

@@ -23,13 +23,15 @@
 //                        local_bandwidth_Bps, local_latency_s, global_bandwidth_Bps, global_latency_s
 //                        routing             "minimal" | "valiant" | "adaptive"
 //                        adaptive_bias       optional, default 1 (flow-hops towards minimal, dragonfly.hpp)
+//                        adaptive_candidates optional, 1-16, default 4: minimal and non-minimal paths
+//                                            adaptive routing compares per flow (dragonfly.hpp)
 //                        adaptive_parts      optional, 1-16, default 1: adaptive routing decides per part of
 //                                            a flow (dragonfly.hpp)
 //
 //  dragonfly2d (Cray Cascade/Aries: a group is a rows x columns grid of switches, all-to-all along each
 //  row and each column)
 //                        groups, rows, columns, endpoints_per_switch, global_links_per_group_pair
-//                        nodes_per_group, routing, adaptive_bias, adaptive_parts   as for dragonfly
+//                        nodes_per_group, routing, adaptive_bias, adaptive_candidates, adaptive_parts: as for dragonfly
 //                        ports_per_switch    optional, default 48 (Aries: 48 tiles; not in our reference
 //                                            notes, unconfirmed); endpoints + (columns - 1) + (rows - 1)
 //                                            + global ports must fit

@@ -215,6 +215,8 @@ TEST_CASE("network: every bad field is an InputError naming it", "[unit]") {
   expect(frontier_with("switches_per_group", "2"), "network.switches_per_group", "4 NICs");
   expect(frontier_with("routing", "\"shortest\""), "network.routing", "minimal, valiant, adaptive");
   expect(frontier_with("adaptive_bias", "-1"), "network.adaptive_bias", "number");
+  expect(frontier_with("adaptive_candidates", "0"), "network.adaptive_candidates", "[1, 16]");
+  expect(frontier_with("adaptive_candidates", "17"), "network.adaptive_candidates", "[1, 16]");
   expect(frontier_with("adaptive_parts", "0"), "network.adaptive_parts", "[1, 16]");
   expect(frontier_with("adaptive_parts", "17"), "network.adaptive_parts", "[1, 16]");
   expect(frontier_with("adaptive_parts", "2.5"), "network.adaptive_parts", "integer");
