@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace exasim {
@@ -102,10 +103,22 @@ std::int64_t JsonView::integer(std::string_view key, std::int64_t min, std::int6
   range += max == std::numeric_limits<std::int64_t>::max() ? std::string("inf") : std::to_string(max);
   range += "]";
   if (!integral) fail(key, "must be an integer in " + range + " (got " + shown(value) + ")");
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    fail(key, "must be an integer in " + range + " (got " + shown(value) + ")");  // beyond int64: no wrap to < 0
   std::int64_t v =
       value.is_number_integer() ? value.get<std::int64_t>() : static_cast<std::int64_t>(value.get<double>());
   if (v < min || v > max) fail(key, "must be an integer in " + range + " (got " + std::to_string(v) + ")");
   return v;
+}
+
+std::uint64_t JsonView::unsigned_integer_or(std::string_view key, std::uint64_t fallback) const {
+  if (!has(key)) return fallback;
+  const auto& value = at(key);
+  if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+  const double d = value.is_number() ? value.get<double>() : -1;
+  if (!value.is_number_float() || !(d >= 0 && d < 9e15 && std::floor(d) == d))
+    fail(key, "must be an integer in [0, 18446744073709551615] (got " + shown(value) + ")");
+  return static_cast<std::uint64_t>(d);
 }
 
 std::int64_t JsonView::integer_or(std::string_view key, std::int64_t fallback, std::int64_t min,
@@ -140,18 +153,38 @@ bool valid_utf8(const std::string& text) {
 }
 
 /// nlohmann's parser is iterative, but dumping (error messages, outputs) recurses once per level: the
-/// limit keeps a deeply nested value from exhausting the stack anywhere later. Throws nlohmann's
-/// exceptions for malformed text, an InputError for nesting.
+/// limit keeps a deeply nested value from exhausting the stack anywhere later. A key given twice in one
+/// object is refused: the parser would silently keep the last value, and a scenario edited by hand
+/// (a "layers" added below an old one) would simulate something other than what its author reads.
+/// Throws nlohmann's exceptions for malformed text, an InputError for nesting or a repeated key.
 nlohmann::json parse_limited(const std::string& text, const std::string& source, const std::string& field) {
-  const auto depth_limit = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth) {
+  struct Level {
+    std::set<std::string> keys;
+    std::string last;  ///< the key whose value is being read, for the path in messages
+  };
+  std::vector<Level> objects;
+  const auto path_to = [&objects, &field](const std::string& key) {
+    std::string path = field;
+    for (std::size_t i = 0; i + 1 < objects.size(); ++i) path += (path.empty() ? "" : ".") + objects[i].last;
+    return path + (path.empty() ? "" : ".") + key;
+  };
+  const auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth) {
       throw InputError(source, field,
                        "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels of objects and arrays");
     }
+    if (event == Event::object_start) objects.emplace_back();
+    if (event == Event::object_end && !objects.empty()) objects.pop_back();
+    if (event == Event::key && !objects.empty()) {
+      const std::string key = parsed.get<std::string>();
+      if (!objects.back().keys.insert(key).second)
+        throw InputError(source, path_to(key), "given twice in one object (JSON keys must be unique)");
+      objects.back().last = key;
+    }
     return true;
   };
-  return nlohmann::json::parse(text, depth_limit, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  return nlohmann::json::parse(text, check, /*allow_exceptions=*/true, /*ignore_comments=*/true);
 }
 }  // namespace
 

@@ -41,6 +41,8 @@ class JsonView {
                                      std::int64_t max = std::numeric_limits<std::int64_t>::max()) const;
   [[nodiscard]] std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min = 1,
                                         std::int64_t max = std::numeric_limits<std::int64_t>::max()) const;
+  /// A whole number in [0, 2^64 - 1] (seeds: every 64-bit value is a valid one).
+  [[nodiscard]] std::uint64_t unsigned_integer_or(std::string_view key, std::uint64_t fallback) const;
   /// A finite number in [min, max]; `min_exclusive` makes the lower bound strict (for "> 0").
   [[nodiscard]] double number(std::string_view key, double min, double max, bool min_exclusive = true) const;
   [[nodiscard]] double number_or(std::string_view key, double fallback, double min, double max,

@@ -40,3 +40,29 @@ TEST_CASE("read_json_file stops at 64 MiB and names a directory", "[unit]") {
   CHECK_THROWS_WITH(exasim::read_json_file("/dev/zero"), Catch::Contains("/dev/zero: larger than 64 MiB"));
   CHECK_THROWS_WITH(exasim::read_json_file("/"), Catch::Contains("/: is a directory, not a JSON file"));
 }
+
+TEST_CASE("a key given twice in one object is refused, with its path", "[unit]") {
+  CHECK(error_of([] { (void)exasim::parse_json_text(R"({"gpus": 8, "name": "a", "gpus": 16})", "s.json", ""); }) ==
+        "s.json: gpus: given twice in one object (JSON keys must be unique)");
+  CHECK(error_of([] {
+          (void)exasim::parse_json_text(R"({"machine": {"network": {"routing": "minimal", "routing": "adaptive"}}})",
+                                        "s.json", "");
+        }) == "s.json: machine.network.routing: given twice in one object (JSON keys must be unique)");
+  // The same key in two objects, or in sibling objects of an array, is fine.
+  CHECK_NOTHROW(exasim::parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})", "s.json", ""));
+  CHECK(error_of([] { (void)exasim::parse_assignment(R"(model={"layers": 2, "layers": 3})"); }) ==
+        "--set: model.layers: given twice in one object (JSON keys must be unique)");
+}
+
+TEST_CASE("seeds take every 64-bit value, and integers beyond int64 are refused, not wrapped", "[unit]") {
+  auto doc = nlohmann::json::parse(
+      R"({"seed": 18446744073709551615, "small": 7.0, "neg": -1, "layers": 18446744073709551615})");
+  JsonView root(doc, "s.json", "");
+  CHECK(root.unsigned_integer_or("seed", 1) == 18446744073709551615ull);
+  CHECK(root.unsigned_integer_or("small", 1) == 7);
+  CHECK(root.unsigned_integer_or("absent", 5) == 5);
+  CHECK(error_of([&] { (void)root.unsigned_integer_or("neg", 1); }) ==
+        "s.json: neg: must be an integer in [0, 18446744073709551615] (got -1)");
+  CHECK(error_of([&] { (void)root.integer("layers", 1, 10000); }) ==
+        "s.json: layers: must be an integer in [1, 10000] (got 18446744073709551615)");
+}

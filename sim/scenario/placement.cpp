@@ -111,7 +111,7 @@ PlacementSpec load_placement(const JsonView& parent, std::uint64_t default_seed)
     auto v = parent.object("placement");
     v.check_keys({"policy", "seed", "file"});
     policy = v.choice("policy", choices);
-    spec.seed = static_cast<std::uint64_t>(v.integer_or("seed", static_cast<std::int64_t>(default_seed), 0));
+    spec.seed = v.unsigned_integer_or("seed", default_seed);
     if (policy == "file") {
       // Beside the scenario first, then the current directory.
       const auto candidates = input_file_candidates(v.string("file"), parent.source());

@@ -78,7 +78,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   // 2^20 GPUs, 2 layers, one switch: ~10 s and 1.3 GB on 2 cores (docs/reliability.md); 2^22 took 56 s
   // and 5.2 GB for the same model, and more layers multiply the time.
   s.gpus = static_cast<std::uint32_t>(root.integer("gpus", 1, kMaxGpus));
-  s.seed = static_cast<std::uint64_t>(root.integer_or("seed", 1, 0));
+  s.seed = root.unsigned_integer_or("seed", 1);
   s.placement = load_placement(root, s.seed);
 
   auto training = root.object("training");
