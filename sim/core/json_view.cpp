@@ -115,6 +115,8 @@ std::uint64_t JsonView::unsigned_integer_or(std::string_view key, std::uint64_t 
   if (!has(key)) return fallback;
   const auto& value = at(key);
   if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+  if (value.is_number_integer() && value.get<std::int64_t>() >= 0)  // a document built in code: signed
+    return static_cast<std::uint64_t>(value.get<std::int64_t>());
   const double d = value.is_number() ? value.get<double>() : -1;
   if (!value.is_number_float() || !(d >= 0 && d < 9e15 && std::floor(d) == d))
     fail(key, "must be an integer in [0, 18446744073709551615] (got " + shown(value) + ")");

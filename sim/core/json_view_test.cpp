@@ -61,6 +61,8 @@ TEST_CASE("seeds take every 64-bit value, and integers beyond int64 are refused,
   CHECK(root.unsigned_integer_or("seed", 1) == 18446744073709551615ull);
   CHECK(root.unsigned_integer_or("small", 1) == 7);
   CHECK(root.unsigned_integer_or("absent", 5) == 5);
+  nlohmann::json built = {{"seed", 3}};  // signed, as code builds it
+  CHECK(JsonView(built, "built", "").unsigned_integer_or("seed", 1) == 3);
   CHECK(error_of([&] { (void)root.unsigned_integer_or("neg", 1); }) ==
         "s.json: neg: must be an integer in [0, 18446744073709551615] (got -1)");
   CHECK(error_of([&] { (void)root.integer("layers", 1, 10000); }) ==
