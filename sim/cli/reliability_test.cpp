@@ -60,7 +60,7 @@ TEST_CASE("JSON nested past the depth limit is refused before it can exhaust the
 }
 
 TEST_CASE("numbers past a double and text that is not UTF-8 exit 2 naming the field", "[unit]") {
-  const auto huge = write_temp("huge_gpus.json", good_with("seed", "1e999"));
+  const auto huge = write_temp("huge_gpus.json", good_with("description", "1e999"));
   expect_exit_2({"simulate", huge}, {huge, "unreadable JSON", "number overflow"});
   const auto ok = write_temp("ok2.json", kGood);
   expect_exit_2({"simulate", ok, "--set", "gpus=1e999"}, {"--set: gpus: unreadable value", "1e999"});
