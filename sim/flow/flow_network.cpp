@@ -12,6 +12,8 @@ namespace exasim::flow {
 FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, NodeLayout layout)
     : local_(solver == Solver::Reference ? std::nullopt : node_flows(links, layout)),
       links_(links.size()),
+      loads_(links.size()),
+      held_(links.size()),
       scratch_(links.size()),
       solver_(solver),
       bottlenecked_(links.size(), 0) {
@@ -100,7 +102,10 @@ void FlowNetwork::EntryList::pop_back(SpillPool& pool) {
 }
 
 void FlowNetwork::hold(const topo::LinkId* links, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) ++links_[links[i]].held;
+  for (std::size_t i = 0; i < count; ++i) {
+    ++held_[links[i]];
+    ++loads_[links[i]];
+  }
 }
 
 std::uint8_t FlowNetwork::size_class_of(std::size_t hops) {
@@ -215,7 +220,10 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   for (std::size_t i = 0; i < route.size(); ++i) {
     const topo::LinkId l = route[i];
     LinkState& link = links_[l];
-    if (link.held > 0) --link.held;
+    if (held_[l] > 0)
+      --held_[l];  // the held entry becomes a flow entry: the load stays
+    else
+      ++loads_[l];
     ++link.flows;
     if (load != 0 && !entries[i].lone) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
     // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
@@ -286,6 +294,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   const std::int64_t load = solver_ == Solver::Local ? quantum_of(p.new_rate) : 0;
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     --links_[route[i].link].flows;
+    --loads_[route[i].link];
     if (load != 0 && !route[i].lone) scratch_[route[i].link].load -= load;
     if (path_stays) dirty_links_.push_back(route[i].link);
   }
