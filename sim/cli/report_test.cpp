@@ -1,0 +1,97 @@
+// `exasim report` end to end: the folders simulate, sweep and tune write, read back into pages.
+#include "sim/cli/test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+namespace fs = std::filesystem;
+using exasim::cli::testing::exasim_run;
+using exasim::cli::testing::kGood;
+
+fs::path fresh_dir(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / ("exasim_report_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("report of a simulate folder shows its summary, timeline and links", "[integration]") {
+  const auto dir = fresh_dir("simulate");
+  std::ofstream(dir / "s.json") << kGood;
+  const auto sim = exasim_run({"simulate", (dir / "s.json").string(), "--out", (dir / "out").string(), "--trace-ranks",
+                               "0-3", "--links", "3", "-q"});
+  REQUIRE(sim.code == 0);
+  const auto r = exasim_run({"report", (dir / "out").string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("exasim report: s (a simulate folder)"));
+  CHECK_THAT(r.out, Catch::Contains("charts: memory-bar breakdown-bar kernel-chart timeline hottest-links\n"));
+  const auto html = read(dir / "out" / "report.html");
+  // The iteration time of summary.json, printed as the text summary prints it (%.4f).
+  const auto summary = nlohmann::json::parse(read(dir / "out" / "summary.json"));
+  char want[64];
+  std::snprintf(want, sizeof want, "id=\"iteration-time\">%.4f s<", summary.at("iteration_time_s").get<double>());
+  CHECK_THAT(html, Catch::Contains(want));
+  // Four traced ranks, each with its label; the x all-reduce waits drawn in x's colour.
+  for (int rank = 0; rank < 4; ++rank) CHECK_THAT(html, Catch::Contains(">rank " + std::to_string(rank) + "</text>"));
+  CHECK_THAT(html, !Catch::Contains(">rank 4</text>"));
+  CHECK_THAT(html, Catch::Contains("| wait on x |"));
+  // Every link row of links.csv was read: the hottest listed with its class.
+  CHECK_THAT(html, Catch::Contains("[gpu-gpu]"));
+  // Same folder, same page, byte for byte; --out elsewhere.
+  REQUIRE(exasim_run({"report", (dir / "out").string(), "--out", (dir / "again.html").string()}).code == 0);
+  CHECK(read(dir / "again.html") == html);
+}
+
+TEST_CASE("report of sweep and tune folders", "[integration]") {
+  const auto dir = fresh_dir("sweep");
+  std::ofstream(dir / "s.json") << kGood;
+  const auto sweep = exasim_run({"sweep", (dir / "s.json").string(), "--vary", "gpus=16,32", "--vary",
+                                 "parallel.gdata=2,4", "--zip", "--out", (dir / "sweep").string()});
+  REQUIRE(sweep.code == 0);
+  CHECK(fs::exists(dir / "sweep" / "sweep.csv"));
+  const auto r = exasim_run({"report", (dir / "sweep").string()});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("(a sweep folder)\n  charts: sweep-time sweep-tflops sweep-efficiency\n"));
+  const auto rows = nlohmann::json::parse(read(dir / "sweep" / "sweep.json")).at("rows");
+  char want[64];
+  std::snprintf(want, sizeof want, "<td>%.4f</td>", rows.at(1).at("iteration_time_s").get<double>());
+  CHECK_THAT(read(dir / "sweep" / "report.html"), Catch::Contains(want));
+
+  const auto tune = exasim_run({"tune", (dir / "s.json").string(), "--top", "2", "--out", (dir / "tune").string()});
+  REQUIRE(tune.code == 0);
+  const auto t = exasim_run({"report", (dir / "tune").string()});
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Catch::Contains("(a tune folder)\n  charts: tune-ranking\n"));
+}
+
+TEST_CASE("report of a folder that is none exits 2 and writes nothing", "[unit]") {
+  const auto dir = fresh_dir("bad");
+  const auto r = exasim_run({"report", dir.string()});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("exasim: error: " + dir.string() + ": not an exasim output folder"));
+  CHECK(!fs::exists(dir / "report.html"));
+  const auto missing = exasim_run({"report", (dir / "nope").string()});
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("nope: no such folder"));
+  CHECK(!fs::exists(dir / "nope"));
+  std::ofstream(dir / "summary.json") << R"({"scenario": "x", "iteration_time_s": "slow"})";
+  const auto bad = exasim_run({"report", dir.string()});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("summary.json: iteration_time_s:"));
+}
