@@ -39,7 +39,7 @@ TEST_CASE("report of a simulate folder shows its summary, timeline and links", "
   const auto r = exasim_run({"report", (dir / "out").string()});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("exasim report: s (a simulate folder)"));
+  CHECK_THAT(r.out, Catch::Contains("exasim report: scenario (a simulate folder)"));
   CHECK_THAT(r.out, Catch::Contains("charts: memory-bar breakdown-bar kernel-chart timeline hottest-links\n"));
   const auto html = read(dir / "out" / "report.html");
   // The iteration time of summary.json, printed as the text summary prints it (%.4f).
@@ -51,8 +51,9 @@ TEST_CASE("report of a simulate folder shows its summary, timeline and links", "
   for (int rank = 0; rank < 4; ++rank) CHECK_THAT(html, Catch::Contains(">rank " + std::to_string(rank) + "</text>"));
   CHECK_THAT(html, !Catch::Contains(">rank 4</text>"));
   CHECK_THAT(html, Catch::Contains("| wait on x |"));
-  // Every link row of links.csv was read: the hottest listed with its class.
-  CHECK_THAT(html, Catch::Contains("[gpu-gpu]"));
+  // links.csv was read: the hottest link listed with its ends and class (its first row: every NIC carries
+  // the same bytes in this all-symmetric grid, and nic 0's uplink is link 12 after 12 GPU-GPU links).
+  CHECK_THAT(html, Catch::Contains(">nic 0 -&gt; switch 0 (link 12) [nic-up]</text>"));
   // Same folder, same page, byte for byte; --out elsewhere.
   REQUIRE(exasim_run({"report", (dir / "out").string(), "--out", (dir / "again.html").string()}).code == 0);
   CHECK(read(dir / "again.html") == html);
@@ -90,8 +91,13 @@ TEST_CASE("report of a folder that is none exits 2 and writes nothing", "[unit]"
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Catch::Contains("nope: no such folder"));
   CHECK(!fs::exists(dir / "nope"));
-  std::ofstream(dir / "summary.json") << R"({"scenario": "x", "iteration_time_s": "slow"})";
-  const auto bad = exasim_run({"report", dir.string()});
+  // A real summary.json with one field spoilt: the error names the file and the field.
+  std::ofstream(dir / "s.json") << kGood;
+  REQUIRE(exasim_run({"simulate", (dir / "s.json").string(), "--out", (dir / "run").string(), "-q"}).code == 0);
+  auto summary = nlohmann::json::parse(read(dir / "run" / "summary.json"));
+  summary["iteration_time_s"] = "slow";
+  std::ofstream(dir / "run" / "summary.json") << summary.dump();
+  const auto bad = exasim_run({"report", (dir / "run").string()});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("summary.json: iteration_time_s:"));
 }

@@ -9,7 +9,7 @@
 # ctest SKIP_RETURN_CODE), never passed.
 #
 #   browser_test.sh check PAGE.html SHOT.png [--id ID]... [--text TEXT]...
-#   browser_test.sh simulate|megatron|sweep|tune EXASIM ROOT WORKDIR   make the folder, the page, check it
+#   browser_test.sh simulate|dragonfly|megatron|sweep|tune EXASIM ROOT WORKDIR   make the folder, the page, check it
 #   browser_test.sh broken EXASIM ROOT WORKDIR    pages with a deliberate error must fail the check
 set -uo pipefail
 
@@ -80,6 +80,13 @@ case $mode in
     check "$out/report.html" "$out/report.png" --id summary --id memory-bar --id breakdown-bar --id kernel-chart \
       --id timeline --id timeline-plot --id hottest-links --id link-classes \
       --text ">$(iteration_time "$out/run/summary.json")<" --text '>rank 16</text>' ;;
+  dragonfly)
+    # Frontier's dragonfly: the group x group matrix of the global links.
+    run "$exasim" simulate "$root/configs/scenarios/frontier-gpt-40b-4096.json" --out "$out/run" --trace-ranks 0-3 \
+      --links 5 -q
+    run "$exasim" report "$out/run" --out "$out/report.html"
+    check "$out/report.html" "$out/report.png" --id timeline --id hottest-links --id group-matrix \
+      --text ">$(iteration_time "$out/run/summary.json")<" ;;
   megatron)
     # Megatron TP2 x PP2, 1F1B over 4 micro-batches: the pipeline bubble shows as pp waits.
     run "$exasim" simulate "$root/validate/cases/megatron-tp2-pp2.json" --out "$out/run" -q

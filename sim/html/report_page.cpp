@@ -326,6 +326,9 @@ void links_section(Page& page, const fs::path& dir, const JsonView& s) {
                       fmt("%.0f", off + cell * static_cast<double>(n) + 10) + "px\" viewBox=\"0 0 " +
                       fmt("%.0f", off + cell * static_cast<double>(n) + 10) + " " +
                       fmt("%.0f", off + cell * static_cast<double>(n) + 10) + "\" role=\"img\">";
+    svg += "<rect x=\"" + fmt("%.0f", off) + "\" y=\"" + fmt("%.0f", off) + "\" width=\"" +
+           fmt("%.0f", cell * static_cast<double>(n)) + "\" height=\"" + fmt("%.0f", cell * static_cast<double>(n)) +
+           "\" fill=\"#eef2f6\"><title>no traffic</title></rect>";
     for (std::size_t i = 0; i < n; ++i) {
       const double p = off + cell * static_cast<double>(i) + cell / 2;
       if (n <= 40 || i % 8 == 0) {
@@ -336,16 +339,19 @@ void links_section(Page& page, const fs::path& dir, const JsonView& s) {
       }
       for (std::size_t j = 0; j < n && j < g[i].size(); ++j) {
         const double v = g[i][j].is_number() ? g[i][j].get<double>() : 0;
-        const double a = max > 0 ? v / max : 0;
+        if (v <= 0) continue;  // the background shows through: a 74-group matrix is mostly empty
+        // Square-root shading, so that the light traffic of non-minimal routes still shows.
+        const double a = max > 0 ? std::sqrt(v / max) : 0;
         svg += "<rect x=\"" + fmt("%.0f", off + cell * static_cast<double>(j)) + "\" y=\"" +
                fmt("%.0f", off + cell * static_cast<double>(i)) + "\" width=\"" + fmt("%.0f", cell - 1) +
-               "\" height=\"" + fmt("%.0f", cell - 1) + "\" fill=\"" + (v > 0 ? "#b5179e" : "#eef2f6") +
-               "\" fill-opacity=\"" + fmt("%.3f", v > 0 ? 0.08 + 0.92 * a : 1) + "\"><title>group " +
-               std::to_string(i) + " -> group " + std::to_string(j) + ": " + bytes(v) + "</title></rect>";
+               "\" height=\"" + fmt("%.0f", cell - 1) + "\" fill=\"#b5179e\" fill-opacity=\"" +
+               fmt("%.3f", 0.1 + 0.9 * a) + "\"><title>group " + std::to_string(i) + " -> group " + std::to_string(j) +
+               ": " + bytes(v) + "</title></rect>";
       }
     }
     svg += "</svg>";
-    page.body += "<h2>Global traffic, group x group (row: from, column: to; darkest " + bytes(max) + ")</h2>";
+    page.body += "<h2>Global traffic, group x group (row: from, column: to; darkest " + bytes(max) +
+                 ", shade by the square root of bytes)</h2>";
     page.chart("group-matrix", svg);
   } else {
     page.body += "<p class=\"note\">No group x group matrix: this network has one group.</p>";
