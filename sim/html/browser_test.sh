@@ -14,9 +14,10 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# CHROMIUM=PATH picks the browser (CHROMIUM=none skips, to see the skip work).
 chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$chromium" ]; then
-  echo "browser_test: SKIPPED: chromium is not installed (scripts/install-deps.sh installs Debian's chromium)"
+if [ -z "$chromium" ] || [ ! -x "$chromium" ]; then
+  echo "browser_test: SKIPPED: no chromium${CHROMIUM:+ at CHROMIUM=$CHROMIUM} (scripts/install-deps.sh installs Debian's chromium)"
   exit 77
 fi
 
