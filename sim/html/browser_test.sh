@@ -80,7 +80,15 @@ case $mode in
     run "$exasim" report "$out/run" --out "$out/report.html"
     check "$out/report.html" "$out/report.png" --id summary --id memory-bar --id breakdown-bar --id kernel-chart \
       --id timeline --id timeline-plot --id hottest-links --id link-classes \
-      --text ">$(iteration_time "$out/run/summary.json")<" --text '>rank 16</text>' ;;
+      --text ">$(iteration_time "$out/run/summary.json")<" --text '>rank 16</text>' || exit 1
+    # The timeline's script: five clicks on "zoom in" narrow the plot's viewBox to 1100/2^5 = 34.375
+    # units about its middle (x0 = 550 - 34.375/2), and hovering a block prints its tooltip line.
+    probe='for (var i = 0; i < 5; i++) document.getElementById("zoom-in").click();'
+    probe+=' document.body.setAttribute("data-zoomed", document.getElementById("timeline-plot").getAttribute("viewBox"));'
+    probe+=' document.querySelector("#timeline-plot rect.ev").dispatchEvent(new MouseEvent("mouseover", {bubbles: true}));'
+    probe+=' document.body.setAttribute("data-hover", document.getElementById("timeline-info").textContent);'
+    sed "s|</body>|<script>$probe</script></body>|" "$out/report.html" >"$out/zoomed.html"
+    check "$out/zoomed.html" "$out/zoomed.png" --text 'data-zoomed="532.8125 26 34.375 ' --text 'data-hover="rank 0 | ' ;;
   dragonfly)
     # Frontier's dragonfly: the group x group matrix of the global links.
     run "$exasim" simulate "$root/configs/scenarios/frontier-gpt-40b-4096.json" --out "$out/run" --trace-ranks 0-3 \

@@ -234,7 +234,9 @@ void timeline_section(Page& page, const fs::path& dir, const JsonView& s, const 
       "to zoom, drag to pan, double-click to reset; hover for the op.</p>";
   page.body += "<div class=\"legend\">";
   for (const auto& k : t.kinds)
-    page.body += "<span><i style=\"background:" + compute_colour(k) + "\"></i>" + escape(k) + "</span>";
+    page.body += "<span><i style=\"background:" + compute_colour(k) + "\"></i>" + escape(k) +
+                 (k == "gemm" && t.reduction_step >= 2 ? " (and merged compute kinds: hover says which)" : "") +
+                 "</span>";
   for (const auto& d : t.dims)
     page.body += "<span><i style=\"background:" + dim_colour(d) + "\"></i>" + escape(d) + " (wait / in flight)</span>";
   page.body +=
