@@ -1,13 +1,14 @@
 // `exasim report` end to end: the folders simulate, sweep and tune write, read back into pages.
 #include "sim/cli/test_support.hpp"
 
+#include "sim/core/json_view.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace {
 namespace fs = std::filesystem;
@@ -21,12 +22,7 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read(const fs::path& p) { return exasim::read_input_text(p.string(), "a test output"); }
 
 }  // namespace
 
