@@ -87,9 +87,21 @@ TEST_CASE("report of a folder that is none exits 2 and writes nothing", "[unit]"
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Catch::Contains("nope: no such folder"));
   CHECK(!fs::exists(dir / "nope"));
-  // A real summary.json with one field spoilt: the error names the file and the field.
   std::ofstream(dir / "s.json") << kGood;
   REQUIRE(exasim_run({"simulate", (dir / "s.json").string(), "--out", (dir / "run").string(), "-q"}).code == 0);
+  // --out naming a folder, or nothing: refused, no page written.
+  fs::create_directories(dir / "taken");
+  const auto taken = exasim_run({"report", (dir / "run").string(), "--out", (dir / "taken").string()});
+  CHECK(taken.code == 2);
+  CHECK_THAT(taken.err, Catch::StartsWith("exasim: error: --out: "));
+  const auto empty = exasim_run({"report", (dir / "run").string(), "--out", ""});
+  CHECK(empty.code == 2);
+  CHECK_THAT(empty.err, Catch::Contains("exasim: error: --out: must name a file, e.g. report.html"));
+  const auto few = exasim_run({"report", (dir / "run").string(), "--max-events", "5"});
+  CHECK(few.code == 2);
+  CHECK_THAT(few.err, Catch::Contains("exasim: error: --max-events: 5: must be in [100, 1000000]"));
+  CHECK(!fs::exists(dir / "run" / "report.html"));
+  // A real summary.json with one field spoilt: the error names the file and the field.
   auto summary = nlohmann::json::parse(read(dir / "run" / "summary.json"));
   summary["iteration_time_s"] = "slow";
   std::ofstream(dir / "run" / "summary.json") << summary.dump();
