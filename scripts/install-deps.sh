@@ -14,6 +14,7 @@ packages=(
   libsimgrid-dev       # reference runtime (sim/simgrid)
   openmpi-bin libopenmpi-dev  # emulation runtime (emu/)
   clang-format         # style check (ctest format:clang-format, .clang-format)
+  chromium             # exasim report pages loaded headless (ctest -L browser; skipped without it)
 )
 
 missing=()

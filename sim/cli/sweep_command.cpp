@@ -8,10 +8,13 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
+#include "sim/core/output_files.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <ostream>
+#include <sstream>
 #include <variant>
 
 namespace exasim::cli {
@@ -165,7 +168,7 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
 
 Command add_sweep_command(CLI::App& app) {
   struct Options {
-    std::string scenario_path;
+    std::string scenario_path, out_dir;
     std::vector<std::string> vary, overrides;
     bool zip = false, tune = false, json = false, csv = false;
     TuneFlags tune_flags;
@@ -183,9 +186,16 @@ Command add_sweep_command(CLI::App& app) {
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--csv", o->csv, "Print CSV rows");
+  cmd->add_option("--out", o->out_dir,
+                  "Also write sweep.json and sweep.csv into this directory (exasim report reads it)");
   cmd->add_option("--set", o->overrides, "Override a scenario field for every point: path=value (repeatable)")
       ->allow_extra_args(false);
-  return {cmd, [o](std::ostream& out, std::ostream& err) {
+  return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
+            // Checked before the points run: a bad --out must not cost a long sweep first.
+            std::unique_ptr<OutputFiles> files;
+            if (cmd->count("--out") > 0)
+              files = std::make_unique<OutputFiles>("--out", o->out_dir,
+                                                    std::vector<std::string>{"sweep.json", "sweep.csv"});
             std::vector<Vary> vary;
             for (const auto& text : o->vary) vary.push_back(parse_vary(text, vary));
             if (o->tune) check_tune_flags(o->tune_flags);
@@ -247,11 +257,18 @@ Command add_sweep_command(CLI::App& app) {
               scaling = false;
             }
 
+            nlohmann::json j = {{"scenario", scenarios.front().name}, {"zip", o->zip}, {"tuned", o->tune}};
+            for (const auto& v : vary) j["vary"].push_back(v.key);
+            j["rows"] = nlohmann::json::array();
+            for (const auto& r : rows) j["rows"].push_back(row_json(r));
+            if (files) {
+              files->stage_text("sweep.json", j.dump(2) + "\n");
+              std::ostringstream csv;
+              print_csv(csv, vary, rows, scaling);
+              files->stage_text("sweep.csv", csv.str());
+              files->commit();
+            }
             if (o->json) {
-              nlohmann::json j = {{"scenario", scenarios.front().name}, {"zip", o->zip}, {"tuned", o->tune}};
-              for (const auto& v : vary) j["vary"].push_back(v.key);
-              j["rows"] = nlohmann::json::array();
-              for (const auto& r : rows) j["rows"].push_back(row_json(r));
               out << j.dump() << "\n";
             } else if (o->csv) {
               print_csv(out, vary, rows, scaling);

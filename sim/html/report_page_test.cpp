@@ -1,0 +1,92 @@
+#include "sim/html/report_page.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+namespace {
+namespace fs = std::filesystem;
+using exasim::html::FolderKind;
+
+fs::path fresh_dir(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / ("exasim_report_page_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A sweep over gpus as `exasim sweep --out` writes it (sim/cli/sweep_command.cpp), one point failed.
+constexpr const char* kSweep = R"({"rows":[
+ {"iteration_time_s":4.0,"memory_per_gpu_bytes":3e10,"mfu_percent":30,"model_tflops_per_gpu":100,
+  "parallel":{"gdata":8,"scheme":"axonn4d"},"percent_of_peak":40,"point":{"gpus":64},"tflops_per_gpu":125,
+  "total_pflops":8,"scaling_efficiency_percent":100},
+ {"iteration_time_s":2.5,"memory_per_gpu_bytes":2e10,"mfu_percent":24,"model_tflops_per_gpu":80,
+  "parallel":{"gdata":16,"scheme":"axonn4d"},"percent_of_peak":32,"point":{"gpus":128},"tflops_per_gpu":100,
+  "total_pflops":12.8,"scaling_efficiency_percent":80},
+ {"error":"does not fit <memory>","parallel":{"gdata":32,"scheme":"axonn4d"},"point":{"gpus":256}}],
+ "scenario":"toy","tuned":false,"vary":["gpus"],"zip":false})";
+
+}  // namespace
+
+TEST_CASE("report: a folder is told by its files, anything else is an input error", "[unit]") {
+  const auto dir = fresh_dir("detect");
+  CHECK_THROWS_WITH(exasim::html::detect_folder(dir),
+                    Catch::Contains("not an exasim output folder: expected summary.json (exasim simulate --out), "
+                                    "sweep.json (exasim sweep --out) or tune.csv (exasim tune --out)"));
+  CHECK_THROWS_AS(exasim::html::detect_folder(dir / "missing"), exasim::InputError);
+  write(dir / "tune.csv", "gx\n");
+  CHECK(exasim::html::detect_folder(dir) == FolderKind::tune);
+  write(dir / "sweep.json", "{}");
+  CHECK(exasim::html::detect_folder(dir) == FolderKind::sweep);
+  write(dir / "summary.json", "{}");
+  CHECK(exasim::html::detect_folder(dir) == FolderKind::simulate);
+  // summary.json without its fields: the error names the file and the field.
+  CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("summary.json: scenario"));
+}
+
+TEST_CASE("report: a sweep page has its curves, its rows and the failed point", "[unit]") {
+  const auto dir = fresh_dir("sweep");
+  write(dir / "sweep.json", kSweep);
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.kind == FolderKind::sweep);
+  CHECK(page.title == "toy");
+  CHECK(page.charts == std::vector<std::string>{"sweep-time", "sweep-tflops", "sweep-efficiency"});
+  // The table prints the figures of sweep.json: 2.5 s at 128 GPUs, its 80% efficiency.
+  CHECK_THAT(page.html, Catch::Contains("<td>128</td><td>gdata=16</td><td>2.5000</td><td>100.0</td>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>80.0</td>"));
+  // The failed point's error is escaped, and it has no dot on the curves (two points drawn per series).
+  CHECK_THAT(page.html, Catch::Contains("not simulated: does not fit &lt;memory&gt;"));
+  CHECK_THAT(page.html, Catch::Contains("iteration time at 128: 2.5</title>"));
+  CHECK_THAT(page.html, !Catch::Contains("iteration time at 256"));
+  // Self-contained: nothing loaded from elsewhere (the SVG namespace URI is a name, not a fetch).
+  for (const char* fetch : {" src=", " href=", "@import", "url(", "fetch(", "XMLHttpRequest"})
+    CHECK_THAT(page.html, !Catch::Contains(fetch));
+  // Deterministic.
+  CHECK(exasim::html::render_report(dir).html == page.html);
+}
+
+TEST_CASE("report: a tune page ranks the simulated grids by simulated time", "[unit]") {
+  const auto dir = fresh_dir("tune");
+  write(dir / "tune.csv",
+        "gx,gy,gz,gdata,analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n"
+        "1,2,4,8,1.0,3e10,1.3,40,120\n"
+        "2,2,2,8,1.1,3e10,1.2,44,130\n"
+        "4,2,1,8,1.5,3e10,,,\n");
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.charts == std::vector<std::string>{"tune-ranking"});
+  // The analytic second is the simulated first.
+  CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"best-grid\">gx=2 gy=2 gz=2 gdata=8</div>"));
+  CHECK_THAT(page.html, Catch::Contains("1. gx=2 gy=2 gz=2 gdata=8"));
+  CHECK_THAT(page.html, Catch::Contains("2. gx=1 gy=2 gz=4 gdata=8"));
+  write(dir / "tune.csv",
+        "gx,gy,gz,gdata,analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n"
+        "1,2,4,8,fast,3e10,,,\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir),
+                    Catch::Contains("tune.csv: row 1 analytic_iteration_s: 'fast' is not a finite number"));
+  write(dir / "tune.csv", "a,b\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("tune.csv: line 1: expected the header gx,gy"));
+}
