@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs README.md's worked examples and compares what exasim prints with the expected output kept in
-# examples/NAME/example.txt, so that neither the README nor the code can drift from the other.
+# Runs the worked examples of README.md and of docs/tour.md and compares what exasim prints with the
+# expected output kept in examples/NAME/example.txt (or examples/NAME/SUB/example.txt), so that neither
+# the pages nor the code can drift from the other.
 #
 #   examples/check.sh [--exasim PATH] [NAME...]   run the examples (all by default) and check them
 #   examples/check.sh --update [NAME...]          rewrite the expected outputs from what exasim prints
 #   examples/check.sh --readme                    check README.md against examples/ only (runs nothing)
+#   examples/check.sh --tour                      check docs/tour.md against examples/ only (runs nothing)
 #   examples/check.sh --slow [...]                also run the examples marked slow (skipped by default)
 #
 # Per example: the command runs in a scratch directory that links the repository's top-level entries
@@ -12,37 +14,42 @@
 # binary under test), so the command is exactly the README's. Its stdout (and stderr, for an example
 # that expects a non-zero exit) must equal the expected output line for line: numbers within a relative
 # tolerance (EXAMPLES_RTOL, default 1e-6), the rest as text (trailing blanks ignored).
-# Against README.md: every `build/exasim ...` command of an indented README block must be an example's
-# command (and every example's command in README.md); where the README quotes the output
-# (`$ build/exasim ...` followed by lines), each quoted line must match a line of the expected output,
-# in order, consecutive quoted lines consecutive, a `...` line standing for omitted lines; the quote
-# starts at the output's first line unless it opens with `...`, and may stop before its last.
+# Against its page (README.md unless the example says `# doc: docs/tour.md`): every `build/exasim ...`
+# command of the page's code blocks (README.md: indented blocks; docs/tour.md: ``` fenced blocks, where
+# every `$ ` line must be an exasim command) must be an example's command (and every example's command
+# on its page); where the page quotes the output (`$ build/exasim ...` followed by lines), each quoted
+# line must match a line of the expected output, in order, consecutive quoted lines consecutive, a `...`
+# line standing for omitted lines; the quote starts at the output's first line unless it opens with
+# `...`, and may stop before its last.
 #
 # example.txt: `# ` header lines (free text, and the directives `# exit: N`, `# creates: FILE...`,
-# `# skip: WHY` (never run), `# slow: WHY` (run with --slow only)), then `$ COMMAND` (continued over
-# lines ending in `\`), then the expected output.
+# `# skip: WHY` (never run), `# slow: WHY` (run with --slow only), `# doc: PAGE` (the page that shows
+# it, default README.md)), then `$ COMMAND` (continued over lines ending in `\`), then the expected
+# output.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 exasim="$root/build/exasim"
-update=0 readme_only=0 slow=${EXAMPLES_SLOW:-0}
+update=0 readme_only=0 only_doc="" slow=${EXAMPLES_SLOW:-0}
 names=()
 while [ $# -gt 0 ]; do
   case $1 in
     --update) update=1 ;;
-    --readme) readme_only=1 ;;
+    --readme) readme_only=1 only_doc=README.md ;;
+    --tour) readme_only=1 only_doc=docs/tour.md ;;
     --slow) slow=1 ;;
     --exasim) exasim=$2; shift ;;
     --exasim=*) exasim=${1#--exasim=} ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check.sh: unknown option $1" >&2; exit 2 ;;
     *) names+=("$1") ;;
   esac
   shift
 done
 rtol=${EXAMPLES_RTOL:-1e-6}
-readme="$root/README.md"
+# The pages whose commands are examples: README.md (indented blocks) and the tour (fenced blocks).
+docs=(README.md docs/tour.md)
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/exasim-examples.XXXXXX") || exit 2
 trap 'rm -rf "$scratch"' EXIT
@@ -87,36 +94,44 @@ function normalize(c) {
   return c
 }'
 
-# README.md -> one record per command of an indented code block (fenced blocks skipped):
+# A page -> one record per command of a code block: indented blocks (fenced ones skipped), or, with
+# -v fenced=1, ``` fenced blocks only:
 #   C <tab> line <tab> quoted(0/1) <tab> normalized command
-#   Q <tab> line <tab> quoted output line (4-space indent removed)
-awk_readme="$awk_normalize"'
+#   Q <tab> line <tab> quoted output line (README.md: 4-space indent removed)
+#   X <tab> line <tab> a `$ ` line of a fenced block that is not an exasim command (the page's fault)
+awk_doc="$awk_normalize"'
 function flush_blanks() { while (blanks > 0) { if (quoting) print "Q\t" (NR - blanks) "\t"; blanks-- } }
 function end_block() { block = 0; quoting = 0; cont = 0; blanks = 0 }
-/^[ \t]*```/ { fence = !fence; end_block(); next }
-fence { next }
-/^[ \t]*$/ { if (block) blanks++; prev_blank = 1; next }
-/^    / {
-  if (!block && !prev_blank) next
-  block = 1; prev_blank = 0; line = substr($0, 5)
+function content(line) {
   if (cont) {
     cmd = cmd "\n" line
     if (line !~ /\\$/) { cont = 0; print "C\t" cmdline "\t" quoting "\t" normalize(cmd) }
-    next
+    return
   }
   if (line ~ /^(\$ )?build\/exasim( |$)/) {
     blanks = 0; quoting = (line ~ /^\$ /); cmd = line; cmdline = NR
     if (line ~ /\\$/) cont = 1; else print "C\t" cmdline "\t" quoting "\t" normalize(cmd)
-    next
+    return
   }
+  if (fenced && line ~ /^\$ /) { print "X\t" NR "\t" line; return }
   flush_blanks()
   if (quoting) print "Q\t" NR "\t" line
+}
+/^[ \t]*```/ { fence = !fence; end_block(); next }
+fenced && fence && /^[ \t]*$/ { blanks++; next }
+fenced && fence { content($0); next }
+fenced || fence { next }
+/^[ \t]*$/ { if (block) blanks++; prev_blank = 1; next }
+/^    / {
+  if (!block && !prev_blank) next
+  block = 1; prev_blank = 0
+  content(substr($0, 5))
   next
 }
 { end_block(); prev_blank = 0 }'
 
 # example.txt -> header directives, normalized command, expected output (files under $2's prefix).
-parse_example() {  # FILE OUTPREFIX: writes OUTPREFIX.{cmd,raw,expected,exit,creates,skip}
+parse_example() {  # FILE OUTPREFIX: writes OUTPREFIX.{cmd,raw,expected,exit,creates,skip,slow,doc}
   : >"$2.expected"
   awk -v out="$2" "$awk_normalize"'
     BEGIN { state = "header"; code = 0; creates = ""; skip = "" }
@@ -124,6 +139,7 @@ parse_example() {  # FILE OUTPREFIX: writes OUTPREFIX.{cmd,raw,expected,exit,cre
     state == "header" && /^# creates: / { sub(/^# creates: /, ""); creates = $0; next }
     state == "header" && /^# skip: / { sub(/^# skip: /, ""); skip = $0; next }
     state == "header" && /^# slow: / { sub(/^# slow: /, ""); slow = $0; next }
+    state == "header" && /^# doc: / { sub(/^# doc: /, ""); doc = $0; next }
     state == "header" && /^#/ { next }
     state == "header" && /^\$ / { cmd = $0; state = ($0 ~ /\\$/) ? "cont" : "output"; next }
     state == "header" { print "example.txt: line " NR ": expected a # header or the $ command" > "/dev/stderr"; bad = 1; exit }
@@ -135,28 +151,32 @@ parse_example() {  # FILE OUTPREFIX: writes OUTPREFIX.{cmd,raw,expected,exit,cre
       print normalize(cmd) > (out ".cmd")
       raw = cmd; sub(/^\$ /, "", raw); print raw > (out ".raw")
       print code > (out ".exit"); print creates > (out ".creates"); print skip > (out ".skip")
-      print slow > (out ".slow")
+      print slow > (out ".slow"); print (doc == "" ? "README.md" : doc) > (out ".doc")
     }' "$1"
 }
 
-# --- README.md's commands ---------------------------------------------------------------------------
+# --- the pages' commands ----------------------------------------------------------------------------
 
-awk "$awk_readme" "$readme" >"$scratch/readme.tsv" || { echo "check.sh: cannot read $readme" >&2; exit 2; }
+doc_tsv() { local d=$1; echo "$scratch/doc.${d//\//_}.tsv"; }  # PAGE -> its records
+for d in "${docs[@]}"; do
+  fenced=1; [ "$d" = README.md ] && fenced=0
+  awk -v fenced=$fenced "$awk_doc" "$root/$d" >"$(doc_tsv "$d")" || { echo "check.sh: cannot read $root/$d" >&2; exit 2; }
+done
 
-# The README records of one normalized command: its quoted lines (line<TAB>text) into FILE; prints
-# the README line of the command, or nothing when README.md lacks it.
-readme_quote() {  # CMD FILE
+# The page records of one normalized command: its quoted lines (line<TAB>text) into FILE; prints
+# the page line of the command, or nothing when the page lacks it.
+readme_quote() {  # CMD FILE PAGE
   : >"$2"
   awk -F '\t' -v want="$1" -v out="$2" '
     $1 == "C" { on = ($4 == want && !found); if (on) { found = $2; quoted = $3 } next }
     $1 == "Q" && on { sub(/^Q\t/, ""); print >> out }
-    END { if (found) print found "\t" quoted }' "$scratch/readme.tsv"
+    END { if (found) print found "\t" quoted }' "$(doc_tsv "$3")"
 }
 
 # Checks the quoted lines (QUOTE, line<TAB>text) against the expected output; prints the mismatch.
-check_quote() {  # NAME QUOTE EXPECTED
-  awk -F '\t' -v RTOL="$rtol" -v name="$1" -v exp_file="$3" "$awk_compare"'
-    function fail(msg) { print "examples: " name ": README.md does not match examples/" name "/example.txt"; print msg; bad = 1; exit 1 }
+check_quote() {  # NAME QUOTE EXPECTED PAGE
+  awk -F '\t' -v RTOL="$rtol" -v name="$1" -v exp_file="$3" -v doc="$4" "$awk_compare"'
+    function fail(msg) { print "examples: " name ": " doc " does not match examples/" name "/example.txt"; print msg; bad = 1; exit 1 }
     BEGIN { while ((getline l < exp_file) > 0) e[++n] = l }
     { ln = $1; sub(/^[^\t]*\t/, ""); m++; q[m] = $0; qline[m] = ln }
     END {
@@ -181,7 +201,7 @@ check_quote() {  # NAME QUOTE EXPECTED
         if (!at) {
           if (best < 0) { best = 0 }
           i = first[k] + best
-          msg = sprintf("  README.md:%d quotes:    %s\n", qline[i], q[i])
+          msg = sprintf("  %s:%d quotes:    %s\n", doc, qline[i], q[i])
           if (bestp + best <= n) msg = msg sprintf("  expected output line %d: %s", bestp + best, e[bestp + best])
           else msg = msg "  (past the end of the expected output)"
           fail(msg)
@@ -209,8 +229,11 @@ check_output() {  # NAME EXPECTED ACTUAL
 
 # --- the examples -----------------------------------------------------------------------------------
 
-all=()
-for d in "$here"/*/; do [ -f "$d/example.txt" ] && all+=("$(basename "$d")"); done
+all=()  # NAME, or NAME/SUB for a folder of examples (examples/22-tour/01-data-parallel)
+for f in "$here"/*/example.txt "$here"/*/*/example.txt; do
+  [ -f "$f" ] || continue
+  d=${f%/example.txt}; all+=("${d#"$here"/}")
+done
 if [ ${#names[@]} -eq 0 ]; then names=("${all[@]}"); whole=1; else whole=0; fi
 
 if [ "$readme_only" -eq 0 ] && [ ! -x "$exasim" ]; then
@@ -224,15 +247,18 @@ declare -A example_cmds=()
 for name in "${names[@]}"; do
   file="$here/$name/example.txt"
   if [ ! -f "$file" ]; then echo "examples: $name: no examples/$name/example.txt"; failed=1; continue; fi
-  p="$scratch/$name"
+  p="$scratch/${name//\//_}"
   parse_example "$file" "$p" || { echo "examples: $name: cannot parse examples/$name/example.txt"; failed=1; continue; }
-  cmd=$(cat "$p.cmd"); example_cmds[$cmd]=$name
+  doc=$(cat "$p.doc")
+  if [ -n "$only_doc" ] && [ "$doc" != "$only_doc" ]; then continue; fi
+  case " ${docs[*]} " in *" $doc "*) ;; *) echo "examples: $name: # doc: $doc is none of ${docs[*]}"; failed=1; continue ;; esac
+  cmd=$(cat "$p.cmd"); example_cmds["$doc"$'\t'"$cmd"]=$name
   skip=$(cat "$p.skip")
   [ -n "$(cat "$p.slow")" ] && [ "$slow" != 1 ] && skip="slow: $(cat "$p.slow"); run with --slow"
 
   if [ "$readme_only" -eq 0 ] && [ -z "$skip" ]; then
     # A scratch directory in which the README's command runs as written.
-    run="$scratch/$name.run"
+    run="$p.run"
     mkdir -p "$run/build"
     for entry in "$root"/*; do
       case $(basename "$entry") in build|out) ;; *) ln -s "$entry" "$run/" ;; esac
@@ -274,34 +300,39 @@ for name in "${names[@]}"; do
     echo "examples: $name: not run ($skip)"
   fi
 
-  # The README quotes this example's command and, where it shows the output, the expected lines.
-  where=$(readme_quote "$cmd" "$p.quote")
+  # The page quotes this example's command and, where it shows the output, the expected lines.
+  where=$(readme_quote "$cmd" "$p.quote" "$doc")
   if [ -z "$where" ]; then
-    echo "examples: $name: README.md has no indented block with the command: $cmd"
+    echo "examples: $name: $doc has no code block with the command: $cmd"
     failed=1
   elif [ "${where#*$'\t'}" = 1 ]; then
     if [ -n "$(cat "$p.skip")" ]; then
-      echo "examples: $name: README.md quotes the output of a command the examples do not run"
+      echo "examples: $name: $doc quotes the output of a command the examples do not run"
       failed=1
     else
-      check_quote "$name" "$p.quote" "$p.expected" || failed=1
+      check_quote "$name" "$p.quote" "$p.expected" "$doc" || failed=1
     fi
   fi
 done
 
-# Every command of README.md's indented blocks is an example.
+# Every command of the pages' code blocks is an example of that page.
 if [ "$whole" -eq 1 ]; then
-  while IFS=$'\t' read -r kind line _ cmd; do
-    [ "$kind" = C ] || continue
-    if [ -z "${example_cmds[$cmd]+x}" ]; then
-      echo "examples: README.md:$line: the command is in no examples/*/example.txt: $cmd"
-      failed=1
-    fi
-  done <"$scratch/readme.tsv"
+  for d in "${docs[@]}"; do
+    if [ -n "$only_doc" ] && [ "$d" != "$only_doc" ]; then continue; fi
+    while IFS=$'\t' read -r kind line text cmd; do
+      if [ "$kind" = X ]; then
+        echo "examples: $d:$line: a command block line that is not a build/exasim command (only those are run and checked): $text"
+        failed=1
+      elif [ "$kind" = C ] && [ -z "${example_cmds["$d"$'\t'"$cmd"]+x}" ]; then
+        echo "examples: $d:$line: the command is in no examples/*/example.txt with # doc: $d: $cmd"
+        failed=1
+      fi
+    done <"$(doc_tsv "$d")"
+  done
 fi
 
 if [ "$failed" -ne 0 ]; then
-  echo "examples: FAILED (regenerate the expected outputs with examples/check.sh --update; README.md is edited by hand)"
+  echo "examples: FAILED (regenerate the expected outputs with examples/check.sh --update; README.md and docs/tour.md are edited by hand)"
   exit 1
 fi
 exit 0
