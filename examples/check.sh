@@ -229,7 +229,7 @@ check_output() {  # NAME EXPECTED ACTUAL
 
 # --- the examples -----------------------------------------------------------------------------------
 
-all=()  # NAME, or NAME/SUB for a folder of examples (examples/22-tour/01-data-parallel)
+all=()  # NAME, or NAME/SUB for a folder of examples (examples/23-tour/01-data-parallel)
 for f in "$here"/*/example.txt "$here"/*/*/example.txt; do
   [ -f "$f" ] || continue
   d=${f%/example.txt}; all+=("${d#"$here"/}")

@@ -10,7 +10,7 @@ t=$(mktemp -d "${TMPDIR:-/tmp}/exasim-check-test.XXXXXX") || exit 2
 trap 'rm -rf "$t"' EXIT
 failures=0
 
-mkdir -p "$t/examples/01-readme" "$t/examples/22-tour/01-tour" "$t/docs" "$t/build"
+mkdir -p "$t/examples/01-readme" "$t/examples/23-tour/01-tour" "$t/docs" "$t/build"
 cp "$here/check.sh" "$t/examples/"
 # The stand-in exasim prints its arguments and one number (FAKE_VALUE, to make its output drift).
 cat >"$t/build/exasim" <<'EOF'
@@ -23,7 +23,7 @@ chmod +x "$t/build/exasim"
 printf '%s\n' '# a README example' '$ build/exasim simulate a.json' 'fake simulate a.json' \
   '  value   1.2345 s' '  other   7' >"$t/examples/01-readme/example.txt"
 printf '%s\n' '# a tour example' '# doc: docs/tour.md' '$ build/exasim simulate b.json --set x=1' \
-  'fake simulate b.json --set x=1' '  value   1.2345 s' '  other   7' >"$t/examples/22-tour/01-tour/example.txt"
+  'fake simulate b.json --set x=1' '  value   1.2345 s' '  other   7' >"$t/examples/23-tour/01-tour/example.txt"
 printf '%s\n' '# README' '' '    $ build/exasim simulate a.json' '    fake simulate a.json' '    ...' '' >"$t/README.md"
 write_tour() {  # the tour page, with the value it quotes ($1) and extra lines ($2)
   printf '%s\n' '# tour' '' '```console' '$ build/exasim simulate b.json --set x=1' '...' "  value   $1 s" \
@@ -45,7 +45,7 @@ expect() {  # WHAT WANT_RC PATTERN -- COMMAND...: the command exits WANT_RC and 
 }
 
 write_tour 1.2345
-expect "pages and examples agree" 0 "22-tour/01-tour: ok" -- bash "$t/examples/check.sh"
+expect "pages and examples agree" 0 "23-tour/01-tour: ok" -- bash "$t/examples/check.sh"
 expect "--tour alone" 0 "" -- bash "$t/examples/check.sh" --tour
 
 write_tour 1.2346
@@ -64,8 +64,8 @@ expect "a tour command that is not exasim" 1 "docs/tour.md:11: a command block l
 
 write_tour 1.2345
 expect "exasim's output drifts from a tour example" 1 \
-  "examples: 22-tour/01-tour: exasim's output differs from examples/22-tour/01-tour/example.txt" \
-  -- env FAKE_VALUE=1.3 bash "$t/examples/check.sh" 22-tour/01-tour
+  "examples: 23-tour/01-tour: exasim's output differs from examples/23-tour/01-tour/example.txt" \
+  -- env FAKE_VALUE=1.3 bash "$t/examples/check.sh" 23-tour/01-tour
 
 [ "$failures" -eq 0 ] && echo "check.sh: all cases pass" || echo "check.sh: $failures case(s) failed"
 [ "$failures" -eq 0 ]
