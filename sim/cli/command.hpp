@@ -30,6 +30,7 @@ struct Command {
 [[nodiscard]] Command add_compare_command(CLI::App& app);
 [[nodiscard]] Command add_tune_command(CLI::App& app);
 [[nodiscard]] Command add_sweep_command(CLI::App& app);
+[[nodiscard]] Command add_place_command(CLI::App& app);
 [[nodiscard]] Command add_batch_worker_command(CLI::App& app);
 
 }  // namespace exasim::cli
