@@ -96,7 +96,8 @@ std::vector<NodeOrder> node_orders(const topo::Topology& topology, const Allocat
     for (std::size_t g = 0; g < count; ++g) held += groups[g].size();
     if (held < needed) continue;
     for (std::uint32_t block = 1;; block *= 2) {
-      add("round-robin " + std::to_string(count) + " groups x " + std::to_string(block) + " nodes",
+      add("round-robin " + std::to_string(count) + (count == 1 ? " group x " : " groups x ") + std::to_string(block) +
+              (block == 1 ? " node" : " nodes"),
           round_robin(groups, count, block, needed), false);
       if (std::uint64_t{block} * count >= needed) break;
     }
