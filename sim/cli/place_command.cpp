@@ -81,7 +81,8 @@ struct PlaceOutcome {
   place::SearchResult search;
   std::vector<Placed> simulated;  ///< fastest first
   std::vector<std::pair<std::string, std::string>> failed;
-  report::Summary planned;  ///< the fastest, simulated again with its links metered
+  std::size_t candidates_picked = 0;  ///< simulated besides the baselines
+  report::Summary planned;            ///< the fastest, simulated again with its links metered
   [[nodiscard]] const Placed& best() const { return simulated.front(); }
   [[nodiscard]] const Placed* baseline(const std::string& name) const {
     for (const auto& p : simulated)
@@ -140,6 +141,7 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
                       {}});
     ++candidates;
   }
+  t.candidates_picked = static_cast<std::size_t>(candidates);
 
   ScratchDir scratch;
   std::vector<nlohmann::json> docs;
@@ -203,6 +205,8 @@ nlohmann::ordered_json place_json(const PlaceOutcome& t) {
                                 {"allocation", {{"source", t.allocation.source}, {"nodes", t.allocation.nodes.size()}}},
                                 {"node_orders", t.search.orders.size()},
                                 {"node_orders_scored", t.search.orders_scored},
+                                {"local_gpu_orders", t.search.locals.size()},
+                                {"dim_orders", t.search.dim_orders},
                                 {"budget_reached", t.search.budget_reached()},
                                 {"candidates_scored", t.search.ranked.size()},
                                 {"baselines", baselines},
@@ -222,20 +226,18 @@ void print_place(std::ostream& out, const PlaceOutcome& t) {
       << "\n";
   out << "  allocation: " << t.allocation.nodes.size() << " nodes (" << t.allocation.source << "), the job needs "
       << t.nodes_needed << "\n";
-  out << "  scored " << t.search.ranked.size() << " placements (" << t.search.orders_scored << " node orders x grid "
-      << "dimension orders) analytically";
+  out << "  scored " << t.search.ranked.size() << " placements (" << t.search.orders_scored << " node orders x "
+      << t.search.locals.size() << " GPU orders in a node x " << t.search.dim_orders
+      << " grid dimension orders) analytically";
   if (t.search.budget_reached())
     out << "; the budget stopped the search after " << t.search.orders_scored << " of " << t.search.orders.size()
         << " node orders";
-  out << "\n  simulated the baselines and the best "
-      << (t.simulated.size() + t.failed.size()) -
-             static_cast<std::size_t>(
-                 std::count_if(t.simulated.begin(), t.simulated.end(), [](const Placed& p) { return p.baseline; }))
-      << " by score, ranked by simulated time:\n";
+  out << "\n  simulated the baselines and the best " << t.candidates_picked
+      << " candidates by score, ranked by simulated time:\n";
   char line[320];
   const Placed* reference = t.reference();
   std::snprintf(line, sizeof line, "  %4s  %-72s %11s %12s %8s\n", "rank",
-                "placement (node order / dims innermost first)", "analytic_s", "simulated_s",
+                "placement (node order / dims, innermost first / GPUs in a node)", "analytic_s", "simulated_s",
                 reference ? ("vs " + reference->label).c_str() : "");
   out << line;
   for (std::size_t i = 0; i < t.simulated.size(); ++i) {

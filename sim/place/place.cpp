@@ -222,6 +222,7 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
     } while (std::next_permutation(order.begin(), order.end()));
   }
 
+  result.dim_orders = dim_orders.size();
   std::vector<std::uint32_t> sizes;
   for (const auto& d : dims) sizes.push_back(d.size);
   result.locals = local_orders(topology, sizes);

@@ -110,6 +110,7 @@ struct SearchResult {
   schedule::ProcessGrid grid{{}};  ///< the scenario's grid (dimension indices of Candidate::dims)
   std::vector<NodeOrder> orders;   ///< every order generated
   std::vector<LocalOrder> locals;  ///< local GPU orders, the identity first
+  std::size_t dim_orders = 0;      ///< distinct grid dimension orders per (node order, local order)
   std::size_t orders_scored = 0;   ///< the first orders_scored of them were scored
   std::vector<Candidate> ranked;   ///< every candidate scored, best score first, then order, local, dims
   std::uint64_t rings_routed = 0;  ///< distinct (order, stride, size) rings routed
