@@ -42,13 +42,16 @@ struct Placed {
   PointResult result;
 };
 
-/// The temporary directory the batch reads placement files from; removed at the end.
+/// The directory the batch reads placement files from; removed at the end. Under the current directory
+/// with --ranks (MPI ranks on other hosts read it, as batch.cpp's work directory), else the temp directory.
 class ScratchDir {
  public:
-  ScratchDir() {
-    path_ = fs::temp_directory_path() / ("exasim-place-" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
+  explicit ScratchDir(bool shared) {
+    path_ = (shared ? fs::current_path() : fs::temp_directory_path()) / (".exasim-place-" + std::to_string(::getpid()));
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    fs::create_directories(path_, ec);
+    if (ec) throw InputError(path_.string(), "", "cannot create the placement files' directory: " + ec.message());
   }
   ~ScratchDir() {
     std::error_code ec;
@@ -143,7 +146,7 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
   }
   t.candidates_picked = static_cast<std::size_t>(candidates);
 
-  ScratchDir scratch;
+  ScratchDir scratch(batch.ranks > 0);
   std::vector<nlohmann::json> docs;
   for (std::size_t i = 0; i < picked.size(); ++i) {
     const auto file = scratch.path() / ("placement-" + std::to_string(i) + ".txt");

@@ -162,3 +162,13 @@ TEST_CASE("place: a bad node list names the file, the line and what is allowed",
     CHECK_THAT(e.what(), Catch::Contains("/nonexistent/nodes.txt: --nodes: cannot open the node list"));
   }
 }
+
+TEST_CASE("place: a budget that runs out still scores the baselines, and says so", "[unit]") {
+  Fixture f;
+  const auto r = place::search(f.job, *f.topology, place::whole_machine(*f.topology), {1e-9});
+  // packed, spread, random 1-3 are scored whatever the budget; the first other order is not started.
+  CHECK(r.orders_scored == 5);
+  CHECK(r.budget_reached());
+  CHECK(r.ranked.size() == 5 * r.locals.size() * r.dim_orders);
+  for (const auto& c : r.ranked) CHECK(r.orders[c.order].baseline);
+}
