@@ -1,7 +1,6 @@
 #include "sim/place/place.hpp"
 
 #include "sim/core/error.hpp"
-#include "sim/core/hash.hpp"
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/tune/analytic.hpp"
 
@@ -47,16 +46,7 @@ std::uint64_t ring_key(std::uint32_t stride, std::uint32_t size) { return (std::
 }  // namespace
 
 std::vector<std::uint32_t> random_order(const Allocation& allocation, std::uint32_t needed, std::uint64_t seed) {
-  // The random policy's partial Fisher-Yates (sim/scenario/placement.cpp): on the whole machine the
-  // same seed gives the same nodes.
-  auto nodes = allocation.nodes;
-  SplitMix64 random(seed);
-  for (std::uint32_t i = 0; i < needed; ++i) {
-    const std::uint64_t left = nodes.size() - i;
-    std::swap(nodes[i], nodes[i + random.next() % left]);
-  }
-  nodes.resize(needed);
-  return nodes;
+  return scenario::draw_nodes(allocation.nodes, needed, seed);  // on the whole machine: the random policy's
 }
 
 std::vector<std::uint32_t> spread_order(const topo::Topology& topology, const Allocation& allocation,

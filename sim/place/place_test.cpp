@@ -3,6 +3,8 @@
 #include "sim/core/error.hpp"
 #include "sim/scenario/machine.hpp"
 
+#include "topologies/test_support.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,21 +16,13 @@ using namespace exasim;
 
 namespace {
 
-// 4 groups x 4 switches x 2 endpoints, 2 GPUs and 1 NIC per node: 8 nodes per group (2 per switch),
-// 32 nodes; one global link per group pair; minimal routing. GPU link 100 GB/s, NIC, local and global
-// links 25 GB/s.
-const char* kMachine = R"({"name": "tiny-dragonfly", "gpu": "a100-40gb",
-  "node": {"gpus": 2, "gpu_gpu_bandwidth_Bps": 100e9, "gpu_gpu_latency_s": 1e-6, "nics": 1,
-           "nic_bandwidth_Bps": 25e9, "nic_latency_s": 1e-6},
-  "network": {"topology": "dragonfly", "groups": 4, "switches_per_group": 4, "endpoints_per_switch": 2,
-              "global_links_per_group_pair": 1, "local_bandwidth_Bps": 25e9, "local_latency_s": 1e-8,
-              "global_bandwidth_Bps": 25e9, "global_latency_s": 1e-7, "routing": "minimal"}})";
+using topo::testing::kTinyDragonflyMachine;  // topologies/test_support.hpp
 
 /// 16 GPUs (8 nodes), gx = 2 (inside a node when innermost), gdata = 8.
 scenario::Scenario tiny_job() {
   auto doc = nlohmann::json::parse(R"({"model": "gpt-5b", "gpus": 16, "training": {"global_batch": 16},
     "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 1, "gz": 1, "gdata": 8}})");
-  doc["machine"] = nlohmann::json::parse(kMachine);
+  doc["machine"] = nlohmann::json::parse(kTinyDragonflyMachine);
   doc["model"] = {{"layers", 2}, {"hidden", 1024}, {"heads", 16}, {"seq_len", 512}, {"vocab", 1024}};
   return scenario::parse_scenario(doc, "tiny.json");
 }
@@ -62,6 +56,12 @@ TEST_CASE("place: node orders start with the baselines and follow the groups", "
   CHECK(orders[1].label == "spread");  // one node per group in turn: 8 nodes per group
   CHECK(orders[1].nodes == std::vector<std::uint32_t>{0, 8, 16, 24, 1, 9, 17, 25});
   CHECK(orders[2].label == "random 1");
+  // On the whole machine, the random policy's own draw (sim/scenario/placement.hpp).
+  scenario::PlacementSpec random;
+  random.policy = scenario::PlacementPolicy::Random;
+  random.seed = 1;
+  const auto policy = scenario::place_ranks(random, *f.topology, 16);
+  for (std::uint32_t k = 0; k < 8; ++k) CHECK(orders[2].nodes[k] == policy[2 * k] / 2);
   for (const auto& o : orders) {
     CHECK(o.nodes.size() == 8);
     CHECK(std::set<std::uint32_t>(o.nodes.begin(), o.nodes.end()).size() == 8);
