@@ -215,7 +215,9 @@ nlohmann::ordered_json place_json(const PlaceOutcome& t) {
                                 {"baselines", baselines},
                                 {"planned", t.best().label},
                                 {"planned_iteration_s", t.best().result.iteration_time_s},
-                                {"improvement_vs_packed_pct", improvement_pct(t, t.baseline("packed"))}};
+                                {"improvement_vs_packed_pct",  // null in an allocation: no packed baseline
+                                 t.baseline("packed") ? nlohmann::ordered_json(improvement_pct(t, t.baseline("packed")))
+                                                      : nlohmann::ordered_json(nullptr)}};
   if (t.allocation.from_file) out["improvement_vs_scheduler_pct"] = improvement_pct(t, t.baseline("scheduler"));
   out["ranked"] = ranked;
   out["hot_links"] = links.contains("links") ? links["links"]["hottest"] : nlohmann::ordered_json::array();
