@@ -3,6 +3,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 #include "sim/gpu/device_loader.hpp"
+#include "sim/place/place.hpp"
 #include "sim/scenario/machine.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedule/model.hpp"
@@ -76,6 +77,15 @@ void fuzz_calibration_csv(std::string_view data) {
 
 void fuzz_trace_csv(std::string_view data) { (void)trace::read_csv(write_temp_file(data, ".trace.csv")); }
 
+/// An allocation (`exasim place --nodes`) on the small scenario's machine, built once.
+void fuzz_node_list(std::string_view data) {
+  static const auto topology = [] {
+    const auto s = scenario::parse_scenario(nlohmann::json::parse(kBaseScenario), kSource);
+    return scenario::build_topology(s.machine, s.gpus, s.seed);
+  }();
+  (void)place::read_allocation(write_temp_file(data, ".nodes.txt"), *topology, 1);
+}
+
 struct Target {
   std::string name;
   void (*run)(std::string_view);
@@ -89,6 +99,7 @@ const std::vector<Target>& targets() {
       {"set", fuzz_set},
       {"calibration_csv", fuzz_calibration_csv},
       {"trace_csv", fuzz_trace_csv},
+      {"node_list", fuzz_node_list},
   };
   return all;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds exasim's libFuzzer targets (fuzz/; clang with ASan + UBSan, in build-fuzz/, apart from the normal
 # build and CI) and runs each for SECONDS, one after another: scripts/fuzz.sh [SECONDS] [TARGET...]
-# (default 60 s each, every target: scenario machine model set calibration_csv trace_csv).
+# (default 60 s each, every target: scenario machine model set calibration_csv trace_csv node_list).
 # Each run starts from the seed corpus fuzz/corpus/TARGET/ and grows build-fuzz/corpus/TARGET/; a crash,
 # sanitizer report, leak, timeout (10 s) or out-of-memory (2 GiB) input is saved under
 # build-fuzz/findings/TARGET/ and the script exits 1 at the end. Fix it, then copy the input into
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(scenario machine model set calibration_csv trace_csv)
+[ ${#targets[@]} -eq 0 ] && targets=(scenario machine model set calibration_csv trace_csv node_list)
 
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \

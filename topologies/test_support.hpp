@@ -14,6 +14,16 @@
 
 namespace exasim::topo::testing {
 
+/// A machine (JSON) for placement tests: 4 groups x 4 switches x 2 endpoints, 2 GPUs and 1 NIC per node:
+/// 8 nodes per group (2 per switch), 32 nodes; one global link per group pair; minimal routing. GPU links
+/// 100 GB/s; NIC, local and global links 25 GB/s.
+inline constexpr const char* kTinyDragonflyMachine = R"({"name": "tiny-dragonfly", "gpu": "a100-40gb",
+  "node": {"gpus": 2, "gpu_gpu_bandwidth_Bps": 100e9, "gpu_gpu_latency_s": 1e-6, "nics": 1,
+           "nic_bandwidth_Bps": 25e9, "nic_latency_s": 1e-6},
+  "network": {"topology": "dragonfly", "groups": 4, "switches_per_group": 4, "endpoints_per_switch": 2,
+              "global_links_per_group_pair": 1, "local_bandwidth_Bps": 25e9, "local_latency_s": 1e-8,
+              "global_bandwidth_Bps": 25e9, "global_latency_s": 1e-7, "routing": "minimal"}})";
+
 /// Link loads set by hand, for adaptive-routing tests.
 struct FakeLoad final : LinkLoadView {
   std::map<LinkId, double> flows;

@@ -36,17 +36,9 @@ std::vector<std::uint32_t> spread_nodes(const topo::Topology& t, std::uint32_t n
 }
 
 std::vector<std::uint32_t> random_nodes(const topo::Topology& t, std::uint32_t needed, std::uint64_t seed) {
-  // Partial Fisher-Yates with our own generator (sim/core/hash.hpp): the same seed must give the same
-  // placement everywhere.
   std::vector<std::uint32_t> nodes(t.node_count());
   for (std::uint32_t n = 0; n < nodes.size(); ++n) nodes[n] = n;
-  SplitMix64 random(seed);
-  for (std::uint32_t i = 0; i < needed; ++i) {
-    const std::uint64_t left = nodes.size() - i;
-    std::swap(nodes[i], nodes[i + random.next() % left]);
-  }
-  nodes.resize(needed);
-  return nodes;
+  return draw_nodes(std::move(nodes), needed, seed);
 }
 
 std::vector<std::uint32_t> read_placement_file(const PlacementSpec& spec, const topo::Topology& t,
@@ -84,6 +76,18 @@ std::vector<std::uint32_t> read_placement_file(const PlacementSpec& spec, const 
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> draw_nodes(std::vector<std::uint32_t> nodes, std::uint32_t needed, std::uint64_t seed) {
+  // Partial Fisher-Yates with our own generator (sim/core/hash.hpp): the same seed must give the same
+  // placement everywhere.
+  SplitMix64 random(seed);
+  for (std::uint32_t i = 0; i < needed; ++i) {
+    const std::uint64_t left = nodes.size() - i;
+    std::swap(nodes[i], nodes[i + random.next() % left]);
+  }
+  nodes.resize(needed);
+  return nodes;
+}
 
 std::string to_string(PlacementPolicy p) {
   switch (p) {

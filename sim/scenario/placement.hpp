@@ -43,6 +43,11 @@ struct PlacementSpec {
 /// resolved against the scenario file's directory, then the current directory.
 [[nodiscard]] PlacementSpec load_placement(const JsonView& parent, std::uint64_t default_seed);
 
+/// `needed` of `nodes` drawn at random, in draw order: the random policy's partial Fisher-Yates with
+/// SplitMix64 (the same seed gives the same draw everywhere). `exasim place` draws within an allocation.
+[[nodiscard]] std::vector<std::uint32_t> draw_nodes(std::vector<std::uint32_t> nodes, std::uint32_t needed,
+                                                    std::uint64_t seed);
+
 /// GPU of every rank (empty for Packed: rank r on GPU r). InputError when the machine is too small or
 /// a placement file is malformed, repeats a GPU, or names one the machine lacks.
 [[nodiscard]] std::vector<std::uint32_t> place_ranks(const PlacementSpec& spec, const topo::Topology& topology,

@@ -4,6 +4,8 @@
 #include "sim/scenario/machine.hpp"
 #include "sim/scenario/prepared_job.hpp"
 
+#include "topologies/test_support.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -15,16 +17,10 @@ using namespace exasim::scenario;
 
 namespace {
 
-// 4 groups x 4 switches x 2 endpoints, 2 GPUs and 1 NIC per node: 8 nodes per group, 32 nodes.
-const char* kMachine = R"({"name": "tiny-dragonfly", "gpu": "a100-40gb",
-  "node": {"gpus": 2, "gpu_gpu_bandwidth_Bps": 100e9, "gpu_gpu_latency_s": 1e-6, "nics": 1,
-           "nic_bandwidth_Bps": 25e9, "nic_latency_s": 1e-6},
-  "network": {"topology": "dragonfly", "groups": 4, "switches_per_group": 4, "endpoints_per_switch": 2,
-              "global_links_per_group_pair": 1, "local_bandwidth_Bps": 25e9, "local_latency_s": 1e-8,
-              "global_bandwidth_Bps": 25e9, "global_latency_s": 1e-7, "routing": "minimal"}})";
+using topo::testing::kTinyDragonflyMachine;  // topologies/test_support.hpp
 
 struct Fixture {
-  nlohmann::json machine_doc = nlohmann::json::parse(kMachine);
+  nlohmann::json machine_doc = nlohmann::json::parse(kTinyDragonflyMachine);
   MachineSpec machine = load_machine_spec(JsonView(machine_doc, "tiny.json", ""));
   std::unique_ptr<topo::Topology> topology = build_topology(machine, 0);
 };

@@ -34,15 +34,16 @@ AnalyticModel::~AnalyticModel() = default;
 RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
   const auto key = std::make_pair(stride, size);
   auto it = rings_.find(key);
-  if (it == rings_.end()) it = rings_.emplace(key, compute_ring(stride, size)).first;
+  if (it == rings_.end())
+    it = rings_.emplace(key, route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_)).first;
   return it->second;
 }
 
-RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) const {
+RingLink route_ring(const topo::Topology& topo, const std::vector<std::uint32_t>& gpu_of_rank, std::uint32_t ranks,
+                    std::uint32_t stride, std::uint32_t size, double step_overhead_s) {
   if (size < 2) return {std::numeric_limits<double>::infinity(), 0};
-  const auto& topo = *topology_;
   const auto& links = topo.links();
-  auto gpu_of = [&](std::uint32_t rank) { return gpu_of_rank_.empty() ? rank : gpu_of_rank_[rank]; };
+  auto gpu_of = [&](std::uint32_t rank) { return gpu_of_rank.empty() ? rank : gpu_of_rank[rank]; };
   auto next_of = [&](std::uint32_t rank) {
     const std::uint32_t coord = (rank / stride) % size;
     return rank - coord * stride + ((coord + 1) % size) * stride;
@@ -57,9 +58,9 @@ RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) c
   // own, under its own key, and carries 1/parts of the bytes: the flow runs at parts x its slowest part.
   const FlowCount load(flows);
   const std::uint32_t parts = topo.route_parts();
-  for (std::uint32_t r = 0; r < ranks_; ++r) {
+  for (std::uint32_t r = 0; r < ranks; ++r) {
     for (std::uint32_t k = 0; k < parts; ++k) {
-      topo.route(gpu_of(r), gpu_of(next_of(r)), r + std::uint64_t{k} * ranks_, &load, routes);
+      topo.route(gpu_of(r), gpu_of(next_of(r)), r + std::uint64_t{k} * ranks, &load, routes);
       for (auto i = starts.back(); i < routes.size(); ++i) ++flows[routes[i]];
       starts.push_back(routes.size());
     }
@@ -71,7 +72,7 @@ RingLink AnalyticModel::compute_ring(std::uint32_t stride, std::uint32_t size) c
     const std::size_t hops = starts[f + 1] - starts[f];
     for (std::size_t h = 0; h < hops; ++h)
       out.bandwidth_Bps = std::min(out.bandwidth_Bps, parts * links[route[h]].bandwidth_Bps / flows[route[h]]);
-    out.step_latency_s = std::max(out.step_latency_s, topo.latency_s(route, hops) + step_overhead_s_);
+    out.step_latency_s = std::max(out.step_latency_s, topo.latency_s(route, hops) + step_overhead_s);
   }
   return out;
 }
@@ -127,12 +128,16 @@ class DimensionChannel {
 }  // namespace
 
 double AnalyticModel::replay_s(const schedule::Plan& plan) {
+  std::vector<RingLink> rings;
+  for (const auto& dim : plan.grid.dims()) rings.push_back(ring(dim.stride, dim.size));
+  return replay_s(plan, rings);
+}
+
+double AnalyticModel::replay_s(const schedule::Plan& plan, const std::vector<RingLink>& rings) const {
   const auto& stream = plan.streams.front();
   std::vector<double> kernel_s;
   kernel_s.reserve(plan.kernels.size());
   for (const auto& kernel : plan.kernels) kernel_s.push_back(gpu_->time_s(kernel));
-  std::vector<RingLink> rings;
-  for (const auto& dim : plan.grid.dims()) rings.push_back(ring(dim.stride, dim.size));
 
   std::vector<double> slot_done(stream.slots, 0);
   std::vector<std::uint8_t> slot_dim(stream.slots, 0);

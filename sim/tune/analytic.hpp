@@ -55,6 +55,14 @@ struct RingLink {
   double step_latency_s = 0;  ///< route latency plus the collective step overhead
 };
 
+/// The ring of every member along one dimension of `size` members `stride` ranks apart, as the header
+/// says: each rank's flow to its successor routed on `topology`, one after the other with the flows
+/// before it as the load. `gpu_of_rank` empty: rank r on GPU r. Also used by `exasim place` (sim/place),
+/// which calls it with the rank -> GPU vector of each candidate node order.
+[[nodiscard]] RingLink route_ring(const topo::Topology& topology, const std::vector<std::uint32_t>& gpu_of_rank,
+                                  std::uint32_t ranks, std::uint32_t stride, std::uint32_t size,
+                                  double step_overhead_s);
+
 class AnalyticModel {
  public:
   /// Builds the machine's topology, the placement of `base.gpus` ranks and the GPU model once.
@@ -72,10 +80,11 @@ class AnalyticModel {
 
   /// Seconds of one rank's stream of `plan` replayed as the header says.
   [[nodiscard]] double replay_s(const schedule::Plan& plan);
+  /// The same with the ring of each grid dimension given (indexed like plan.grid.dims()): how
+  /// `exasim place` scores a placement without rebuilding the model.
+  [[nodiscard]] double replay_s(const schedule::Plan& plan, const std::vector<RingLink>& rings) const;
 
  private:
-  [[nodiscard]] RingLink compute_ring(std::uint32_t stride, std::uint32_t size) const;
-
   std::unique_ptr<topo::Topology> topology_;
   std::unique_ptr<gpu::GpuModel> gpu_;
   std::vector<std::uint32_t> gpu_of_rank_;  ///< empty: rank r on GPU r (packed)
