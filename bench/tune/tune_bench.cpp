@@ -1,5 +1,5 @@
-// tune_bench [SCENARIO] [path=value...]: the analytic stage of `exasim tune` (sim/tune) on one core,
-// repeated until a second has passed; prints one JSON line with the grids considered, the grids that fit
+// tune_bench [SCENARIO] [--scheme=axonn4d|megatron|all] [path=value...]: the analytic stage of `exasim tune` (sim/tune)
+// on one core, repeated until a second has passed; prints one JSON line with the grids considered, the grids that fit
 // and the analytic estimates per second (the search's own clock, as exasim tune reports it, and the whole
 // stage's: enumeration, feasibility and memory checks included). Default: gpt-40b on 1,024 Frontier
 // GCDs, global batch 512 (issue 22).
@@ -18,13 +18,19 @@ int main(int argc, char** argv) {
   std::string path = "configs/scenarios/frontier-gpt-40b-4096.json";
   std::vector<std::string> overrides = {"gpus=1024", "training.global_batch=512",
                                         R"(parallel={"scheme": "axonn4d", "gx": 2, "gy": 4, "gz": 8, "gdata": 16})"};
+  std::string scheme = "axonn4d";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.find('=') == std::string::npos)
+    if (arg.rfind("--scheme=", 0) == 0)
+      scheme = arg.substr(9);
+    else if (arg.find('=') == std::string::npos)
       path = arg;
     else
       overrides.push_back(arg);
   }
+  const auto choice = scheme == "megatron" ? tune::SchemeChoice::Megatron
+                      : scheme == "all"    ? tune::SchemeChoice::All
+                                           : tune::SchemeChoice::Axonn4D;
   try {
     const auto base = scenario::load_scenario(path, overrides);
     tune::AnalyticModel model(base);
@@ -34,7 +40,7 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     std::chrono::duration<double> elapsed{0};
     do {
-      result = tune::search_axonn4d(base, model);
+      result = tune::search(base, model, choice);
       estimate_s += result.analytic_wall_s;
       estimates += result.fitting;
       ++rounds;
@@ -42,6 +48,7 @@ int main(int argc, char** argv) {
     } while (elapsed.count() < 1.0);
     nlohmann::json line = {{"scenario", base.name},
                            {"gpus", base.gpus},
+                           {"scheme", scheme},
                            {"configs_considered", result.considered},
                            {"configs_fitting", result.fitting},
                            {"rounds", rounds},
