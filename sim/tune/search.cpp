@@ -141,7 +141,9 @@ SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& mode
   auto& m = c.megatron;
   for (auto tp : divisors(base.gpus)) {
     for (auto pp : divisors(base.gpus / tp)) {
-      for (std::uint32_t zero = 0; zero <= 3; ++zero) {
+      // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
+      const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
+      for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
         for (auto mb : batches) {
           for (auto v : chunks) {
             for (const bool sp : {false, true}) {

@@ -49,8 +49,9 @@ struct SearchResult {
 /// Enumerates, refuses and ranks; `base` gives everything but the grid.
 [[nodiscard]] SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model);
 
-/// Enumerates, refuses and ranks every Megatron configuration (tp, pp, dp = gpus / (tp pp), zero 0-3,
-/// micro_batch, virtual_stages, sequence_parallel when tp > 1, recompute none / selective / full), in
+/// Enumerates, refuses and ranks every Megatron configuration (tp, pp, dp = gpus / (tp pp), zero 0-3
+/// (0 alone when dp = 1), micro_batch, virtual_stages, sequence_parallel when tp > 1, recompute none /
+/// selective / full), in
 /// that nesting order; `base` gives everything else (scatter_gather, grad_accumulation_fusion from its
 /// megatron config).
 [[nodiscard]] SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& model);

@@ -119,16 +119,17 @@ TEST_CASE("the Megatron search enumerates tp x pp x zero x micro-batch x virtual
   const auto s = tiny_megatron();
   tune::AnalyticModel model(s);
   const auto result = tune::search_megatron(s, model);
-  // (tp, pp) with tp*pp | 8: 10 ordered pairs, 4 with tp = 1 (no sequence parallelism there: 1 way) and 6
-  // with tp > 1 (2 ways): 16; times 4 ZeRO stages, 4 micro-batches (divisors of 8), 3 virtual stages
-  // (divisors of 4 layers), 3 recompute modes: 16 * 4 * 4 * 3 * 3 = 2304 (hand count).
-  CHECK(result.considered == 2304);
+  // (tp, pp) with tp*pp | 8: 10 ordered pairs. Sequence parallelism doubles those with tp > 1; ZeRO 0-3
+  // those with dp > 1, ZeRO 0 alone where dp = 1. dp > 1: (1,1) (1,2) (1,4) once, (2,1) (2,2) (4,1) twice:
+  // 9, times 4 stages = 36; dp = 1: (1,8) once, (2,4) (4,2) (8,1) twice: 7. Times 4 micro-batches
+  // (divisors of 8), 3 virtual stages (divisors of 4 layers), 3 recompute modes: 43 * 36 = 1548 (hand count).
+  CHECK(result.considered == 1548);
   std::uint64_t refused = 0;
   for (const auto& [reason, n] : result.refused) refused += n;
   CHECK(result.fitting + refused == result.considered);
   CHECK(result.fitting == result.ranked.size());
-  // pp = 8 does not divide 4 layers: only (tp 1, pp 8), 4 * 4 * 3 * 3 = 144 configurations, all blamed on pp.
-  CHECK(result.refused.at("parallel.pp") == 144);
+  // pp = 8 does not divide 4 layers: only (tp 1, pp 8, dp 1), 4 * 3 * 3 = 36 configurations, all blamed on pp.
+  CHECK(result.refused.at("parallel.pp") == 36);
   // Interleaving needs pp >= 2 and micro-batches a multiple of pp: refused under virtual_stages.
   CHECK(result.refused.at("parallel.virtual_stages") > 0);
   // dp * micro_batch must divide the batch of 8.
