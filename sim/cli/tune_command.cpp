@@ -168,7 +168,7 @@ Command add_tune_command(CLI::App& app) {
                   "Scheme to search: axonn4d, megatron (tp x pp x dp, ZeRO, micro-batch, virtual stages, sequence "
                   "parallelism, recompute) or all (both, ranked together)")
       ->capture_default_str();
-  cmd->add_option("--top", o->tune.top, "Simulate the best K grids of the analytic stage in full")
+  cmd->add_option("--top", o->tune.top, "Simulate the best K configurations of the analytic stage in full")
       ->capture_default_str();
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");

@@ -143,6 +143,20 @@ TEST_CASE("sweep --tune over GPUs tunes each point and reports scaling efficienc
   CHECK(j["rows"][1]["scaling_efficiency_percent"].get<double>() > 0);
 }
 
+TEST_CASE("sweep --tune --scheme megatron tunes each point's Megatron layout", "[integration]") {
+  const auto r = exasim_run(
+      {"sweep", small_scenario(), "--vary", "gpus=8,16", "--tune", "--scheme", "megatron", "--top", "2", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 2);
+  for (const auto& row : j["rows"]) {
+    CHECK(row["parallel"]["scheme"] == "megatron");
+    CHECK(row["parallel"]["tp"].get<int>() * row["parallel"]["pp"].get<int>() * row["parallel"]["dp"].get<int>() ==
+          row["point"]["gpus"].get<int>());
+  }
+}
+
 TEST_CASE("tune --scheme megatron counts every layout, ranks close to the simulation, writes a runnable best.json",
           "[integration]") {
   // Every Megatron layout that fits is simulated (--top above the count): the exhaustive search.

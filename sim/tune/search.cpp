@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 namespace exasim::tune {
@@ -49,6 +50,24 @@ void apply(scenario::Scenario& s, const Candidate& c) {
     s.axonn = c.axonn;
 }
 
+/// Fastest estimate first; ties in configuration order (config_less), so the ranking is deterministic.
+void rank_by_estimate(std::vector<Candidate>& ranked) {
+  std::sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+    return a.analytic_s < b.analytic_s || (a.analytic_s == b.analytic_s && config_less(a, b));
+  });
+}
+
+/// The memory model's bytes per GPU for `s`, or nullopt with the refusal counted under "memory" when
+/// they exceed the GPU's HBM.
+std::optional<double> memory_that_fits(const scenario::Scenario& s, SearchResult& out) {
+  const double memory = scenario::memory_per_gpu(s).total();
+  if (memory > s.machine.gpu_choice.device.hbm_capacity_bytes.value) {
+    ++out.refused["memory"];
+    return std::nullopt;
+  }
+  return memory;
+}
+
 /// Estimates every fitting configuration (the estimates timed on their own: the rate tune reports) and
 /// ranks them.
 void estimate_and_rank(const scenario::Scenario& base, AnalyticModel& model, std::vector<Candidate> fitting,
@@ -62,9 +81,7 @@ void estimate_and_rank(const scenario::Scenario& base, AnalyticModel& model, std
   out.analytic_wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.fitting += fitting.size();
   out.ranked.insert(out.ranked.end(), fitting.begin(), fitting.end());
-  std::sort(out.ranked.begin(), out.ranked.end(), [](const Candidate& a, const Candidate& b) {
-    return a.analytic_s < b.analytic_s || (a.analytic_s == b.analytic_s && config_less(a, b));
-  });
+  rank_by_estimate(out.ranked);
 }
 
 std::vector<double> ranks_of(const std::vector<double>& v) {
@@ -93,7 +110,6 @@ std::vector<schedule::Axonn4DConfig> axonn4d_grids(std::uint32_t gpus) {
 
 SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model) {
   SearchResult out;
-  const double capacity = base.machine.gpu_choice.device.hbm_capacity_bytes.value;
   scenario::Scenario s = base;
   s.scheme = scenario::SchemeId::Axonn4D;
   std::vector<Candidate> fitting;
@@ -104,15 +120,12 @@ SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model
       continue;
     }
     s.axonn = grid;
-    const double memory = scenario::memory_per_gpu(s).total();
-    if (memory > capacity) {
-      ++out.refused["memory"];
-      continue;
-    }
+    const auto memory = memory_that_fits(s, out);
+    if (!memory) continue;
     Candidate c;
     c.axonn = grid;
     c.recompute = base.training.recompute;
-    c.memory_bytes = memory;
+    c.memory_bytes = *memory;
     fitting.push_back(c);
   }
   // The machine's rings first (routes of every rank, once per dimension shape), then the estimates.
@@ -129,7 +142,6 @@ SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model
 
 SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& model) {
   SearchResult out;
-  const double capacity = base.machine.gpu_choice.device.hbm_capacity_bytes.value;
   scenario::Scenario s = base;
   s.scheme = scenario::SchemeId::Megatron;
   const auto batches = divisors(static_cast<std::uint64_t>(base.training.global_batch));
@@ -164,12 +176,10 @@ SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& mode
                   ++out.refused[bad.field];
                   continue;
                 }
-                c.memory_bytes = scenario::memory_per_gpu(s).total();
-                if (c.memory_bytes > capacity) {
-                  ++out.refused["memory"];
-                  continue;
+                if (const auto memory = memory_that_fits(s, out)) {
+                  c.memory_bytes = *memory;
+                  fitting.push_back(c);
                 }
-                fitting.push_back(c);
               }
             }
           }
@@ -201,9 +211,7 @@ SearchResult search(const scenario::Scenario& base, AnalyticModel& model, Scheme
   out.analytic_wall_s += meg.analytic_wall_s;
   out.ring_setup_wall_s += meg.ring_setup_wall_s;
   out.ranked.insert(out.ranked.end(), meg.ranked.begin(), meg.ranked.end());
-  std::sort(out.ranked.begin(), out.ranked.end(), [](const Candidate& a, const Candidate& b) {
-    return a.analytic_s < b.analytic_s || (a.analytic_s == b.analytic_s && config_less(a, b));
-  });
+  rank_by_estimate(out.ranked);
   return out;
 }
 
