@@ -202,6 +202,8 @@ Command add_sweep_command(CLI::App& app) {
             std::vector<Vary> vary;
             for (const auto& text : o->vary) vary.push_back(parse_vary(text, vary));
             if (o->tune) check_tune_flags(o->tune_flags);
+            if (!o->tune && o->tune_flags.scheme != TuneFlags{}.scheme)
+              throw InputError("--scheme", o->tune_flags.scheme, "chooses what --tune searches: give --tune too");
             check_batch_options(o->batch);
             const auto points = points_of(vary, o->zip);
 

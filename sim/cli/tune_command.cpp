@@ -8,12 +8,14 @@
 #include "sim/cli/tune_run.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/output_files.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <ostream>
+#include <sstream>
 
 namespace exasim::cli {
 
@@ -124,12 +126,10 @@ std::string csv_config(const tune::Candidate& c, bool grids) {
          (m.sequence_parallel ? "true" : "false") + ',' + schedule::to_string(c.recompute);
 }
 
-void write_out(const std::filesystem::path& dir, const TuneOutcome& t) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
-  if (!t.simulated.empty()) std::ofstream(dir / "best.json") << t.simulated.front().scenario.resolved.dump(2) << '\n';
-  std::ofstream csv(dir / "tune.csv");
+/// Stages best.json (when a configuration was simulated) and tune.csv, then renames them into place.
+void write_out(OutputFiles& files, const TuneOutcome& t) {
+  if (!t.simulated.empty()) files.stage_text("best.json", t.simulated.front().scenario.resolved.dump(2) + "\n");
+  std::ostringstream csv;
   const bool grids = t.scheme == "axonn4d";
   csv << (grids ? "gx,gy,gz,gdata"
                 : "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,recompute")
@@ -149,6 +149,8 @@ void write_out(const std::filesystem::path& dir, const TuneOutcome& t) {
       csv << ",,,";
     csv << '\n';
   }
+  files.stage_text("tune.csv", csv.str());
+  files.commit();
 }
 
 }  // namespace
@@ -174,24 +176,29 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
   cmd->add_option("--out", o->out_dir, "Write best.json (a scenario for exasim simulate) and tune.csv here");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
-  return {cmd, [o](std::ostream& out, std::ostream& err) {
-            check_tune_flags(o->tune);
-            check_batch_options(o->batch);
-            auto base = load_for_tune(o->scenario_path, o->overrides);
-            BatchOptions batch = o->batch;
-            batch.progress = !o->json;
-            const auto t = tune_scenario(base, o->tune, batch, err);
-            // Wall time goes to the log: the table stays byte-identical run to run.
-            err << "exasim: analytic stage: " << t.search.fitting << " configurations at "
-                << static_cast<long long>(t.analytic_configs_per_s()) << " configs/s, after "
-                << t.search.ring_setup_wall_s << " s of setup (each dimension's rings, Megatron's probe plans)\n";
-            if (o->json)
-              out << tune_json(t).dump() << "\n";
-            else
-              print_tune(out, t);
-            if (!o->out_dir.empty()) write_out(o->out_dir, t);
-            return 0;
-          }};
+  return {
+      cmd, [o, cmd](std::ostream& out, std::ostream& err) {
+        check_tune_flags(o->tune);
+        check_batch_options(o->batch);
+        // Checked before the search: a bad --out must not cost the simulations first.
+        std::unique_ptr<OutputFiles> files;
+        if (cmd->count("--out") > 0)
+          files = std::make_unique<OutputFiles>("--out", o->out_dir, std::vector<std::string>{"best.json", "tune.csv"});
+        auto base = load_for_tune(o->scenario_path, o->overrides);
+        BatchOptions batch = o->batch;
+        batch.progress = !o->json;
+        const auto t = tune_scenario(base, o->tune, batch, err);
+        // Wall time goes to the log: the table stays byte-identical run to run.
+        err << "exasim: analytic stage: " << t.search.fitting << " configurations at "
+            << static_cast<long long>(t.analytic_configs_per_s()) << " configs/s, after " << t.search.ring_setup_wall_s
+            << " s of setup (each dimension's rings, Megatron's probe plans)\n";
+        if (o->json)
+          out << tune_json(t).dump() << "\n";
+        else
+          print_tune(out, t);
+        if (files) write_out(*files, t);
+        return 0;
+      }};
 }
 
 }  // namespace exasim::cli

@@ -90,6 +90,9 @@ TEST_CASE("tune and sweep refuse bad flags with exit 2, naming the flag and what
       {{"tune", s, "--jobs", "2", "--ranks", "2"}, "--ranks: 2: give --jobs or --ranks, not both"},
       {{"tune", s, "--scheme", "pipeline"}, "--scheme: pipeline: must be axonn4d, megatron or all"},
       {{"sweep", s, "--vary", "gpus=8", "--tune", "--scheme", "3d"}, "--scheme: 3d: must be axonn4d, megatron or all"},
+      {{"sweep", s, "--vary", "gpus=8", "--scheme", "megatron"}, "--scheme: megatron: chooses what --tune searches"},
+      // A file where the directory should go: refused before the search.
+      {{"tune", s, "--out", s}, "--out: "},
       {{"sweep", s, "--vary", "gpus="}, "--vary: gpus=: has an empty value"},
       {{"sweep", s, "--vary", "gpus=8,,16"}, "--vary: gpus=8,,16: has an empty value"},
       {{"sweep", s, "--vary", "=8"}, "--vary: =8: expected KEY=V1,V2,..."},
