@@ -238,15 +238,19 @@ double AnalyticModel::megatron_iteration_s(const scenario::Scenario& s) {
 
   // One micro-batch's forward and backward on the busiest stage, ZeRO's per-micro-batch traffic included.
   double stage = d * stage_layers + probe.per_micro_batch_s;
+  // ZeRO 2/3 reduce-scatter each layer's gradients; blocking ones are on the stage's critical path.
+  const double rs = c.zero >= 2 ? collective_s(CollKind::ReduceScatter, c.dp, grad_bytes * layer_params, dp_ring) : 0;
+  const double blocking_rs = s.overlap.dp ? 0 : rs;
   if (c.zero >= 2) {
-    const double rs = collective_s(CollKind::ReduceScatter, c.dp, grad_bytes * layer_params, dp_ring);
     const double chunk_layers = stage_layers / v;
     stage += s.overlap.dp ? v * std::max(rs, chunk_layers * (rs - backward * d)) : stage_layers * rs;
   }
   if (c.zero == 3) {
+    // Each layer's gather runs under the previous layer's forward, or under its backward and blocking
+    // reduce-scatter: the simulation routes the two collectives' flows apart, so they do not share.
     const double ag = collective_s(CollKind::AllGather, c.dp, e * layer_params, dp_ring);
-    stage +=
-        2 * v * ag + (stage_layers - v) * (std::max(0.0, ag - (1 - backward) * d) + std::max(0.0, ag - backward * d));
+    stage += 2 * v * ag + (stage_layers - v) *
+                              (std::max(0.0, ag - (1 - backward) * d) + std::max(0.0, ag - backward * d - blocking_rs));
   }
   double t = (micro_batches + (pp - 1) / v) * stage;
   if (c.pp > 1) {

@@ -36,7 +36,8 @@
 // and m micro-batches:
 //   stage    = d Lp + c + ZeRO's per-micro-batch traffic (ZeRO 2/3 reduce-scatters per layer, blocking,
 //              or with overlap.dp exposed past the chunk's backward; ZeRO 3 all-gathers per layer ahead
-//              of its forward and backward, exposed past the previous layer's compute)
+//              of its forward and backward, exposed past the previous layer's compute, in backward
+//              past its blocking reduce-scatter too: the simulation routes the two apart)
 //   pipeline = (m + (pp - 1) / v) stage + 2 (v m + pp - 1) hop    (the bubble (pp - 1) / (v m) of a stage)
 //   hop      = the activation's Send over the pp ring (split over TP with scatter-gather, then its TP
 //              all-gather), and the tied embedding's exchange once
