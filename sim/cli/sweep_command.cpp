@@ -181,8 +181,11 @@ Command add_sweep_command(CLI::App& app) {
       ->allow_extra_args(false)
       ->required();
   cmd->add_flag("--zip", o->zip, "Vary the keys together (equally long lists) instead of their cartesian product");
-  cmd->add_flag("--tune", o->tune, "Tune each point's AxoNN 4D grid first (exasim tune), then report its best");
+  cmd->add_flag("--tune", o->tune,
+                "Tune each point's parallel configuration first (exasim tune), then report its best");
   cmd->add_option("--top", o->tune_flags.top, "With --tune: grids simulated in full per point")->capture_default_str();
+  cmd->add_option("--scheme", o->tune_flags.scheme, "With --tune: scheme to search: axonn4d, megatron or all")
+      ->capture_default_str();
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--csv", o->csv, "Print CSV rows");
@@ -199,6 +202,8 @@ Command add_sweep_command(CLI::App& app) {
             std::vector<Vary> vary;
             for (const auto& text : o->vary) vary.push_back(parse_vary(text, vary));
             if (o->tune) check_tune_flags(o->tune_flags);
+            if (!o->tune && o->tune_flags.scheme != TuneFlags{}.scheme)
+              throw InputError("--scheme", o->tune_flags.scheme, "chooses what --tune searches: give --tune too");
             check_batch_options(o->batch);
             const auto points = points_of(vary, o->zip);
 

@@ -1,34 +1,42 @@
-// `exasim tune SCENARIO`: which AxoNN 4D grid to run on the scenario's GPUs. The analytic stage
-// (sim/tune) ranks every grid that fits; the best --top K are simulated in full over --jobs processes
-// or --ranks MPI ranks (batch.hpp), and ranked by the simulated iteration time. docs/tune.md.
+// `exasim tune SCENARIO`: which parallel configuration (AxoNN 4D grid, Megatron tp x pp x dp layout, or
+// either with --scheme all) to run on the scenario's GPUs. The analytic stage (sim/tune) ranks every
+// configuration that fits; the best --top K are simulated in full over --jobs processes or --ranks MPI
+// ranks (batch.hpp), and ranked by the simulated iteration time. docs/tune.md.
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/tune_run.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/output_files.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <ostream>
+#include <sstream>
 
 namespace exasim::cli {
 
 namespace {
 
 nlohmann::json row_json(const TunedConfig& c) {
-  return {{"parallel", c.scenario.resolved["parallel"]},   {"analytic_iteration_s", c.candidate.analytic_s},
-          {"iteration_time_s", c.result.iteration_time_s}, {"percent_of_peak", c.result.percent_of_peak},
-          {"tflops_per_gpu", c.result.tflops_per_gpu},     {"memory_per_gpu_bytes", c.result.memory_per_gpu_bytes}};
+  return {{"scheme", c.scenario.resolved["parallel"]["scheme"]},
+          {"parallel", c.scenario.resolved["parallel"]},
+          {"recompute", schedule::to_string(c.candidate.recompute)},
+          {"analytic_iteration_s", c.candidate.analytic_s},
+          {"iteration_time_s", c.result.iteration_time_s},
+          {"percent_of_peak", c.result.percent_of_peak},
+          {"tflops_per_gpu", c.result.tflops_per_gpu},
+          {"memory_per_gpu_bytes", c.result.memory_per_gpu_bytes}};
 }
 
 nlohmann::json tune_json(const TuneOutcome& t) {
   nlohmann::json simulated = nlohmann::json::array();
   for (const auto& c : t.simulated) simulated.push_back(row_json(c));
   nlohmann::json out = {{"scenario", t.base.name},
-                        {"scheme", "axonn4d"},
+                        {"scheme", t.scheme},
                         {"gpus", t.base.gpus},
                         {"configs_considered", t.search.considered},
                         {"configs_fitting", t.search.fitting},
@@ -47,9 +55,12 @@ nlohmann::json tune_json(const TuneOutcome& t) {
 
 void print_tune(std::ostream& out, const TuneOutcome& t) {
   const auto& b = t.base;
+  const bool grids = t.scheme == "axonn4d";  // the AxoNN table keeps one column per grid dimension
   out << "exasim tune: " << b.model.name << " on " << b.gpus << " x " << b.machine.gpu_choice.device.name << " ("
-      << b.machine.name << "), global batch " << b.training.global_batch << ", axonn4d\n";
-  out << "  grids: " << t.search.considered << " considered, " << t.search.fitting << " fit";
+      << b.machine.name << "), global batch " << b.training.global_batch << ", "
+      << (t.scheme == "all" ? "axonn4d and megatron" : t.scheme) << "\n";
+  out << "  " << (grids ? "grids" : "configurations") << ": " << t.search.considered << " considered, "
+      << t.search.fitting << " fit";
   if (!t.search.refused.empty()) {
     out << "; refused:";
     const char* sep = " ";
@@ -59,51 +70,77 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
     }
   }
   out << "\n  simulated the best " << t.simulated.size() << " by the analytic estimate, ranked by simulated time:\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %4s %5s %5s %5s %6s %11s %12s %7s %12s %10s\n", "rank", "gx", "gy", "gz", "gdata",
-                "analytic_s", "simulated_s", "%peak", "TFLOP/s/GPU", "memory_GB");
+  char line[512];
+  if (grids)
+    std::snprintf(line, sizeof line, "  %4s %5s %5s %5s %6s %11s %12s %7s %12s %10s\n", "rank", "gx", "gy", "gz",
+                  "gdata", "analytic_s", "simulated_s", "%peak", "TFLOP/s/GPU", "memory_GB");
+  else
+    std::snprintf(line, sizeof line, "  %4s %11s %12s %7s %12s %10s  %s\n", "rank", "analytic_s", "simulated_s",
+                  "%peak", "TFLOP/s/GPU", "memory_GB", "configuration");
   out << line;
   for (std::size_t i = 0; i < t.simulated.size(); ++i) {
     const auto& c = t.simulated[i];
     const auto& g = c.candidate.axonn;
-    std::snprintf(line, sizeof line, "  %4zu %5u %5u %5u %6u %11.3f %12.3f %7.1f %12.1f %10.1f\n", i + 1, g.gx, g.gy,
-                  g.gz, g.gdata, c.candidate.analytic_s, c.result.iteration_time_s, c.result.percent_of_peak,
-                  c.result.tflops_per_gpu, c.result.memory_per_gpu_bytes / 1e9);
+    if (grids)
+      std::snprintf(line, sizeof line, "  %4zu %5u %5u %5u %6u %11.3f %12.3f %7.1f %12.1f %10.1f\n", i + 1, g.gx, g.gy,
+                    g.gz, g.gdata, c.candidate.analytic_s, c.result.iteration_time_s, c.result.percent_of_peak,
+                    c.result.tflops_per_gpu, c.result.memory_per_gpu_bytes / 1e9);
+    else
+      std::snprintf(line, sizeof line, "  %4zu %11.3f %12.3f %7.1f %12.1f %10.1f  %s %s\n", i + 1,
+                    c.candidate.analytic_s, c.result.iteration_time_s, c.result.percent_of_peak,
+                    c.result.tflops_per_gpu, c.result.memory_per_gpu_bytes / 1e9,
+                    c.scenario.resolved["parallel"]["scheme"].get<std::string>().c_str(),
+                    tune::config_label(c.candidate).c_str());
     out << line;
   }
   for (const auto& [label, error] : t.failed) out << "  not simulated: " << label << ": " << error << "\n";
   if (t.simulated.size() >= 2) {
     std::snprintf(line, sizeof line,
-                  "  analytic vs simulated (%zu grids): rank correlation %.3f, mean |error| %.1f%%, max |error| "
+                  "  analytic vs simulated (%zu %s): rank correlation %.3f, mean |error| %.1f%%, max |error| "
                   "%.1f%%, mean error %.1f%%\n",
-                  t.simulated.size(), t.accuracy.rank_correlation, t.accuracy.mean_abs_error_percent,
-                  t.accuracy.max_abs_error_percent, t.accuracy.mean_error_percent);
+                  t.simulated.size(), grids ? "grids" : "configurations", t.accuracy.rank_correlation,
+                  t.accuracy.mean_abs_error_percent, t.accuracy.max_abs_error_percent, t.accuracy.mean_error_percent);
     out << line;
   }
   if (!t.simulated.empty()) {
     const auto& best = t.simulated.front();
     std::snprintf(line, sizeof line, ": %.3f s per iteration, %.1f%% of peak\n", best.result.iteration_time_s,
                   best.result.percent_of_peak);
-    out << "  best: " << tune::grid_label(best.candidate.axonn) << line;
+    out << "  best: " << (grids ? "" : best.scenario.resolved["parallel"]["scheme"].get<std::string>() + " ")
+        << tune::config_label(best.candidate) << line;
   }
 }
 
-void write_out(const std::filesystem::path& dir, const TuneOutcome& t) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", dir.string(), "cannot create directory: " + ec.message());
-  if (!t.simulated.empty()) std::ofstream(dir / "best.json") << t.simulated.front().scenario.resolved.dump(2) << '\n';
-  std::ofstream csv(dir / "tune.csv");
-  csv << "gx,gy,gz,gdata,analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n";
-  // Every grid that fits, in the analytic order; the simulated ones with their figures.
+/// One tune.csv row's configuration columns: the AxoNN grid alone for --scheme axonn4d (the columns
+/// before Megatron was searched), else every scheme's parameters, empty where they do not apply.
+std::string csv_config(const tune::Candidate& c, bool grids) {
+  const auto& g = c.axonn;
+  const auto& m = c.megatron;
+  const std::string axonn =
+      std::to_string(g.gx) + ',' + std::to_string(g.gy) + ',' + std::to_string(g.gz) + ',' + std::to_string(g.gdata);
+  if (grids) return axonn;
+  if (c.scheme == scenario::SchemeId::Axonn4D)
+    return "axonn4d," + axonn + ",,,,,,,," + schedule::to_string(c.recompute);
+  return "megatron,,,,," + std::to_string(m.tp) + ',' + std::to_string(m.pp) + ',' + std::to_string(m.dp) + ',' +
+         std::to_string(m.zero) + ',' + std::to_string(m.micro_batch) + ',' + std::to_string(m.virtual_stages) + ',' +
+         (m.sequence_parallel ? "true" : "false") + ',' + schedule::to_string(c.recompute);
+}
+
+/// Stages best.json (when a configuration was simulated) and tune.csv, then renames them into place.
+void write_out(OutputFiles& files, const TuneOutcome& t) {
+  if (!t.simulated.empty()) files.stage_text("best.json", t.simulated.front().scenario.resolved.dump(2) + "\n");
+  std::ostringstream csv;
+  const bool grids = t.scheme == "axonn4d";
+  csv << (grids ? "gx,gy,gz,gdata"
+                : "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,recompute")
+      << ",analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n";
+  // Every configuration that fits, in the analytic order; the simulated ones with their figures.
   for (const auto& c : t.search.ranked) {
-    csv << c.axonn.gx << ',' << c.axonn.gy << ',' << c.axonn.gz << ',' << c.axonn.gdata << ','
-        << nlohmann::json(c.analytic_s).dump() << ',' << nlohmann::json(c.memory_bytes).dump();
+    csv << csv_config(c, grids) << ',' << nlohmann::json(c.analytic_s).dump() << ','
+        << nlohmann::json(c.memory_bytes).dump();
     const TunedConfig* sim = nullptr;
     for (const auto& s : t.simulated)
-      if (s.candidate.axonn.gx == c.axonn.gx && s.candidate.axonn.gy == c.axonn.gy &&
-          s.candidate.axonn.gz == c.axonn.gz && s.candidate.axonn.gdata == c.axonn.gdata)
-        sim = &s;
+      if (!tune::config_less(s.candidate, c) && !tune::config_less(c, s.candidate)) sim = &s;
     if (sim)
       csv << ',' << nlohmann::json(sim->result.iteration_time_s).dump() << ','
           << nlohmann::json(sim->result.percent_of_peak).dump() << ','
@@ -112,13 +149,15 @@ void write_out(const std::filesystem::path& dir, const TuneOutcome& t) {
       csv << ",,,";
     csv << '\n';
   }
+  files.stage_text("tune.csv", csv.str());
+  files.commit();
 }
 
 }  // namespace
 
 Command add_tune_command(CLI::App& app) {
   struct Options {
-    std::string scenario_path, out_dir, scheme = "axonn4d";
+    std::string scenario_path, out_dir;
     std::vector<std::string> overrides;
     TuneFlags tune;
     BatchOptions batch;
@@ -127,33 +166,39 @@ Command add_tune_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("tune", "Search the parallel configuration of a scenario's GPUs (docs/tune.md)");
   cmd->add_option("scenario", o->scenario_path, "Scenario JSON file: machine, model, GPUs and training")->required();
-  cmd->add_option("--scheme", o->scheme, "Scheme to search: axonn4d")->capture_default_str();
-  cmd->add_option("--top", o->tune.top, "Simulate the best K grids of the analytic stage in full")
+  cmd->add_option("--scheme", o->tune.scheme,
+                  "Scheme to search: axonn4d, megatron (tp x pp x dp, ZeRO, micro-batch, virtual stages, sequence "
+                  "parallelism, recompute) or all (both, ranked together)")
+      ->capture_default_str();
+  cmd->add_option("--top", o->tune.top, "Simulate the best K configurations of the analytic stage in full")
       ->capture_default_str();
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
   cmd->add_option("--out", o->out_dir, "Write best.json (a scenario for exasim simulate) and tune.csv here");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
-  return {cmd, [o](std::ostream& out, std::ostream& err) {
-            if (o->scheme != "axonn4d")
-              throw InputError("--scheme", o->scheme, "tune searches axonn4d only (megatron is not searched yet)");
-            check_tune_flags(o->tune);
-            check_batch_options(o->batch);
-            auto base = load_for_tune(o->scenario_path, o->overrides);
-            BatchOptions batch = o->batch;
-            batch.progress = !o->json;
-            const auto t = tune_scenario(base, o->tune, batch, err);
-            // Wall time goes to the log: the table stays byte-identical run to run.
-            err << "exasim: analytic stage: " << t.search.fitting << " grids at "
-                << static_cast<long long>(t.analytic_configs_per_s()) << " configs/s, after "
-                << t.search.ring_setup_wall_s << " s routing each dimension's rings\n";
-            if (o->json)
-              out << tune_json(t).dump() << "\n";
-            else
-              print_tune(out, t);
-            if (!o->out_dir.empty()) write_out(o->out_dir, t);
-            return 0;
-          }};
+  return {
+      cmd, [o, cmd](std::ostream& out, std::ostream& err) {
+        check_tune_flags(o->tune);
+        check_batch_options(o->batch);
+        // Checked before the search: a bad --out must not cost the simulations first.
+        std::unique_ptr<OutputFiles> files;
+        if (cmd->count("--out") > 0)
+          files = std::make_unique<OutputFiles>("--out", o->out_dir, std::vector<std::string>{"best.json", "tune.csv"});
+        auto base = load_for_tune(o->scenario_path, o->overrides);
+        BatchOptions batch = o->batch;
+        batch.progress = !o->json;
+        const auto t = tune_scenario(base, o->tune, batch, err);
+        // Wall time goes to the log: the table stays byte-identical run to run.
+        err << "exasim: analytic stage: " << t.search.fitting << " configurations at "
+            << static_cast<long long>(t.analytic_configs_per_s()) << " configs/s, after " << t.search.ring_setup_wall_s
+            << " s of setup (each dimension's rings, Megatron's probe plans)\n";
+        if (o->json)
+          out << tune_json(t).dump() << "\n";
+        else
+          print_tune(out, t);
+        if (files) write_out(*files, t);
+        return 0;
+      }};
 }
 
 }  // namespace exasim::cli

@@ -32,7 +32,9 @@ AnalyticAccuracy accuracy_of(const std::vector<TunedConfig>& simulated) {
 }
 
 bool is_grid_error(const InputError& e) {
-  return e.field().rfind("parallel", 0) == 0 || e.field() == "training.global_batch" || e.field() == "model.vocab";
+  // "gpus": a megatron scenario's tp*pp*dp against the GPUs asked.
+  return e.field().rfind("parallel", 0) == 0 || e.field() == "training.global_batch" || e.field() == "model.vocab" ||
+         e.field() == "gpus";
 }
 
 }  // namespace
@@ -68,6 +70,14 @@ scenario::Scenario load_for_tune(const std::string& path, const std::vector<std:
 void check_tune_flags(const TuneFlags& flags) {
   if (flags.top < 1 || flags.top > 100000)
     throw InputError("--top", std::to_string(flags.top), "must be a number of grids to simulate from 1 to 100000");
+  if (flags.scheme != "axonn4d" && flags.scheme != "megatron" && flags.scheme != "all")
+    throw InputError("--scheme", flags.scheme, "must be axonn4d, megatron or all (both, ranked together)");
+}
+
+tune::SchemeChoice scheme_choice(const TuneFlags& flags) {
+  if (flags.scheme == "megatron") return tune::SchemeChoice::Megatron;
+  if (flags.scheme == "all") return tune::SchemeChoice::All;
+  return tune::SchemeChoice::Axonn4D;
 }
 
 std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& bases, const TuneFlags& flags,
@@ -79,18 +89,19 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
   for (const auto& base : bases) {
     TuneOutcome t;
     t.base = base;
+    t.scheme = flags.scheme;
     tune::AnalyticModel model(base);
-    t.search = tune::search_axonn4d(base, model);
+    t.search = tune::search(base, model, scheme_choice(flags));
     std::vector<TunedConfig> top;
     for (std::size_t i = 0; i < t.search.ranked.size() && i < static_cast<std::size_t>(flags.top); ++i) {
       const auto& c = t.search.ranked[i];
-      top.push_back({tune::with_grid(base, c.axonn), c, {}});
+      top.push_back({tune::with_config(base, c), c, {}});
       docs.push_back(top.back().scenario.resolved);
     }
     picked.push_back(std::move(top));
     outcomes.push_back(std::move(t));
   }
-  log << "exasim: simulating " << docs.size() << " grids in full\n";
+  log << "exasim: simulating " << docs.size() << " configurations in full\n";
   const auto rows = run_batch(docs, batch, log);
   std::size_t next = 0;
   for (std::size_t b = 0; b < outcomes.size(); ++b) {
@@ -100,14 +111,11 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
       if (c.result.error.empty())
         t.simulated.push_back(std::move(c));
       else
-        t.failed.emplace_back(tune::grid_label(c.candidate.axonn), c.result.error);
+        t.failed.emplace_back(tune::config_label(c.candidate), c.result.error);
     }
     std::sort(t.simulated.begin(), t.simulated.end(), [](const TunedConfig& x, const TunedConfig& y) {
-      auto key = [](const TunedConfig& c) {
-        const auto& g = c.candidate.axonn;
-        return std::make_tuple(c.result.iteration_time_s, g.gx, g.gy, g.gz, g.gdata);
-      };
-      return key(x) < key(y);
+      const double tx = x.result.iteration_time_s, ty = y.result.iteration_time_s;
+      return tx < ty || (tx == ty && tune::config_less(x.candidate, y.candidate));
     });
     t.accuracy = accuracy_of(t.simulated);
   }

@@ -17,10 +17,13 @@ namespace exasim::cli {
 
 struct TuneFlags {
   std::int64_t top = 16;  ///< grids simulated in full (signed: a negative value gets the range check's message)
+  std::string scheme = "axonn4d";  ///< --scheme: axonn4d, megatron or all
 };
 
-/// InputError naming --top when it is outside [1, 100000].
+/// InputError naming --top when it is outside [1, 100000], --scheme when it is not a choice.
 void check_tune_flags(const TuneFlags& flags);
+/// The search of --scheme (checked by check_tune_flags).
+[[nodiscard]] tune::SchemeChoice scheme_choice(const TuneFlags& flags);
 
 struct TunedConfig {
   scenario::Scenario scenario;  ///< the base with this grid
@@ -38,9 +41,10 @@ struct AnalyticAccuracy {
 
 struct TuneOutcome {
   scenario::Scenario base;
+  std::string scheme;  ///< --scheme
   tune::SearchResult search;
   std::vector<TunedConfig> simulated;                       ///< fastest simulated first
-  std::vector<std::pair<std::string, std::string>> failed;  ///< grid label, why the simulation refused it
+  std::vector<std::pair<std::string, std::string>> failed;  ///< config label, why the simulation refused it
   AnalyticAccuracy accuracy;
   [[nodiscard]] double analytic_configs_per_s() const {
     return search.analytic_wall_s > 0 ? static_cast<double>(search.fitting) / search.analytic_wall_s : 0;

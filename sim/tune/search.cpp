@@ -1,23 +1,88 @@
 #include "sim/tune/search.hpp"
 
+#include "sim/scenario/schemes/megatron_scheme.hpp"
+
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 namespace exasim::tune {
 
 namespace {
 
-std::vector<std::uint32_t> divisors(std::uint32_t n) {
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t d = 1; d <= n; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
+/// The divisors of n up to 2^32 - 1, ascending (trial division up to sqrt n: global_batch may be 2^40).
+std::vector<std::uint32_t> divisors(std::uint64_t n) {
+  std::vector<std::uint32_t> low, high;
+  for (std::uint64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(static_cast<std::uint32_t>(d));
+    if (d != n / d && n / d <= UINT32_MAX) high.push_back(static_cast<std::uint32_t>(n / d));
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 auto grid_key(const schedule::Axonn4DConfig& g) { return std::make_tuple(g.gx, g.gy, g.gz, g.gdata); }
+
+auto config_key(const Candidate& c) {
+  const auto& m = c.megatron;
+  const bool megatron = c.scheme == scenario::SchemeId::Megatron;
+  const auto zeros = std::make_tuple(0U, 0U, 0U, 0U);
+  return std::make_tuple(
+      static_cast<int>(c.scheme), megatron ? zeros : grid_key(c.axonn),
+      megatron ? std::make_tuple(m.tp, m.pp, m.dp, m.zero) : zeros,
+      megatron ? std::make_tuple(m.micro_batch, m.virtual_stages, m.sequence_parallel) : std::make_tuple(0U, 0U, false),
+      static_cast<int>(c.recompute));
+}
+
+/// The scenario struct of `c` (scheme, config, recompute), the resolved JSON left as it is.
+void apply(scenario::Scenario& s, const Candidate& c) {
+  s.scheme = c.scheme;
+  s.training.recompute = c.recompute;
+  if (c.scheme == scenario::SchemeId::Megatron)
+    s.megatron = c.megatron;
+  else
+    s.axonn = c.axonn;
+}
+
+/// Fastest estimate first; ties in configuration order (config_less), so the ranking is deterministic.
+void rank_by_estimate(std::vector<Candidate>& ranked) {
+  std::sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+    return a.analytic_s < b.analytic_s || (a.analytic_s == b.analytic_s && config_less(a, b));
+  });
+}
+
+/// The memory model's bytes per GPU for `s`, or nullopt with the refusal counted under "memory" when
+/// they exceed the GPU's HBM.
+std::optional<double> memory_that_fits(const scenario::Scenario& s, SearchResult& out) {
+  const double memory = scenario::memory_per_gpu(s).total();
+  if (memory > s.machine.gpu_choice.device.hbm_capacity_bytes.value) {
+    ++out.refused["memory"];
+    return std::nullopt;
+  }
+  return memory;
+}
+
+/// Estimates every fitting configuration (the estimates timed on their own: the rate tune reports) and
+/// ranks them.
+void estimate_and_rank(const scenario::Scenario& base, AnalyticModel& model, std::vector<Candidate> fitting,
+                       SearchResult& out) {
+  scenario::Scenario s = base;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto& c : fitting) {
+    apply(s, c);
+    c.analytic_s = model.iteration_s(s);
+  }
+  out.analytic_wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.fitting += fitting.size();
+  out.ranked.insert(out.ranked.end(), fitting.begin(), fitting.end());
+  rank_by_estimate(out.ranked);
+}
 
 std::vector<double> ranks_of(const std::vector<double>& v) {
   std::vector<std::size_t> order(v.size());
@@ -45,11 +110,9 @@ std::vector<schedule::Axonn4DConfig> axonn4d_grids(std::uint32_t gpus) {
 
 SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model) {
   SearchResult out;
-  const double capacity = base.machine.gpu_choice.device.hbm_capacity_bytes.value;
   scenario::Scenario s = base;
   s.scheme = scenario::SchemeId::Axonn4D;
-  std::vector<schedule::Axonn4DConfig> fitting;
-  std::vector<double> memories;
+  std::vector<Candidate> fitting;
   for (const auto& grid : axonn4d_grids(base.gpus)) {
     ++out.considered;
     if (auto bad = schedule::axonn4d_infeasibility(base.model, grid, base.training.global_batch); !bad.why.empty()) {
@@ -57,33 +120,123 @@ SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model
       continue;
     }
     s.axonn = grid;
-    const double memory = scenario::memory_per_gpu(s).total();
-    if (memory > capacity) {
-      ++out.refused["memory"];
-      continue;
-    }
-    fitting.push_back(grid);
-    memories.push_back(memory);
+    const auto memory = memory_that_fits(s, out);
+    if (!memory) continue;
+    Candidate c;
+    c.axonn = grid;
+    c.recompute = base.training.recompute;
+    c.memory_bytes = *memory;
+    fitting.push_back(c);
   }
   // The machine's rings first (routes of every rank, once per dimension shape), then the estimates.
   const auto setup_start = std::chrono::steady_clock::now();
-  for (const auto& g : fitting) {
+  for (const auto& c : fitting) {
+    const auto& g = c.axonn;
     const schedule::ProcessGrid pg({{"x", g.gx}, {"y", g.gy}, {"z", g.gz}, {"data", g.gdata}});
     for (const auto& dim : pg.dims()) (void)model.ring(dim.stride, dim.size);
   }
-  const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < fitting.size(); ++i) {
-    s.axonn = fitting[i];
-    out.ranked.push_back({fitting[i], model.iteration_s(s), memories[i]});
-  }
-  const auto end = std::chrono::steady_clock::now();
-  out.fitting = out.ranked.size();
-  out.ring_setup_wall_s = std::chrono::duration<double>(start - setup_start).count();
-  out.analytic_wall_s = std::chrono::duration<double>(end - start).count();
-  std::sort(out.ranked.begin(), out.ranked.end(), [](const Candidate& a, const Candidate& b) {
-    return std::make_tuple(a.analytic_s, grid_key(a.axonn)) < std::make_tuple(b.analytic_s, grid_key(b.axonn));
-  });
+  out.ring_setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+  estimate_and_rank(base, model, std::move(fitting), out);
   return out;
+}
+
+SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& model) {
+  SearchResult out;
+  scenario::Scenario s = base;
+  s.scheme = scenario::SchemeId::Megatron;
+  const auto batches = divisors(static_cast<std::uint64_t>(base.training.global_batch));
+  const auto chunks = divisors(static_cast<std::uint64_t>(base.model.layers));
+  std::vector<Candidate> fitting;
+  Candidate c;
+  c.scheme = scenario::SchemeId::Megatron;
+  c.megatron = base.megatron;  // scatter_gather, grad_accumulation_fusion
+  auto& m = c.megatron;
+  for (auto tp : divisors(base.gpus)) {
+    for (auto pp : divisors(base.gpus / tp)) {
+      // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
+      const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
+      for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
+        for (auto mb : batches) {
+          for (auto v : chunks) {
+            for (const bool sp : {false, true}) {
+              if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
+              for (const auto rc :
+                   {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full}) {
+                m.tp = tp;
+                m.pp = pp;
+                m.dp = base.gpus / tp / pp;
+                m.zero = zero;
+                m.micro_batch = mb;
+                m.virtual_stages = v;
+                m.sequence_parallel = sp;
+                c.recompute = rc;
+                apply(s, c);
+                ++out.considered;
+                if (auto bad = scenario::megatron_refusal(s); !bad.why.empty()) {
+                  ++out.refused[bad.field];
+                  continue;
+                }
+                if (const auto memory = memory_that_fits(s, out)) {
+                  c.memory_bytes = *memory;
+                  fitting.push_back(c);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  const auto setup_start = std::chrono::steady_clock::now();
+  for (const auto& f : fitting) {
+    apply(s, f);
+    model.prepare_megatron(s);
+  }
+  out.ring_setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+  estimate_and_rank(base, model, std::move(fitting), out);
+  return out;
+}
+
+SearchResult search(const scenario::Scenario& base, AnalyticModel& model, SchemeChoice choice) {
+  if (choice == SchemeChoice::Axonn4D) return search_axonn4d(base, model);
+  if (choice == SchemeChoice::Megatron) return search_megatron(base, model);
+  SearchResult out = search_axonn4d(base, model);
+  SearchResult meg = search_megatron(base, model);
+  std::map<std::string, std::uint64_t> refused;
+  for (const auto& [reason, n] : out.refused) refused["axonn4d " + reason] += n;
+  for (const auto& [reason, n] : meg.refused) refused["megatron " + reason] += n;
+  out.refused = std::move(refused);
+  out.considered += meg.considered;
+  out.fitting += meg.fitting;
+  out.analytic_wall_s += meg.analytic_wall_s;
+  out.ring_setup_wall_s += meg.ring_setup_wall_s;
+  out.ranked.insert(out.ranked.end(), meg.ranked.begin(), meg.ranked.end());
+  rank_by_estimate(out.ranked);
+  return out;
+}
+
+scenario::Scenario with_config(const scenario::Scenario& base, const Candidate& c) {
+  if (c.scheme == scenario::SchemeId::Axonn4D && c.recompute == base.training.recompute)
+    return with_grid(base, c.axonn);
+  scenario::Scenario s = base;
+  apply(s, c);
+  if (c.recompute != base.training.recompute) s.resolved["training"]["recompute"] = schedule::to_string(c.recompute);
+  if (c.scheme == scenario::SchemeId::Axonn4D) {
+    s.resolved["parallel"] = with_grid(base, c.axonn).resolved["parallel"];
+    return s;
+  }
+  const auto& m = c.megatron;
+  s.resolved["parallel"] = {{"scheme", "megatron"},
+                            {"tp", m.tp},
+                            {"pp", m.pp},
+                            {"dp", m.dp},
+                            {"zero", m.zero},
+                            {"micro_batch", m.micro_batch},
+                            {"virtual_stages", m.virtual_stages},
+                            {"sequence_parallel", m.sequence_parallel},
+                            {"scatter_gather", m.scatter_gather},
+                            {"grad_accumulation_fusion", m.grad_accumulation_fusion}};
+  return s;
 }
 
 scenario::Scenario with_grid(const scenario::Scenario& base, const schedule::Axonn4DConfig& g) {
@@ -98,6 +251,17 @@ std::string grid_label(const schedule::Axonn4DConfig& g) {
   return "gx=" + std::to_string(g.gx) + " gy=" + std::to_string(g.gy) + " gz=" + std::to_string(g.gz) +
          " gdata=" + std::to_string(g.gdata);
 }
+
+std::string config_label(const Candidate& c) {
+  if (c.scheme == scenario::SchemeId::Axonn4D) return grid_label(c.axonn);
+  const auto& m = c.megatron;
+  return "tp=" + std::to_string(m.tp) + " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) +
+         " zero=" + std::to_string(m.zero) + " mb=" + std::to_string(m.micro_batch) +
+         " v=" + std::to_string(m.virtual_stages) + " sp=" + (m.sequence_parallel ? "on" : "off") +
+         " recompute=" + schedule::to_string(c.recompute);
+}
+
+bool config_less(const Candidate& a, const Candidate& b) { return config_key(a) < config_key(b); }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   const std::size_t n = a.size();

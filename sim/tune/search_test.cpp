@@ -103,3 +103,53 @@ TEST_CASE("the search counts every grid once: fitting plus refused by reason", "
   for (std::size_t i = 1; i < result.ranked.size(); ++i)
     CHECK(result.ranked[i - 1].analytic_s <= result.ranked[i].analytic_s);
 }
+
+namespace {
+/// 8 GPUs of simple-a100, a 4-layer model (16 heads, ffn 4096, seq 512: every tp up to 8 divides them),
+/// global batch 8.
+scenario::Scenario tiny_megatron(const std::string& width = R"("hidden": 1024, "heads": 16)") {
+  return scenario::parse_scenario(nlohmann::json::parse(R"({"machine": "simple-a100",
+    "model": {"layers": 4, )" + width + R"(, "seq_len": 512, "vocab": 4096}, "gpus": 8,
+    "parallel": {"scheme": "megatron", "tp": 2, "pp": 2, "dp": 2}, "training": {"global_batch": 8}})"),
+                                  "t.json");
+}
+}  // namespace
+
+TEST_CASE("the Megatron search enumerates tp x pp x zero x micro-batch x virtual stages x sp x recompute", "[unit]") {
+  const auto s = tiny_megatron();
+  tune::AnalyticModel model(s);
+  const auto result = tune::search_megatron(s, model);
+  // (tp, pp) with tp*pp | 8: 10 ordered pairs. Sequence parallelism doubles those with tp > 1; ZeRO 0-3
+  // those with dp > 1, ZeRO 0 alone where dp = 1. dp > 1: (1,1) (1,2) (1,4) once, (2,1) (2,2) (4,1) twice:
+  // 9, times 4 stages = 36; dp = 1: (1,8) once, (2,4) (4,2) (8,1) twice: 7. Times 4 micro-batches
+  // (divisors of 8), 3 virtual stages (divisors of 4 layers), 3 recompute modes: 43 * 36 = 1548 (hand count).
+  CHECK(result.considered == 1548);
+  std::uint64_t refused = 0;
+  for (const auto& [reason, n] : result.refused) refused += n;
+  CHECK(result.fitting + refused == result.considered);
+  CHECK(result.fitting == result.ranked.size());
+  // pp = 8 does not divide 4 layers: only (tp 1, pp 8, dp 1), 4 * 3 * 3 = 36 configurations, all blamed on pp.
+  CHECK(result.refused.at("parallel.pp") == 36);
+  // Interleaving needs pp >= 2 and micro-batches a multiple of pp: refused under virtual_stages.
+  CHECK(result.refused.at("parallel.virtual_stages") > 0);
+  // dp * micro_batch must divide the batch of 8.
+  CHECK(result.refused.at("training.global_batch") > 0);
+  for (std::size_t i = 1; i < result.ranked.size(); ++i) {
+    CHECK(result.ranked[i - 1].analytic_s <= result.ranked[i].analytic_s);
+    CHECK(result.ranked[i].scheme == scenario::SchemeId::Megatron);
+  }
+  // Every candidate loads as a scenario: the same checks refused the others.
+  const auto best = tune::with_config(s, result.ranked.front());
+  CHECK(best.resolved["parallel"]["scheme"] == "megatron");
+  CHECK_NOTHROW(scenario::parse_scenario(best.resolved, "best.json"));
+}
+
+TEST_CASE("the Megatron search refuses what the memory model puts above the GPU's HBM", "[unit]") {
+  // 4 layers of 805M parameters (12 h^2 each): 16 B per parameter of weights, gradients and Adam state
+  // is 52 GB on one GPU, above the A100's 40 GB without tp, pp or ZeRO to split it.
+  const auto s = tiny_megatron(R"("hidden": 8192, "heads": 64)");
+  tune::AnalyticModel model(s);
+  const auto result = tune::search_megatron(s, model);
+  CHECK(result.refused.at("memory") > 0);
+  for (const auto& c : result.ranked) CHECK(c.memory_bytes <= s.machine.gpu_choice.device.hbm_capacity_bytes.value);
+}

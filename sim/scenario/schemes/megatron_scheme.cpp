@@ -22,19 +22,7 @@ void load_megatron(const JsonView& parallel, Scenario& s) {
   m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
   m.scatter_gather = parallel.boolean_or("scatter_gather", true);
   m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
-  if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty())
-    throw InputError(s.source, bad.field, bad.why);
-  // Each micro-batch runs every layer of a stage: the plan holds micro-batches x layers passes per
-  // rank. 40,000 micro-batches of a 48-layer model (1.9M) took 35 s and 4.4 GB on 2 cores.
-  const auto passes = schedule::megatron_micro_batches(m, s.training) * s.model.layers;
-  if (passes > kMaxLayerPasses) {
-    throw InputError(s.source, "training.global_batch",
-                     std::to_string(schedule::megatron_micro_batches(m, s.training)) + " micro-batches x " +
-                         std::to_string(s.model.layers) + " layers = " + std::to_string(passes) +
-                         " layer passes per iteration, more than the " + std::to_string(kMaxLayerPasses) +
-                         " exasim simulates in bounded time and memory: raise parallel.micro_batch or dp, or "
-                         "lower global_batch");
-  }
+  if (auto bad = megatron_refusal(s); !bad.why.empty()) throw InputError(s.source, bad.field, bad.why);
 }
 
 schedule::Plan plan_megatron(const Scenario& s) {
@@ -59,6 +47,23 @@ std::vector<LayoutField> describe_megatron(const Scenario& s) {
 }
 
 }  // namespace
+
+schedule::Infeasibility megatron_refusal(const Scenario& s) {
+  const auto& m = s.megatron;
+  if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty()) return bad;
+  // Each micro-batch runs every layer of a stage: the plan holds micro-batches x layers passes per
+  // rank. 40,000 micro-batches of a 48-layer model (1.9M) took 35 s and 4.4 GB on 2 cores.
+  const auto micro_batches = schedule::megatron_micro_batches(m, s.training);
+  const auto passes = micro_batches * s.model.layers;
+  if (passes > kMaxLayerPasses)
+    return {"training.global_batch",
+            std::to_string(micro_batches) + " micro-batches x " + std::to_string(s.model.layers) +
+                " layers = " + std::to_string(passes) + " layer passes per iteration, more than the " +
+                std::to_string(kMaxLayerPasses) +
+                " exasim simulates in bounded time and memory: raise parallel.micro_batch or dp, or lower "
+                "global_batch"};
+  return {};
+}
 
 Scheme megatron_scheme() {
   return {.id = SchemeId::Megatron,
