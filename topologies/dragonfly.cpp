@@ -290,9 +290,14 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   } else if (p_.routing == RoutingPolicy::Adaptive) {
     // Loads count parts of flows when flows are routed in parts (route_parts()): in flows, busiest / P.
     const double parts = route_parts();
-    const auto cost = [load, parts](const SwitchPath& c) {
+    const std::uint32_t* dense = load != nullptr ? load->dense_loads() : nullptr;
+    const auto cost = [load, dense, parts](const SwitchPath& c) {
       double busiest = 0;
-      if (load != nullptr) {
+      if (dense != nullptr) {
+        std::uint32_t most = 0;
+        for (std::uint32_t i = 0; i < c.hops; ++i) most = std::max(most, dense[c.links[i]]);
+        busiest = most;
+      } else if (load != nullptr) {
         for (std::uint32_t i = 0; i < c.hops; ++i) busiest = std::max(busiest, load->load(c.links[i]));
       }
       return (1 + busiest / parts) * c.hops;
@@ -302,9 +307,16 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     double minimal_cost = cost(path);
     SwitchPath detour, candidate;
     double detour_cost = std::numeric_limits<double>::infinity();
+    // A minimal path is its global link's index alone (or unique inside a group): a candidate with an
+    // index already tried costs the same and would lose the tie, so it is not built again.
+    const std::uint32_t L = p_.global_links_per_group_pair;
+    const bool one_group = group_of_switch(s) == group_of_switch(t);
+    std::uint64_t tried = std::uint64_t{1} << (hash % L % 64);
     for (std::uint32_t c = 0; c < p_.adaptive_candidates; ++c) {
       const std::uint64_t h = c == 0 ? hash : mix(hash + kCandidateStride * c);
-      if (c > 0) {
+      if (const std::uint64_t bit = std::uint64_t{1} << (h % L % 64);
+          c > 0 && !one_group && (L > 64 || !(tried & bit))) {
+        tried |= bit;
         candidate = minimal_path(s, t, h);
         if (const double k = cost(candidate); k < minimal_cost) {
           minimal_cost = k;

@@ -60,6 +60,10 @@ class LinkLoadView {
  public:
   virtual ~LinkLoadView() = default;
   [[nodiscard]] virtual double load(LinkId link) const = 0;
+  /// The same loads as a dense array indexed by link, when the view keeps them so (it must stay valid
+  /// until the view changes); null otherwise. Adaptive routing reads a load per hop of every
+  /// candidate path: one virtual call per route instead of one per link.
+  [[nodiscard]] virtual const std::uint32_t* dense_loads() const { return nullptr; }
 };
 
 struct TopologySummary;  // summary.hpp

@@ -104,6 +104,7 @@ class FlowNetwork final : public topo::LinkLoadView {
 
   /// Flows' route entries on the link (a bundle crossing it twice counts twice), held links included.
   [[nodiscard]] double load(topo::LinkId link) const override { return static_cast<double>(loads_[link]); }
+  [[nodiscard]] const std::uint32_t* dense_loads() const override { return loads_.data(); }
   [[nodiscard]] double rate_Bps(FlowId flow) const {
     return flow & kNodeLocal ? local_->rate_Bps(flow & ~kNodeLocal) : flows_[flow].rate;
   }
@@ -234,6 +235,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   void solve_local();
   /// The local filling proper, from the keys solve_local() and release() put in heap_.
   void fill_local();
+  /// Removes the keys of heap_ that can only pop to be skipped, and makes it a heap again.
+  void drop_dead_keys();
   /// Adds the links of variable path p not yet in the local region: their held load and variable
   /// entries, a key each if shared, and a check for each held path bottlenecked there; and pushes p's
   /// tightest own key (push_own_key()) if `own_key`.
@@ -331,6 +334,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t frozen_mark_ = 0;            ///< ... of those frozen
   std::uint32_t region_mark_ = 0;            ///< FillScratch::region of the links in its region
   std::size_t unfrozen_count_ = 0;           ///< its variable paths not yet frozen
+  std::size_t stale_keys_ = 0;               ///< fill_local(): about how many keys of heap_ are dead
   std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };
 
