@@ -40,7 +40,7 @@ constexpr double kTolerance = 1e-13;
 /// kMinSegment of the at most 2^32 route entries, see take_path()).
 constexpr std::uint32_t kCheck = 0x80000000u;
 /// Fewer dead keys than this are popped one by one: a rebuild of a small heap gains nothing.
-constexpr std::size_t kMinDrop = 32;
+constexpr std::size_t kMinDrop = 128;
 }  // namespace
 
 void FlowNetwork::join(PathId p) {
