@@ -3,10 +3,12 @@
 #include "sim/exec/executor_impl.hpp"
 #include "sim/flow/flow_network.hpp"
 #include "sim/flow/internal/event_queue.hpp"
+#include "sim/flow/internal/prediction_heap.hpp"
 #include "sim/runtime/link_meter.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -16,13 +18,12 @@ namespace {
 
 using runtime::Rank;
 
-/// A timer of the execution core or a flow's predicted end. Time and order come from the EventQueue
-/// (time, then insertion: ties resolve deterministically).
+/// A timer of the execution core (time and order from the EventQueue: time, then insertion) or a
+/// flow's end (from the PredictionHeaps, which hold only live predictions).
 enum class EventType : std::uint8_t { ComputeDone, StageLatencyDone, FlowDone };
 
 struct Event {
   std::uint32_t id;
-  std::uint32_t version;  ///< FlowDone: the prediction's version (FlowNetwork::current())
   EventType type;
 };
 
@@ -82,7 +83,7 @@ class FastNetwork final : public exec::NetworkBackend {
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {
     queue_.push(now_ + delay_s,
-                Event{id, 0, kind == exec::TimerKind::Compute ? EventType::ComputeDone : EventType::StageLatencyDone});
+                Event{id, kind == exec::TimerKind::Compute ? EventType::ComputeDone : EventType::StageLatencyDone});
   }
   void start_flow(std::span<const topo::LinkId> route, double bytes, std::uint32_t tag) override {
     const FlowId id = network_.add(route, bytes, tag);
@@ -105,14 +106,24 @@ class FastNetwork final : public exec::NetworkBackend {
     while (true) {
       core.launch_ready();
       network_.resolve(now_, schedule_flow_);
-      if (queue_.empty()) break;
+      if (queue_.empty() && network_ends_.empty() && node_ends_.empty()) break;
       // Handle every event of this instant (including those it adds at the same time) before
-      // re-solving the network once.
-      now_ = queue_.next_time();
+      // re-solving the network once. Handling a flow's end predicts no other (only resolve() does),
+      // so the flow ends of the instant can be taken out together.
+      now_ = next_time();
       core.set_now(now_);
       const double instant_end = now_ + kInstant_s;
-      while (!queue_.empty() && queue_.next_time() <= instant_end) {
-        queue_.pop_instant(batch);
+      while (true) {
+        if (!queue_.empty() && queue_.next_time() <= instant_end) {
+          queue_.pop_instant(batch);
+        } else {
+          batch.clear();
+          while (!network_ends_.empty() && network_ends_.next_time() <= instant_end)
+            batch.push_back({network_ends_.pop(), EventType::FlowDone});
+          while (!node_ends_.empty() && node_ends_.next_time() <= instant_end)
+            batch.push_back({FlowNetwork::kNodeLocal | node_ends_.pop(), EventType::FlowDone});
+          if (batch.empty()) break;
+        }
         if (reverse_instants_) std::reverse(batch.begin(), batch.end());
         // Lockstep ranks make an instant thousands of independent events over the whole machine: fetch
         // the state of the events a few places ahead while handling this one.
@@ -147,7 +158,6 @@ class FastNetwork final : public exec::NetworkBackend {
     switch (e.type) {
       case EventType::ComputeDone: core_->compute_ended(e.id); break;
       case EventType::FlowDone:
-        if (!network_.current(e.id, e.version)) return;  // superseded prediction
         if (meter_) {
           const auto it = metered_routes_.find(e.id);
           meter_->flow_ended(it->second, now_);
@@ -171,8 +181,18 @@ class FastNetwork final : public exec::NetworkBackend {
     progress_({final ? 1.0 : fraction, now_, wall, final});
   }
 
+  /// The earliest event: a timer or a flow's end.
+  [[nodiscard]] double next_time() const {
+    double t = queue_.empty() ? std::numeric_limits<double>::infinity() : queue_.next_time();
+    if (!network_ends_.empty()) t = std::min(t, network_ends_.next_time());
+    if (!node_ends_.empty()) t = std::min(t, node_ends_.next_time());
+    return t;
+  }
+
   FlowNetwork network_;
-  EventQueue<Event> queue_;
+  EventQueue<Event> queue_;                  ///< timers
+  PredictionHeap network_ends_;              ///< by FlowId
+  PredictionHeap node_ends_;                 ///< by FlowId without FlowNetwork::kNodeLocal
   std::optional<runtime::LinkMeter> meter_;  ///< only when asked: it keeps every active flow's route
   std::unordered_map<FlowId, std::vector<topo::LinkId>> metered_routes_;
   Core* core_ = nullptr;
@@ -186,8 +206,11 @@ class FastNetwork final : public exec::NetworkBackend {
   double last_progress_s_ = 0;
   bool progress_shown_ = false;
 
-  const FlowNetwork::Scheduler schedule_flow_ = [this](double t, FlowId f, std::uint32_t v) {
-    queue_.push(t, Event{f, v, EventType::FlowDone});
+  const FlowNetwork::Scheduler schedule_flow_ = [this](double t, FlowId f, std::uint32_t /*version*/) {
+    if (f & FlowNetwork::kNodeLocal)
+      node_ends_.set(f & ~FlowNetwork::kNodeLocal, t);
+    else
+      network_ends_.set(f, t);
   };
 };
 

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -40,8 +41,9 @@ namespace exasim::flow {
 using FlowId = std::uint32_t;
 
 /// A flow's rate changes at `now_s`: what it sent at the old rate comes off its bytes, its version
-/// moves on (older predictions go stale) and its new finish is scheduled if it moves at all. One
-/// definition for both solvers, so that they predict the same times bit for bit.
+/// moves on (older predictions go stale) and its new finish is scheduled: infinity if it no longer
+/// moves, so that a scheduler keeping one prediction per flow drops the old one. One definition for
+/// both solvers, so that they predict the same times bit for bit.
 template <typename FlowRecord, typename Schedule>
 void change_rate(FlowRecord& f, FlowId id, std::uint32_t& version, double rate, double now_s,
                  const Schedule& schedule) {
@@ -49,7 +51,7 @@ void change_rate(FlowRecord& f, FlowId id, std::uint32_t& version, double rate, 
   f.updated_s = now_s;
   f.rate = rate;
   ++version;
-  if (rate > 0) schedule(now_s + f.remaining / rate, id, version);
+  schedule(rate > 0 ? now_s + f.remaining / rate : std::numeric_limits<double>::infinity(), id, version);
 }
 
 class NodeFlows {
