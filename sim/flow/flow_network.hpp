@@ -46,6 +46,7 @@
 // them the same rates from much less memory; their ids carry kNodeLocal. Not under Solver::Reference: the
 // reference solver handles every flow itself.
 
+#include "sim/flow/internal/radix_queue.hpp"
 #include "sim/flow/node_flows.hpp"
 #include "sim/flow/solver.hpp"
 #include "topologies/topology.hpp"
@@ -235,8 +236,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   void solve_local();
   /// The local filling proper, from the keys solve_local() and release() put in heap_.
   void fill_local();
-  /// Removes the keys of heap_ that can only pop to be skipped, and makes it a heap again.
-  void drop_dead_keys();
+  /// Whether a key of keys_ can only pop to be skipped (radix_queue.hpp drops such keys).
+  [[nodiscard]] bool dead_key(const Share& key) const;
+  void push_key(const Share& key) { keys_.push(key.share, key); }
   /// Adds the links of variable path p not yet in the local region: their held load and variable
   /// entries, a key each if shared, and a check for each held path bottlenecked there; and pushes p's
   /// tightest own key (push_own_key()) if `own_key`.
@@ -325,7 +327,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<topo::LinkId> stack_;
   std::vector<FlowId> changed_;       ///< flows of the component whose rate changed, in id order
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()
-  std::vector<Share> heap_;           ///< the keys of the component being solved
+  std::vector<Share> heap_;           ///< the keys of the component being solved (Solver::Components)
 
   // Local solver state (solve_local()); only Solver::Local records bottlenecks.
   std::vector<std::uint32_t> bottlenecked_;  ///< per link: paths whose bottleneck it is
@@ -334,7 +336,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t frozen_mark_ = 0;            ///< ... of those frozen
   std::uint32_t region_mark_ = 0;            ///< FillScratch::region of the links in its region
   std::size_t unfrozen_count_ = 0;           ///< its variable paths not yet frozen
-  std::size_t stale_keys_ = 0;               ///< fill_local(): about how many keys of heap_ are dead
+  RadixQueue<Share> keys_;                   ///< solve_local(): the keys of progressive filling
   std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };
 

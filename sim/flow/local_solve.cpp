@@ -17,12 +17,12 @@
 // rate the filling has confirmed, and the rates are the max-min allocation, which is unique: the
 // whole-component filling's, up to rounding (residuals are summed in another order).
 //
-// Keys in heap_ are ordered by (level, link) like fill()'s: a link's share (path = kNoId), a variable
-// path's tightest lone link (path set), or a check of a held path at its rate (path | kCheck). A
-// link's share can fall when a path is released onto it, though never below the current level (the
-// released path's rate and the link's share both are at or above it), so releases push fresh keys;
-// a key that pops above its link's share is then an old one, met once the link's share has risen
-// back above it (or its variables have frozen), and is handled like any lagging key.
+// Keys in keys_ come out in level order (a radix queue: internal/radix_queue.hpp): a link's share (path = kNoId), a
+// variable path's tightest lone link (path set), or a check of a held path at its rate (path | kCheck). A link's share
+// can fall when a path is released onto it, though never below the current level (the released path's rate and the
+// link's share both are at or above it), so releases push fresh keys; a key that pops above its link's share is then an
+// old one, met once the link's share has risen back above it (or its variables have frozen), and is handled like any
+// lagging key.
 
 #include "sim/flow/flow_network.hpp"
 
@@ -39,8 +39,6 @@ constexpr double kTolerance = 1e-13;
 /// Marks a key as the check of a held path (path ids stay below 2^29: each path holds at least
 /// kMinSegment of the at most 2^32 route entries, see take_path()).
 constexpr std::uint32_t kCheck = 0x80000000u;
-/// Fewer dead keys than this are popped one by one: a rebuild of a small heap gains nothing.
-constexpr std::size_t kMinDrop = 128;
 }  // namespace
 
 void FlowNetwork::join(PathId p) {
@@ -52,7 +50,7 @@ void FlowNetwork::join(PathId p) {
 void FlowNetwork::solve_local() {
   // Marks: epochs only grow, so solve_components() never mistakes a mark of this solve for its own.
   comp_paths_.clear();
-  heap_.clear();
+  keys_.clear();
   ++in_set_;
   for (const PathId p : touched_paths_)
     if (paths_[p].flows > 0) join(p);
@@ -111,7 +109,7 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
         for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
           const Path& q = paths_[e->path];
           if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.bottleneck == r.link)
-            heap_.push_back({std::max(level, q.new_rate), r.link, e->path | kCheck});
+            push_key({std::max(level, q.new_rate), r.link, e->path | kCheck});
         }
       }
     }
@@ -124,7 +122,7 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
     // needs a fresh key.
     if (const double share = std::max(0.0, sc.residual) / sc.unfrozen;
         sc.owner == kShared && (other != kShared || share < was))
-      heap_.push_back({share, r.link});
+      push_key({share, r.link});
     if (other != kNoId && other != p && other != kShared && paths_[other].own_key == r.link) push_own_key(other);
     // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
     // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
@@ -135,7 +133,7 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
   }
   if (!own_key) return;
   path.own_key = tightest.link;
-  if (tightest.link != kNoId) heap_.push_back(tightest);
+  if (tightest.link != kNoId) push_key(tightest);
 }
 
 void FlowNetwork::consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const {
@@ -159,17 +157,14 @@ void FlowNetwork::push_own_key(PathId p) {
     consider_own_key(tightest, route[i], path);
   }
   path.own_key = tightest.link;
-  if (tightest.link != kNoId) heap_.push_back(tightest);
+  if (tightest.link != kNoId) push_key(tightest);
 }
 
 void FlowNetwork::release(PathId p, double level) {
   join(p);
   ++unfrozen_count_;
   paths_[p].epoch = unfrozen_mark_;
-  const std::size_t before = heap_.size();
   enter_region(p, level, true);
-  for (std::size_t i = before + 1; i <= heap_.size(); ++i)
-    std::push_heap(heap_.begin(), heap_.begin() + i, std::greater<>());
 }
 
 void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
@@ -206,8 +201,7 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
   }
   if (released) {
     const FillScratch& sc = scratch_[l];
-    heap_.push_back({std::max(0.0, sc.residual) / sc.unfrozen, l});
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    push_key({std::max(0.0, sc.residual) / sc.unfrozen, l});
     return;
   }
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
@@ -228,44 +222,20 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
     link.load += delta;
     for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
     link.unfrozen -= path.flows;
-    if (link.unfrozen == 0) ++stale_keys_;  // its share keys (one or more) are dead from here on
   }
-  if (path.own_key != kNoId) ++stale_keys_;
 }
 
-void FlowNetwork::drop_dead_keys() {
-  // A link key whose link has no unfrozen variable left, and the own key of a frozen path, would pop
-  // only to be skipped (a link that gets a variable again by a release gets a fresh key then, see
-  // enter_region()). Under minimal routing they were 70 % of the pops, each a sift of the heap.
-  std::erase_if(heap_, [this](const Share& key) {
-    if (key.path == kNoId) return scratch_[key.link].unfrozen == 0;
-    return !(key.path & kCheck) && paths_[key.path].epoch != unfrozen_mark_;
-  });
-  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-  stale_keys_ = 0;
+bool FlowNetwork::dead_key(const Share& key) const {
+  // A link's key once no variable is left on it, and the own key of a path no longer variable, would
+  // pop only to be skipped: a link that gets a variable again by a release gets a fresh key then (see
+  // enter_region()). Checks of held paths are never dropped.
+  if (key.path == kNoId) return scratch_[key.link].unfrozen == 0;
+  return !(key.path & kCheck) && paths_[key.path].epoch != unfrozen_mark_;
 }
 
 void FlowNetwork::fill_local() {
-  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-  stale_keys_ = 0;
-  bool only_checks = false;
-  while (!heap_.empty()) {
-    // Dead keys are counted (roughly: a link's lagging copies count once) as they die; once they
-    // may be half the heap, dropping them all at once costs O(1) each instead of a pop each.
-    if (stale_keys_ >= kMinDrop && 2 * stale_keys_ >= heap_.size()) drop_dead_keys();
-    if (unfrozen_count_ == 0 && !only_checks) {
-      // Every variable has frozen: what is left to do is the checks of held paths (which may release
-      // more), not the keys of links whose variables have all frozen. Drop those at once rather than
-      // popping them one by one (in a big region they are most of the heap).
-      std::erase_if(heap_, [](const Share& key) { return key.path == kNoId || !(key.path & kCheck); });
-      std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-      only_checks = true;
-      continue;
-    }
-    if (unfrozen_count_ > 0) only_checks = false;
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    const Share top = heap_.back();
-    heap_.pop_back();
+  Share top{0.0, kNoId};
+  while (keys_.pop(top, [this](const Share& key) { return dead_key(key); })) {
     if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
       const PathId p = top.path & ~kCheck;
       const std::uint32_t epoch = paths_[p].epoch;
@@ -288,13 +258,10 @@ void FlowNetwork::fill_local() {
       if (top.path != kNoId) {
         // An own key computed before all of p's entries on the link counted (see enter_region()) can
         // have hidden p's true tightest link: find it again.
-        const std::size_t before = heap_.size();
         push_own_key(top.path);
-        if (heap_.size() > before) std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
         continue;
       }
-      heap_.push_back({share, top.link});
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      push_key({share, top.link});
       continue;
     }
     saturate(top.link, share);
