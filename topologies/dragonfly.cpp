@@ -77,6 +77,8 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
     fail("groups, switches_per_group, rows and endpoints_per_switch must be positive");
   }
   if (p_.switches_per_group % p_.rows != 0) fail("switches_per_group must be a multiple of rows");
+  per_group_ = FastDivisor(p_.switches_per_group);
+  per_column_ = FastDivisor(columns());
   if (p_.groups > 1 && p_.global_links_per_group_pair == 0) fail("global_links_per_group_pair must be positive");
   if (n.nics > p_.switches_per_group) fail("a node's NICs must land on different switches: nics > switches_per_group");
   p_.gpu_links = node_links_.matrix();
@@ -169,12 +171,14 @@ std::uint32_t Dragonfly::switch_of_gpu(GpuId gpu) const {
 }
 
 LinkId Dragonfly::local_link(std::uint32_t from_switch, std::uint32_t to_switch) const {
-  const std::uint32_t a = p_.switches_per_group, cols = columns();
-  const std::uint32_t s = from_switch % a, t = to_switch % a;
+  const std::uint32_t cols = columns();
+  const std::uint32_t s = per_group_.mod(from_switch), t = per_group_.mod(to_switch);
   const LinkId base = local_base_ + from_switch * local_links_per_switch();
-  if (from_switch / a == to_switch / a && s != t) {
-    if (s / cols == t / cols) return base + skip_self(t % cols, s % cols);
-    if (s % cols == t % cols) return base + (cols - 1) + skip_self(t / cols, s / cols);
+  if (per_group_.div(from_switch) == per_group_.div(to_switch) && s != t) {
+    const std::uint32_t s_row = per_column_.div(s), t_row = per_column_.div(t);
+    const std::uint32_t s_col = s - s_row * cols, t_col = t - t_row * cols;
+    if (s_row == t_row) return base + skip_self(t_col, s_col);
+    if (s_col == t_col) return base + (cols - 1) + skip_self(t_row, s_row);
   }
   throw std::invalid_argument("Dragonfly::local_link: switches share no row or column of a group");
 }
@@ -186,7 +190,7 @@ LinkId Dragonfly::global_link(std::uint32_t from_group, std::uint32_t to_group, 
 
 std::uint32_t Dragonfly::global_link_switch(std::uint32_t from_group, std::uint32_t to_group, std::uint32_t k) const {
   const std::uint32_t port = peer_rank(from_group, to_group) * p_.global_links_per_group_pair + k;
-  return from_group * p_.switches_per_group + port % p_.switches_per_group;
+  return from_group * p_.switches_per_group + per_group_.mod(port);
 }
 
 std::pair<std::uint32_t, std::uint32_t> Dragonfly::switch_link_ends(LinkId link) const {
@@ -221,10 +225,11 @@ LinkEnds Dragonfly::link_ends(LinkId link) const {
 
 void Dragonfly::append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const {
   if (at == to) return;
-  const std::uint32_t a = p_.switches_per_group, cols = columns();
-  const std::uint32_t s = at % a, t = to % a;
-  if (s / cols != t / cols && s % cols != t % cols) {  // row first, then column
-    const std::uint32_t corner = at - s + (s / cols) * cols + t % cols;
+  const std::uint32_t cols = columns();
+  const std::uint32_t s = per_group_.mod(at), t = per_group_.mod(to);
+  const std::uint32_t s_row = per_column_.div(s), t_row = per_column_.div(t);
+  if (s_row != t_row && s - s_row * cols != t - t_row * cols) {  // row first, then column
+    const std::uint32_t corner = at - s + s_row * cols + (t - t_row * cols);
     path.push(local_link(at, corner));
     at = corner;
   }

@@ -93,6 +93,7 @@
 #include <utility>
 #include <vector>
 
+#include "topologies/fast_divisor.hpp"
 #include "topologies/gpu_links.hpp"
 #include "topologies/node.hpp"
 #include "topologies/node_links.hpp"
@@ -169,7 +170,7 @@ class Dragonfly final : public Topology {
   [[nodiscard]] std::uint32_t columns() const { return p_.switches_per_group / p_.rows; }
   [[nodiscard]] std::uint32_t nodes_per_group() const { return nodes_per_group_; }
   [[nodiscard]] std::uint32_t node_count() const { return p_.groups * nodes_per_group_; }
-  [[nodiscard]] std::uint32_t group_of_switch(std::uint32_t sw) const override { return sw / p_.switches_per_group; }
+  [[nodiscard]] std::uint32_t group_of_switch(std::uint32_t sw) const override { return per_group_.div(sw); }
   [[nodiscard]] std::uint32_t switch_of_nic(std::uint32_t node, std::uint32_t nic) const;
   [[nodiscard]] std::uint32_t switch_of_gpu(GpuId gpu) const;
 
@@ -222,6 +223,8 @@ class Dragonfly final : public Topology {
   void append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const;
 
   DragonflyParams p_;
+  FastDivisor per_group_;   ///< by switches_per_group
+  FastDivisor per_column_;  ///< by columns()
   NodeLinks node_links_;
   std::uint32_t nodes_per_group_ = 0;
   LinkId local_base_ = 0;

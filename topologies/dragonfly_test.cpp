@@ -416,3 +416,18 @@ TEST_CASE("dragonfly: NVLink all-to-all helper and parameter checks", "[unit]") 
   CHECK(d.node_count() == 3);
   CHECK(d.injection_bandwidth_per_group_Bps() == Approx(2 * 25e9));
 }
+
+TEST_CASE("the fast divisor agrees with / and % for every divisor shape", "[unit]") {
+  for (std::uint32_t d : {1u, 2u, 3u, 7u, 16u, 31u, 32u, 72u, 74u, 1000u, 65537u, 0x7fffffffu, 0xffffffffu}) {
+    const exasim::topo::FastDivisor f(d);
+    for (std::uint32_t x :
+         {0u, 1u, 2u, 31u, 32u, 33u, 1023u, 65536u, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu}) {
+      CHECK(f.div(x) == x / d);
+      CHECK(f.mod(x) == x % d);
+    }
+    for (std::uint32_t x = 0; x < 5000; ++x) {
+      REQUIRE(f.div(x * 2654435761u) == (x * 2654435761u) / d);
+      REQUIRE(f.mod(x * 2654435761u) == (x * 2654435761u) % d);
+    }
+  }
+}
