@@ -305,7 +305,7 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
       } else if (load != nullptr) {
         for (std::uint32_t i = 0; i < c.hops; ++i) busiest = std::max(busiest, load->load(c.links[i]));
       }
-      return (1 + busiest / parts) * c.hops;
+      return (1 + (parts == 1 ? busiest : busiest / parts)) * c.hops;  // x / 1 is x: spare the division
     };
     // The least costly of adaptive_candidates minimal and as many non-minimal candidates, each from its
     // own hash; candidate 0 is the path Minimal / Valiant routing would take. Ties keep the earlier one.
