@@ -101,7 +101,7 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
     FillScratch& sc = scratch_[r.link];
     if (sc.region != region_mark_) {
       sc.region = region_mark_;
-      sc.residual = capacity(r.link) - static_cast<double>(sc.load) * kRateQuantum;
+      sc.residual = capacity(r) - static_cast<double>(sc.load) * kRateQuantum;
       sc.unfrozen = 0;
       sc.owner = kNoId;
       if (bottlenecked_[r.link] > 0) {
