@@ -5,11 +5,11 @@
 #    unhandled rejection or console.error (data-errors="0": the trap in sim/html/internal/assets.cpp);
 #    the browser's console log (--enable-logging=stderr) holds no "Uncaught" either;
 #  - every expected chart id and text (e.g. the iteration time of summary.json) is in the DOM.
-# A screenshot (1400 x 2000) is written beside the page. Without chromium the test is skipped (exit 77,
+# A screenshot (1400 x 2000, or SHOT_HEIGHT) is written beside the page. Without chromium the test is skipped (exit 77,
 # ctest SKIP_RETURN_CODE), never passed.
 #
 #   browser_test.sh check PAGE.html SHOT.png [--id ID]... [--text TEXT]...
-#   browser_test.sh simulate|dragonfly|megatron|sweep|tune EXASIM ROOT WORKDIR   make the folder, the page, check it
+#   browser_test.sh simulate|dragonfly|megatron|sweep|tune|tune-all EXASIM ROOT WORKDIR   make the folder, the page, check it
 #   browser_test.sh broken EXASIM ROOT WORKDIR    pages with a deliberate error must fail the check
 set -uo pipefail
 
@@ -29,7 +29,7 @@ check() {
   profile=$(mktemp -d "${TMPDIR:-/tmp}/exasim-chromium.XXXXXX")
   dom="$page.dom.html" log="$page.console.log"
   local flags=(--headless --no-sandbox --disable-gpu --user-data-dir="$profile" --no-first-run
-               --enable-logging=stderr --v=0 --window-size=1400,2000)
+               --enable-logging=stderr --v=0 --window-size=1400,"${SHOT_HEIGHT:-2000}")
   timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$(realpath "$page")" >"$dom" 2>"$log"
   local rc=$?
   timeout 120 "$chromium" "${flags[@]}" --screenshot="$shot" "file://$(realpath "$page")" >/dev/null 2>&1
@@ -90,11 +90,11 @@ case $mode in
     sed "s|</body>|<script>$probe</script></body>|" "$out/report.html" >"$out/zoomed.html"
     check "$out/zoomed.html" "$out/zoomed.png" --text 'data-zoomed="532.8125 26 34.375 ' --text 'data-hover="rank 0 | ' ;;
   dragonfly)
-    # Frontier's dragonfly: the group x group matrix of the global links.
+    # Frontier's dragonfly: the group x group matrix of the global links (below 2000 px: a taller shot).
     run "$exasim" simulate "$root/configs/scenarios/frontier-gpt-40b-4096.json" --out "$out/run" --trace-ranks 0-3 \
       --links 5 -q
     run "$exasim" report "$out/run" --out "$out/report.html"
-    check "$out/report.html" "$out/report.png" --id timeline --id hottest-links --id group-matrix \
+    SHOT_HEIGHT=2800 check "$out/report.html" "$out/report.png" --id timeline --id hottest-links --id group-matrix \
       --text ">$(iteration_time "$out/run/summary.json")<" ;;
   megatron)
     # Megatron TP2 x PP2, 1F1B over 4 micro-batches: the pipeline bubble shows as pp waits.
@@ -112,6 +112,13 @@ case $mode in
     run "$exasim" tune "$root/configs/scenarios/default.json" --top 3 --out "$out/run"
     run "$exasim" report "$out/run" --out "$out/report.html"
     check "$out/report.html" "$out/report.png" --id tune-ranking --id tune-table --id best-grid ;;
+  tune-all)
+    # --scheme all: tune.csv names each configuration's scheme and has Megatron's columns too.
+    run "$exasim" tune "$root/configs/scenarios/default.json" --scheme all --top 4 --set model.layers=2 \
+      --set gpus=16 --set training.global_batch=16 --out "$out/run"
+    run "$exasim" report "$out/run" --out "$out/report.html"
+    check "$out/report.html" "$out/report.png" --id tune-ranking --id tune-table --id best-grid \
+      --text '>megatron tp=' --text '>axonn4d gx=' --text 'configurations that fit' ;;
   broken)
     # The check must catch each kind of failure: a page whose script throws, one that logs
     # console.error, one whose script has a syntax error (its end-of-script marker never set), one

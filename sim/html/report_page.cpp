@@ -69,10 +69,13 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return out;
 }
 
-/// A CSV file's rows (header first) with `columns` fields each; InputError naming the file and line.
-std::vector<std::vector<std::string>> read_csv_rows(const fs::path& path, const std::vector<std::string>& header) {
+/// A CSV file's rows (header excluded) and which of `headers` its first line is, each row with that
+/// header's number of fields; InputError naming the file and line.
+std::pair<std::size_t, std::vector<std::vector<std::string>>> read_csv_rows(
+    const fs::path& path, const std::vector<std::vector<std::string>>& headers) {
   const std::string text = read_input_text(path.string(), "a CSV file");
   std::vector<std::vector<std::string>> rows;
+  std::size_t which = 0;
   std::istringstream in(text);
   std::size_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
@@ -80,19 +83,28 @@ std::vector<std::vector<std::string>> read_csv_rows(const fs::path& path, const 
     if (line.empty() || line == "\r") continue;
     auto fields = split_csv_line(line);
     if (line_no == 1) {
-      if (fields != header) {
+      which = static_cast<std::size_t>(std::find(headers.begin(), headers.end(), fields) - headers.begin());
+      if (which == headers.size()) {
         std::string want;
-        for (const auto& h : header) want += (want.empty() ? "" : ",") + h;
+        for (const auto& header : headers) {
+          want += want.empty() ? "" : " or ";
+          for (std::size_t i = 0; i < header.size(); ++i) want += (i == 0 ? "" : ",") + header[i];
+        }
         throw InputError(path.string(), "line 1", "expected the header " + want);
       }
       continue;
     }
-    if (fields.size() != header.size())
-      throw InputError(path.string(), "line " + std::to_string(line_no),
-                       "has " + std::to_string(fields.size()) + " fields, expected " + std::to_string(header.size()));
+    if (fields.size() != headers[which].size())
+      throw InputError(
+          path.string(), "line " + std::to_string(line_no),
+          "has " + std::to_string(fields.size()) + " fields, expected " + std::to_string(headers[which].size()));
     rows.push_back(std::move(fields));
   }
-  return rows;
+  return {which, std::move(rows)};
+}
+
+std::vector<std::vector<std::string>> read_csv_rows(const fs::path& path, const std::vector<std::string>& header) {
+  return read_csv_rows(path, std::vector<std::vector<std::string>>{header}).second;
 }
 
 double csv_number(const fs::path& path, std::size_t row, const std::string& column, const std::string& text) {
@@ -139,8 +151,10 @@ void summary_section(Page& page, const JsonView& s) {
   const double memory = s.number("memory_per_gpu_bytes", 0, kBig, false);
   page.body += "<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">";
   page.body += card("iteration-time", fmt("%.4f s", t), "iteration time");
-  page.body += card("tflops-per-gpu", fmt("%.1f", s.number("tflops_per_gpu", 0, kBig, false)),
-                    "TFLOP/s per GPU (hardware flops)");
+  const double tflops = s.number("tflops_per_gpu", 0, kBig, false);
+  // One decimal as exasim simulate prints it; three significant figures below 10 (a small GPU's 0.43
+  // would read 0.4).
+  page.body += card("tflops-per-gpu", fmt(tflops < 10 ? "%.3g" : "%.1f", tflops), "TFLOP/s per GPU (hardware flops)");
   page.body += card("percent-of-peak", fmt("%.1f%%", s.number("percent_of_peak", 0, kBig, false)),
                     "of the " + fmt("%.1f", s.number("peak_tflops_per_gpu", 0, kBig)) + " TFLOP/s peak");
   page.body += card("mfu", fmt("%.1f%%", s.number("mfu_percent", 0, kBig, false)), "MFU (model flops)");
@@ -397,6 +411,26 @@ std::string simulate_page(const fs::path& dir, const ReportOptions& options, Rep
 
 // --- sweep ----------------------------------------------------------------------------------------
 
+/// A sweep row's `parallel` object as exasim sweep prints it: the layout's figures in the scheme's
+/// order (gx gy gz gdata; tp pp dp zero micro_batch virtual_stages ...), not sweep.json's sorted keys;
+/// fields that no scheme here names follow in key order.
+std::string layout_label(const nlohmann::json& parallel) {
+  if (!parallel.is_object()) return parallel.is_string() ? parallel.get<std::string>() : parallel.dump();
+  static const char* const order[] = {
+      "gx", "gy", "gz", "gdata", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"};
+  std::vector<std::string> keys;
+  for (const char* k : order)
+    if (parallel.contains(k)) keys.emplace_back(k);
+  for (const auto& [k, v] : parallel.items())
+    if (k != "scheme" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  std::string out;
+  for (const auto& k : keys) {
+    const auto& v = parallel.at(k);
+    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
 std::string sweep_page(const fs::path& dir, ReportPage& out) {
   const fs::path path = dir / "sweep.json";
   const auto doc = read_json_file(path.string());
@@ -438,11 +472,7 @@ std::string sweep_page(const fs::path& dir, ReportPage& out) {
       const auto& pv = point.json().contains(v) ? point.json().at(v) : nlohmann::json();
       table += "<td>" + escape(pv.is_string() ? pv.get<std::string>() : pv.dump()) + "</td>";
     }
-    std::string parallel;
-    if (r.has("parallel"))
-      for (const auto& [k, v] : r.json().at("parallel").items())
-        if (k != "scheme") parallel += (parallel.empty() ? "" : " ") + k + "=" + v.dump();
-    table += "<td>" + escape(parallel) + "</td>";
+    table += "<td>" + escape(r.has("parallel") ? layout_label(r.json().at("parallel")) : "") + "</td>";
     if (r.has("error")) {
       for (auto* se : {&time, &tflops, &model, &eff, &peak}) se->y.push_back(nan);
       table += "<td colspan=\"6\" class=\"err\">not simulated: " + escape(r.string("error")) + "</td></tr>";
@@ -490,8 +520,20 @@ std::string sweep_page(const fs::path& dir, ReportPage& out) {
 
 std::string tune_page(const fs::path& dir, ReportPage& out) {
   const fs::path csv = dir / "tune.csv";
-  const auto rows = read_csv_rows(csv, {"gx", "gy", "gz", "gdata", "analytic_iteration_s", "memory_per_gpu_bytes",
-                                        "iteration_time_s", "percent_of_peak", "tflops_per_gpu"});
+  // exasim tune --out: the AxoNN grid alone with --scheme axonn4d; with megatron or all, every scheme's
+  // parameters, empty where they do not apply (sim/cli/tune_command.cpp).
+  const std::vector<std::string> figures = {"analytic_iteration_s", "memory_per_gpu_bytes", "iteration_time_s",
+                                            "percent_of_peak", "tflops_per_gpu"};
+  std::vector<std::string> grid_header = {"gx", "gy", "gz", "gdata"};
+  std::vector<std::string> config_header = {
+      "scheme",   "gx", "gy",   "gz",          "gdata",          "tp",
+      "pp",       "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
+      "recompute"};
+  grid_header.insert(grid_header.end(), figures.begin(), figures.end());
+  config_header.insert(config_header.end(), figures.begin(), figures.end());
+  const auto [format, rows] = read_csv_rows(csv, {grid_header, config_header});
+  const bool grids_only = format == 0;
+  const std::size_t first_figure = grids_only ? 4 : 13;
   if (rows.empty())
     throw InputError(csv.string(), "", "has no grid: exasim tune --out writes one row per grid that fits");
   out.title = "tune";
@@ -503,15 +545,25 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
     std::string label;
     double analytic = 0, memory = 0, simulated = -1, peak = 0, tflops = 0;
   };
+  // A configuration as exasim tune prints it: "gx=2 gy=4 gz=8 gdata=16", with the scheme in front when
+  // both schemes were searched; Megatron's "tp=8 pp=2 dp=64 zero=1 mb=2 v=19 sp=on recompute=none".
+  auto label_of = [&](const std::vector<std::string>& r) {
+    if (grids_only) return "gx=" + r[0] + " gy=" + r[1] + " gz=" + r[2] + " gdata=" + r[3];
+    if (r[0] == "megatron")
+      return "megatron tp=" + r[5] + " pp=" + r[6] + " dp=" + r[7] + " zero=" + r[8] + " mb=" + r[9] + " v=" + r[10] +
+             " sp=" + (r[11] == "true" ? "on" : "off") + " recompute=" + r[12];
+    return r[0] + " gx=" + r[1] + " gy=" + r[2] + " gz=" + r[3] + " gdata=" + r[4];
+  };
   std::vector<Grid> grids;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    Grid g{"gx=" + r[0] + " gy=" + r[1] + " gz=" + r[2] + " gdata=" + r[3],
-           csv_number(csv, i, "analytic_iteration_s", r[4]), csv_number(csv, i, "memory_per_gpu_bytes", r[5])};
-    if (!r[6].empty()) {
-      g.simulated = csv_number(csv, i, "iteration_time_s", r[6]);
-      g.peak = csv_number(csv, i, "percent_of_peak", r[7]);
-      g.tflops = csv_number(csv, i, "tflops_per_gpu", r[8]);
+    const auto* f = &r[first_figure];
+    Grid g{label_of(r), csv_number(csv, i, "analytic_iteration_s", f[0]),
+           csv_number(csv, i, "memory_per_gpu_bytes", f[1])};
+    if (!f[2].empty()) {
+      g.simulated = csv_number(csv, i, "iteration_time_s", f[2]);
+      g.peak = csv_number(csv, i, "percent_of_peak", f[3]);
+      g.tflops = csv_number(csv, i, "tflops_per_gpu", f[4]);
     }
     grids.push_back(g);
   }
@@ -520,14 +572,15 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
     if (g.simulated >= 0) simulated.push_back(g);
   std::stable_sort(simulated.begin(), simulated.end(),
                    [](const Grid& a, const Grid& b) { return a.simulated < b.simulated; });
+  const std::string what = grids_only ? "grid" : "configuration";
   Page page;
-  page.body += "<section id=\"tune\"><h2>Tune: the simulated grids, fastest first</h2><div class=\"cards\">";
+  page.body += "<section id=\"tune\"><h2>Tune: the simulated " + what + "s, fastest first</h2><div class=\"cards\">";
   if (!simulated.empty()) {
-    page.body += card("best-grid", simulated.front().label, "best grid");
+    page.body += card("best-grid", simulated.front().label, "best " + what);
     page.body += card("iteration-time", fmt("%.4f s", simulated.front().simulated), "its iteration time");
     page.body += card("percent-of-peak", fmt("%.1f%%", simulated.front().peak), "of peak");
   }
-  page.body += card("grids-fitting", std::to_string(grids.size()), "grids that fit") + "</div>";
+  page.body += card("grids-fitting", std::to_string(grids.size()), what + "s that fit") + "</div>";
   std::vector<Segment> bars;
   for (std::size_t i = 0; i < simulated.size(); ++i)
     bars.push_back({std::to_string(i + 1) + ". " + simulated[i].label, i == 0 ? "#2e86ab" : "#98c1d9",
@@ -535,10 +588,10 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
   if (!bars.empty())
     page.chart("tune-ranking", bar_chart("tune-ranking", bars));
   else
-    page.notes.push_back("tune: no grid was simulated");
+    page.notes.push_back("tune: no " + what + " was simulated");
   page.body +=
-      "<h2>Every grid that fits, in the analytic order</h2><table id=\"tune-table\"><tr><th>grid</th><th>analytic "
-      "s</th><th>memory per GPU</th><th>simulated s</th><th>% peak</th><th>TFLOP/s/GPU</th></tr>";
+      "<h2>Every " + what + " that fits, in the analytic order</h2><table id=\"tune-table\"><tr><th>" + what +
+      "</th><th>analytic s</th><th>memory per GPU</th><th>simulated s</th><th>% peak</th><th>TFLOP/s/GPU</th></tr>";
   for (const auto& g : grids)
     page.body += "<tr><td>" + escape(g.label) + "</td><td>" + fmt("%.4f", g.analytic) + "</td><td>" + bytes(g.memory) +
                  "</td><td>" + (g.simulated >= 0 ? fmt("%.4f", g.simulated) : "") + "</td><td>" +
@@ -547,10 +600,11 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
   page.body += "</table></section>\n";
   out.charts = page.charts;
   out.notes = page.notes;
-  return document(
-      out.title,
-      "exasim tune: " + std::to_string(grids.size()) + " grids fit, " + std::to_string(simulated.size()) + " simulated",
-      page);
+  return document(out.title,
+                  "exasim tune: " + std::to_string(grids.size()) + " " + what + "s fit, " +
+                      std::to_string(simulated.size()) + " simulated" +
+                      (grids_only ? "" : " (AxoNN 4D and Megatron as searched)"),
+                  page);
 }
 
 }  // namespace

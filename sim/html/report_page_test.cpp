@@ -90,3 +90,42 @@ TEST_CASE("report: a tune page ranks the simulated grids by simulated time", "[u
   write(dir / "tune.csv", "a,b\n");
   CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("tune.csv: line 1: expected the header gx,gy"));
 }
+
+TEST_CASE("report: a tune --scheme all page names each configuration as tune prints it", "[unit]") {
+  // tune --out with --scheme megatron or all: the scheme and every scheme's columns (tune_command.cpp).
+  const auto dir = fresh_dir("tune_all");
+  write(dir / "tune.csv",
+        "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,recompute,"
+        "analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n"
+        "megatron,,,,,4,1,4,3,4,1,true,none,1.0,4e9,1.3,34,107\n"
+        "axonn4d,1,2,4,2,,,,,,,,full,1.1,21e9,1.2,44,130\n"
+        "megatron,,,,,2,2,4,1,1,2,false,selective,1.5,3e9,,,\n");
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.charts == std::vector<std::string>{"tune-ranking"});
+  CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"best-grid\">axonn4d gx=1 gy=2 gz=4 gdata=2</div>"));
+  CHECK_THAT(page.html, Catch::Contains("2. megatron tp=4 pp=1 dp=4 zero=3 mb=4 v=1 sp=on recompute=none"));
+  CHECK_THAT(page.html, Catch::Contains("<td>megatron tp=2 pp=2 dp=4 zero=1 mb=1 v=2 sp=off recompute=selective</td>"));
+  CHECK_THAT(page.html, Catch::Contains("configurations that fit"));
+  // Memory with three significant figures, trailing zeros kept: 21.0 GB beside 4.00 GB.
+  CHECK_THAT(page.html, Catch::Contains("<td>21.0 GB</td>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>4.00 GB</td>"));
+  write(dir / "tune.csv", "scheme,gx\nmegatron,1\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir),
+                    Catch::Contains("tune.csv: line 1: expected the header gx,gy,gz,gdata,") &&
+                        Catch::Contains(" or scheme,gx,gy,gz,gdata,tp,"));
+}
+
+TEST_CASE("report: a sweep row's layout reads in the scheme's order, not sweep.json's sorted keys", "[unit]") {
+  const auto dir = fresh_dir("sweep_layout");
+  write(dir / "sweep.json", R"({"rows":[
+ {"iteration_time_s":4.0,"memory_per_gpu_bytes":3e10,"mfu_percent":30,"model_tflops_per_gpu":100,
+  "parallel":{"gdata":8,"gx":2,"gy":4,"gz":1,"scheme":"axonn4d"},"percent_of_peak":40,"point":{"x":1},
+  "tflops_per_gpu":125,"total_pflops":8},
+ {"iteration_time_s":3.0,"memory_per_gpu_bytes":3e10,"mfu_percent":30,"model_tflops_per_gpu":100,
+  "parallel":{"dp":2,"pp":2,"scheme":"megatron","sequence_parallel":true,"tp":4,"zero":1},"percent_of_peak":40,
+  "point":{"x":2},"tflops_per_gpu":125,"total_pflops":8}],
+ "scenario":"toy","tuned":true,"vary":["x"],"zip":false})");
+  const auto page = exasim::html::render_report(dir);
+  CHECK_THAT(page.html, Catch::Contains("<td>gx=2 gy=4 gz=1 gdata=8</td>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>tp=4 pp=2 dp=2 zero=1 sequence_parallel=true</td>"));
+}

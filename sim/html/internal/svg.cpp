@@ -42,7 +42,11 @@ std::string bytes(double value) {
     value /= 1000;
     ++u;
   }
-  return fmt("%.3g", value) + " " + units[u];
+  // Three significant figures, trailing zeros kept, so that a column or a legend reads alike
+  // (11.0 GB beside 1.31 GB, not 11 GB); whole bytes as they are.
+  const double a = std::fabs(value);
+  const char* format = u == 0 ? "%.0f" : a < 9.995 ? "%.2f" : a < 99.95 ? "%.1f" : "%.0f";
+  return fmt(format, value) + " " + units[u];
 }
 
 std::string dim_colour(std::string_view dim) {
@@ -106,7 +110,11 @@ std::string stacked_bar(const std::string& id, const std::vector<Segment>& segme
 }
 
 std::string bar_chart(const std::string& id, const std::vector<Segment>& rows, double max) {
-  const double label_w = 380, bar_w = 420, row_h = 22, width = label_w + bar_w + 240;
+  // Room for the longest label (about 7 units a character at the charts' 12 px), at least 380.
+  std::size_t longest = 0;
+  for (const auto& r : rows) longest = std::max(longest, r.label.size());
+  const double label_w = std::max(380.0, 7.0 * static_cast<double>(longest) + 16), bar_w = 420, row_h = 22,
+               width = label_w + bar_w + 240;
   for (const auto& r : rows) max = std::max(max, r.value);
   const double height = row_h * static_cast<double>(rows.size()) + 4;
   // Drawn at its own size (one unit a pixel), not stretched to the page.
