@@ -259,6 +259,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Freezes variable path id at `share` on link `at`, taking its share off its region links.
   void freeze_local(PathId id, double share, topo::LinkId at);
   static constexpr PathId kShared = kNoId - 1;
+  /// Asks for the link record of route entry i + a few, for a loop over the route at entry i.
+  void prefetch_link(const RouteEntry* route, std::uint32_t i, std::uint32_t hops) const;
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);
   /// Records the link a path froze on, keeping each link's count of such paths.
