@@ -296,8 +296,20 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     // Loads count parts of flows when flows are routed in parts (route_parts()): in flows, busiest / P.
     const double parts = route_parts();
     const std::uint32_t* dense = load != nullptr ? load->dense_loads() : nullptr;
-    const auto cost = [load, dense, parts](const SwitchPath& c) {
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    // A candidate's cost, or kNever as soon as it cannot beat `bound` (ties keep the earlier one): the
+    // loads are cache misses, and most candidates lose on their first busy link.
+    const auto cost = [load, dense, parts](const SwitchPath& c, double bound) {
       double busiest = 0;
+      if (dense != nullptr && parts == 1) {
+        std::uint32_t most = 0;
+        const double hops = c.hops;
+        for (std::uint32_t i = 0; i < c.hops; ++i) {
+          most = std::max(most, dense[c.links[i]]);
+          if ((1 + static_cast<double>(most)) * hops >= bound) return kNever;
+        }
+        return (1 + static_cast<double>(most)) * hops;
+      }
       if (dense != nullptr) {
         std::uint32_t most = 0;
         for (std::uint32_t i = 0; i < c.hops; ++i) most = std::max(most, dense[c.links[i]]);
@@ -309,9 +321,9 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     };
     // The least costly of adaptive_candidates minimal and as many non-minimal candidates, each from its
     // own hash; candidate 0 is the path Minimal / Valiant routing would take. Ties keep the earlier one.
-    double minimal_cost = cost(path);
+    double minimal_cost = cost(path, kNever);
     SwitchPath detour, candidate;
-    double detour_cost = std::numeric_limits<double>::infinity();
+    double detour_cost = kNever;
     // A minimal path is its global link's index alone (or unique inside a group): a candidate with an
     // index already tried costs the same and would lose the tie, so it is not built again.
     const std::uint32_t L = p_.global_links_per_group_pair;
@@ -323,13 +335,13 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
           c > 0 && !one_group && (L > 64 || !(tried & bit))) {
         tried |= bit;
         candidate = minimal_path(s, t, h);
-        if (const double k = cost(candidate); k < minimal_cost) {
+        if (const double k = cost(candidate, minimal_cost); k < minimal_cost) {
           minimal_cost = k;
           path = candidate;
         }
       }
       if (valiant_path(s, t, h, candidate)) {
-        if (const double k = cost(candidate); k < detour_cost) {
+        if (const double k = cost(candidate, detour_cost); k < detour_cost) {
           detour_cost = k;
           detour = candidate;
         }
