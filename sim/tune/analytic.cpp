@@ -16,6 +16,7 @@ class FlowCount final : public topo::LinkLoadView {
  public:
   explicit FlowCount(const std::vector<std::uint32_t>& flows) : flows_(flows) {}
   [[nodiscard]] double load(topo::LinkId link) const override { return flows_[link]; }
+  [[nodiscard]] const std::uint32_t* dense_loads() const override { return flows_.data(); }
 
  private:
   const std::vector<std::uint32_t>& flows_;
