@@ -49,7 +49,7 @@ std::vector<double> fan_out_rates(const Topology& t, flow::FlowNetwork& net, Gpu
                                   const std::vector<GpuId>& dsts) {
   std::vector<flow::FlowId> ids;
   for (GpuId d : dsts) ids.push_back(net.add(route(t, src, d), 1e9, d));
-  net.resolve(0, [](double, flow::FlowId, std::uint32_t) {});
+  net.resolve(0, [](double, flow::FlowId) {});
   std::vector<double> rates;
   for (auto id : ids) rates.push_back(net.rate_Bps(id));
   return rates;
@@ -136,7 +136,7 @@ TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each,
   flow::FlowNetwork in(t.links(), flow::Solver::Local, layout_of(t));
   std::vector<flow::FlowId> ids;
   for (GpuId s = 1; s < 8; ++s) ids.push_back(in.add(route(t, s, 0), 1e9, s));
-  in.resolve(0, [](double, flow::FlowId, std::uint32_t) {});
+  in.resolve(0, [](double, flow::FlowId) {});
   for (auto id : ids) CHECK(in.rate_Bps(id) == 300e9 / 7);
 
   // all_to_all: every pair has its own link, so the same fan-out runs at the full pair rate.
@@ -154,7 +154,7 @@ TEST_CASE("nvswitch: a GPU sending to 7 peers at once gets 1/7 of its link each,
   std::vector<LinkId> bundle;
   for (GpuId g = 0; g < 8; ++g) t.route(g, (g + 1) % 8, 0, nullptr, bundle);
   const auto id = ring.add(bundle, 1e9, 0);
-  ring.resolve(0, [](double, flow::FlowId, std::uint32_t) {});
+  ring.resolve(0, [](double, flow::FlowId) {});
   CHECK(ring.rate_Bps(id) == 300e9);
 }
 

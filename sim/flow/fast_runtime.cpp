@@ -3,7 +3,7 @@
 #include "sim/exec/executor_impl.hpp"
 #include "sim/flow/flow_network.hpp"
 #include "sim/flow/internal/event_queue.hpp"
-#include "sim/flow/internal/prediction_heap.hpp"
+#include "sim/flow/prediction_heap.hpp"
 #include "sim/runtime/link_meter.hpp"
 
 #include <algorithm>
@@ -206,7 +206,7 @@ class FastNetwork final : public exec::NetworkBackend {
   double last_progress_s_ = 0;
   bool progress_shown_ = false;
 
-  const FlowNetwork::Scheduler schedule_flow_ = [this](double t, FlowId f, std::uint32_t /*version*/) {
+  const FlowNetwork::Scheduler schedule_flow_ = [this](double t, FlowId f) {
     if (f & FlowNetwork::kNodeLocal)
       node_ends_.set(f & ~FlowNetwork::kNodeLocal, t);
     else

@@ -123,7 +123,6 @@ FlowId FlowNetwork::take_flow(std::size_t hops) {
   if (FlowId id; reuse(free_flows_, size_class, id)) return id;
   if (flows_.size() >= kNodeLocal) throw std::length_error("FlowNetwork: too many flows");
   flows_.emplace_back();
-  versions_.push_back(0);
   flows_.back().size_class = size_class;
   return static_cast<FlowId>(flows_.size() - 1);
 }
@@ -206,7 +205,6 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   f.rate = 0;
   f.updated_s = 0;
   f.tag = tag;
-  ++versions_[id];
   f.path = path;
   f.prev = kNoId;
   f.next = p.first;
@@ -302,7 +300,6 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
     remove_path(f.path);
   else if (solver_ == Solver::Local)
     touched_paths_.push_back(f.path);
-  ++versions_[id];
   --active_;
   free_flows_[f.size_class].push_back(id);
   return f.tag;
@@ -443,8 +440,7 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
 }
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
-  if (local_)
-    local_->resolve(now_s, [&schedule](double t, FlowId f, std::uint32_t v) { schedule(t, kNodeLocal | f, v); });
+  if (local_) local_->resolve(now_s, [&schedule](double t, FlowId f) { schedule(t, kNodeLocal | f); });
   if (dirty_links_.empty() && fresh_lone_.empty() && !reference()) return;
   if (solver_ == Solver::Local)
     solve_local();
@@ -468,8 +464,7 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
       if (flows_[id].rate != rate) changed_.push_back(id);  // else its prediction still holds
   }
   sort_ids(changed_, sort_scratch_);
-  for (FlowId id : changed_)
-    change_rate(flows_[id], id, versions_[id], paths_[flows_[id].path].new_rate, now_s, schedule);
+  for (FlowId id : changed_) change_rate(flows_[id], id, paths_[flows_[id].path].new_rate, now_s, schedule);
 }
 
 }  // namespace exasim::flow

@@ -72,9 +72,9 @@ class FlowNetwork final : public topo::LinkLoadView {
  public:
   /// Set in the ids of flows that NodeFlows carries.
   static constexpr FlowId kNodeLocal = 0x80000000u;
-  /// Called by resolve() for every flow whose predicted finish time changed; older predictions for the
-  /// same flow become stale (check with current()).
-  using Scheduler = std::function<void(double finish_s, FlowId flow, std::uint32_t version)>;
+  /// Called by resolve() for every flow whose predicted finish time changed; the prediction replaces the
+  /// flow's earlier one, and infinity means it no longer moves (node_flows.hpp's change_rate()).
+  using Scheduler = std::function<void(double finish_s, FlowId flow)>;
 
   FlowNetwork(const std::vector<topo::Link>& links, Solver solver, NodeLayout layout = {});
 
@@ -86,10 +86,6 @@ class FlowNetwork final : public topo::LinkLoadView {
   FlowId add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag);
   FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
     return add(std::span<const topo::LinkId>(route), bytes, tag);
-  }
-  /// Whether a scheduled prediction (flow, version) is still the live one.
-  [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const {
-    return flow & kNodeLocal ? local_->current(flow & ~kNodeLocal, version) : versions_[flow] == version;
   }
   /// Asks the CPU to start loading the flow's record (a hint for batches of completions).
   void prefetch(FlowId flow) const {
@@ -234,7 +230,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// rest held at their rates; held paths join as the filling finds they must (see there). Their paths
   /// go to comp_paths_ with their new_rate.
   void solve_local();
-  /// The local filling proper, from the keys solve_local() and release() put in heap_.
+  /// The local filling proper, from the keys solve_local() and release() put in keys_.
   void fill_local();
   /// Whether a key of keys_ can only pop to be skipped (radix_queue.hpp drops such keys).
   [[nodiscard]] bool dead_key(const Share& key) const;
@@ -306,10 +302,6 @@ class FlowNetwork final : public topo::LinkLoadView {
   void add_load(PathId p, double old_rate, double new_rate);
   std::vector<FillScratch> scratch_;
   std::vector<Flow> flows_;
-  /// Per flow slot: bumped when a flow takes the slot, when its rate changes and when it ends, so a
-  /// prediction is live iff its version is the slot's. Kept apart from the flow records: large runs
-  /// check many superseded predictions, and 4 bytes a flow stay in cache where the records do not.
-  std::vector<std::uint32_t> versions_;
   std::vector<std::vector<FlowId>> free_flows_;  ///< per size class
   std::vector<Path> paths_;
   // Routes live in one pool, each path slot owning a segment of a power-of-two size; freed slots are
@@ -337,7 +329,6 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t unfrozen_mark_ = 0;          ///< solve_local(): Path::epoch of its variable paths not yet frozen
   std::uint32_t frozen_mark_ = 0;            ///< ... of those frozen
   std::uint32_t region_mark_ = 0;            ///< FillScratch::region of the links in its region
-  std::size_t unfrozen_count_ = 0;           ///< its variable paths not yet frozen
   RadixQueue<Share> keys_;                   ///< solve_local(): the keys of progressive filling
   std::vector<PathId> touched_paths_;        ///< paths whose flow count changed since the last resolve
 };

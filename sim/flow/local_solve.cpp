@@ -80,7 +80,6 @@ void FlowNetwork::solve_local() {
     paths_[p].epoch = unfrozen_mark_;
     paths_[p].own_key = kNoId;
   }
-  unfrozen_count_ = comp_paths_.size();
   // All of them enter before any looks for its own key: with many starting together (the rings of a
   // data-parallel step), keys found early would be found again as each newcomer shares a link.
   const std::size_t initial = comp_paths_.size();
@@ -170,7 +169,6 @@ void FlowNetwork::push_own_key(PathId p) {
 
 void FlowNetwork::release(PathId p, double level) {
   join(p);
-  ++unfrozen_count_;
   paths_[p].epoch = unfrozen_mark_;
   enter_region(p, level, true);
 }
@@ -217,7 +215,6 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
 }
 
 void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
-  --unfrozen_count_;
   set_bottleneck(id, at);
   Path& path = paths_[id];
   path.epoch = frozen_mark_;

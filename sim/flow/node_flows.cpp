@@ -74,7 +74,6 @@ FlowId NodeFlows::add(std::span<const topo::LinkId> route, double bytes, std::ui
     if (flows_.size() >= kMaxFlows) throw std::length_error("NodeFlows: too many flows");
     id = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
-    versions_.push_back(0);
   }
   Path& p = paths_[path];
   Flow& f = flows_[id];
@@ -82,7 +81,6 @@ FlowId NodeFlows::add(std::span<const topo::LinkId> route, double bytes, std::ui
   if (p.first != kNoId) flows_[p.first].prev = id;
   p.first = id;
   ++p.flows;
-  ++versions_[id];
   ++active_;
   mark(node);
   return id;
@@ -104,7 +102,6 @@ std::uint64_t NodeFlows::finish(FlowId id) {
     --active_paths_;
   }
   mark(f.node);
-  ++versions_[id];
   --active_;
   free_flows_.push_back(id);
   return f.tag;
@@ -193,8 +190,7 @@ void NodeFlows::resolve(double now_s, const Scheduler& schedule) {
   dirty_nodes_.clear();
   // In flow id order, as FlowNetwork does: independent of the order in which nodes were touched.
   sort_ids(changed_, sort_scratch_);
-  for (const FlowId id : changed_)
-    change_rate(flows_[id], id, versions_[id], paths_[flows_[id].path].rate, now_s, schedule);
+  for (const FlowId id : changed_) change_rate(flows_[id], id, paths_[flows_[id].path].rate, now_s, schedule);
 }
 
 }  // namespace exasim::flow

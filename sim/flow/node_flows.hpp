@@ -40,23 +40,20 @@ namespace exasim::flow {
 
 using FlowId = std::uint32_t;
 
-/// A flow's rate changes at `now_s`: what it sent at the old rate comes off its bytes, its version
-/// moves on (older predictions go stale) and its new finish is scheduled: infinity if it no longer
-/// moves, so that a scheduler keeping one prediction per flow drops the old one. One definition for
-/// both solvers, so that they predict the same times bit for bit.
+/// A flow's rate changes at `now_s`: what it sent at the old rate comes off its bytes and its new
+/// finish is scheduled, replacing the old one: infinity if it no longer moves. One definition for both
+/// solvers, so that they predict the same times bit for bit.
 template <typename FlowRecord, typename Schedule>
-void change_rate(FlowRecord& f, FlowId id, std::uint32_t& version, double rate, double now_s,
-                 const Schedule& schedule) {
+void change_rate(FlowRecord& f, FlowId id, double rate, double now_s, const Schedule& schedule) {
   f.remaining = std::max(0.0, f.remaining - f.rate * (now_s - f.updated_s));
   f.updated_s = now_s;
   f.rate = rate;
-  ++version;
-  schedule(rate > 0 ? now_s + f.remaining / rate : std::numeric_limits<double>::infinity(), id, version);
+  schedule(rate > 0 ? now_s + f.remaining / rate : std::numeric_limits<double>::infinity(), id);
 }
 
 class NodeFlows {
  public:
-  using Scheduler = std::function<void(double finish_s, FlowId flow, std::uint32_t version)>;
+  using Scheduler = std::function<void(double finish_s, FlowId flow)>;
   static constexpr std::uint32_t kMaxHops = 35;
   static constexpr std::uint32_t kMaxLinksPerNode = 64;
   static constexpr std::uint32_t kMaxFlows = 0x80000000u;  ///< ids leave FlowNetwork's tag bit free
@@ -73,7 +70,6 @@ class NodeFlows {
   }
   /// A new flow; takes(route) must hold. Its rate is set by the next resolve().
   FlowId add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag);
-  [[nodiscard]] bool current(FlowId flow, std::uint32_t version) const { return versions_[flow] == version; }
   void prefetch(FlowId flow) const { __builtin_prefetch(&flows_[flow]); }
   /// Removes a completed flow; returns its tag.
   std::uint64_t finish(FlowId flow);
@@ -122,7 +118,6 @@ class NodeFlows {
   std::vector<Path> paths_;
   std::vector<std::uint32_t> free_paths_;
   std::vector<Flow> flows_;
-  std::vector<std::uint32_t> versions_;  ///< per flow slot, as in FlowNetwork
   std::vector<FlowId> free_flows_;
   std::vector<FlowId> changed_;
   std::vector<FlowId> sort_scratch_;  ///< for sort_ids()

@@ -1,5 +1,5 @@
 #include "sim/flow/internal/radix_queue.hpp"
-#include "sim/flow/internal/prediction_heap.hpp"
+#include "sim/flow/prediction_heap.hpp"
 
 #include <catch2/catch.hpp>
 

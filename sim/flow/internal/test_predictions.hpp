@@ -10,7 +10,7 @@ namespace exasim::flow::testing {
 struct Predictions {
   std::map<FlowId, double> finish;  ///< latest predicted finish per flow
   FlowNetwork::Scheduler scheduler() {
-    return [this](double t, FlowId f, std::uint32_t) { finish[f] = t; };
+    return [this](double t, FlowId f) { finish[f] = t; };
   }
 };
 

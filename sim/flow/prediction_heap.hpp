@@ -2,9 +2,9 @@
 // The predicted ends of the active flows, one entry per flow, moved in place when a re-solve changes
 // a flow's rate.
 //
-// The event queue (event_queue.hpp) kept every prediction ever made and skipped the superseded ones
-// when they came up: under minimal routing with spread placement 97 % of the flow ends it handed out
-// were superseded (gpt-80b on 4,096 GCDs: 2.44 M of 2.52 M), each an instant of its own with a heap
+// The event queue (internal/event_queue.hpp) kept every prediction ever made and skipped the
+// superseded ones when they came up: under minimal routing with spread placement 97 % of the flow
+// ends it handed out were superseded (gpt-80b on 4,096 GCDs: 2.44 M of 2.52 M), each an instant of its own with a heap
 // pop, a hash removal and a bucket. Here a flow has at most one entry, so only live ends come out.
 //
 // Order: by time, then by slot. The order of events within an instant never changes an answer (the
