@@ -1,5 +1,5 @@
 // `exasim report DIR [--out FILE.html]`: one self-contained HTML page from the folder `simulate --out`,
-// `sweep --out` or `tune --out` wrote (sim/html/report_page.hpp; docs/report.md). The page goes to
+// `sweep --out`, `tune --out` or `place --out` wrote (sim/html/report_page.hpp; docs/report.md). The page goes to
 // DIR/report.html unless --out names another file; it is written through OutputFiles, so a failed run
 // leaves no half-written page.
 
@@ -24,9 +24,9 @@ Command add_report_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "report",
-      "Write one self-contained HTML page (charts, timeline, links) from a simulate, sweep or tune --out "
+      "Write one self-contained HTML page (charts, timeline, links) from a simulate, sweep, tune or place --out "
       "folder (docs/report.md)");
-  cmd->add_option("dir", o->dir, "Folder written by exasim simulate, sweep or tune --out")->required();
+  cmd->add_option("dir", o->dir, "Folder written by exasim simulate, sweep, tune or place --out")->required();
   cmd->add_option("--out", o->out_file, "The page to write (default DIR/report.html)");
   cmd->add_option("--max-events", o->max_blocks, "Timeline: most blocks drawn over all ranks (merged beyond)")
       ->capture_default_str();

@@ -9,7 +9,7 @@
 # ctest SKIP_RETURN_CODE), never passed.
 #
 #   browser_test.sh check PAGE.html SHOT.png [--id ID]... [--text TEXT]...
-#   browser_test.sh simulate|dragonfly|megatron|sweep|tune|tune-all EXASIM ROOT WORKDIR   make the folder, the page, check it
+#   browser_test.sh simulate|dragonfly|megatron|sweep|tune|tune-all|place EXASIM ROOT WORKDIR   make the folder, the page, check it
 #   browser_test.sh broken EXASIM ROOT WORKDIR    pages with a deliberate error must fail the check
 set -uo pipefail
 
@@ -119,6 +119,13 @@ case $mode in
     run "$exasim" report "$out/run" --out "$out/report.html"
     check "$out/report.html" "$out/report.png" --id tune-ranking --id tune-table --id best-grid \
       --text '>megatron tp=' --text '>axonn4d gx=' --text 'configurations that fit' ;;
+  place)
+    # A placement plan: the ranked placements, the baselines marked (default.json: one switch, so the
+    # packed baseline is the plan).
+    run "$exasim" place "$root/configs/scenarios/default.json" --top 2 --out "$out/run"
+    run "$exasim" report "$out/run" --out "$out/report.html"
+    check "$out/report.html" "$out/report.png" --id place-ranking --id place-table --id plan \
+      --text '>packed</div>' --text 'spread (baseline)' ;;
   broken)
     # The check must catch each kind of failure: a page whose script throws, one that logs
     # console.error, one whose script has a syntax error (its end-of-script marker never set), one

@@ -607,6 +607,79 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
                   page);
 }
 
+// --- place ----------------------------------------------------------------------------------------
+
+std::string place_page(const fs::path& dir, ReportPage& out) {
+  // exasim place --out: place.csv (every simulated placement), placement.txt (the plan) and
+  // scenario.json (a scenario running it); sim/cli/place_command.cpp.
+  const fs::path csv = dir / "place.csv";
+  const auto rows = read_csv_rows(csv, {"placement", "baseline", "analytic_iteration_s", "iteration_time_s"});
+  if (rows.empty())
+    throw InputError(csv.string(), "", "has no placement: exasim place --out writes one row per simulated placement");
+  struct Placement {
+    std::string label;
+    bool baseline = false;
+    double analytic = 0, simulated = 0;
+  };
+  std::vector<Placement> placements;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r[1] != "0" && r[1] != "1")
+      throw InputError(csv.string(), "row " + std::to_string(i + 1) + " baseline",
+                       "must be 0 or 1, not '" + r[1] + "'");
+    placements.push_back({r[0], r[1] == "1", csv_number(csv, i, "analytic_iteration_s", r[2]),
+                          csv_number(csv, i, "iteration_time_s", r[3])});
+  }
+  std::stable_sort(placements.begin(), placements.end(),
+                   [](const Placement& a, const Placement& b) { return a.simulated < b.simulated; });
+  out.title = "place";
+  if (fs::exists(dir / "scenario.json")) {
+    const auto scenario = read_json_file((dir / "scenario.json").string());
+    if (scenario.is_object() && scenario.contains("name") && scenario.at("name").is_string())
+      out.title = scenario.at("name");
+  }
+  // The baseline the change is against: packed on the whole machine, the scheduler's order with --nodes.
+  const Placement* reference = nullptr;
+  for (const char* name : {"packed", "scheduler"})
+    for (const auto& p : placements)
+      if (reference == nullptr && p.baseline && p.label == name) reference = &p;
+  const auto change = [&](const Placement& p) {
+    return reference == nullptr ? std::string() : fmt("%+.1f%%", 100 * (p.simulated / reference->simulated - 1));
+  };
+  const Placement& plan = placements.front();
+  Page page;
+  page.body += "<section id=\"place\"><h2>Place: the simulated placements, fastest first</h2><div class=\"cards\">";
+  page.body += card("plan", plan.label, "the plan (placement.txt)");
+  page.body += card("iteration-time", fmt("%.4f s", plan.simulated), "its iteration time");
+  if (reference != nullptr) page.body += card("change", change(plan), "against " + reference->label);
+  page.body += card("placements-simulated", std::to_string(placements.size()), "placements simulated") + "</div>";
+  std::vector<Segment> bars;
+  for (std::size_t i = 0; i < placements.size(); ++i) {
+    const auto& p = placements[i];
+    bars.push_back({std::to_string(i + 1) + ". " + p.label + (p.baseline ? " (baseline)" : ""),
+                    i == 0       ? "#2e86ab"
+                    : p.baseline ? "#b0b0b0"
+                                 : "#98c1d9",
+                    p.simulated, fmt("%.4f s", p.simulated)});
+  }
+  page.chart("place-ranking", bar_chart("place-ranking", bars));
+  page.body +=
+      "<table id=\"place-table\"><tr><th>placement</th><th>baseline</th><th>analytic s</th><th>simulated s</th>"
+      "<th>" +
+      (reference == nullptr ? std::string("change") : "vs " + escape(reference->label)) + "</th></tr>";
+  for (const auto& p : placements)
+    page.body += "<tr><td>" + escape(p.label) + "</td><td>" + (p.baseline ? "yes" : "") + "</td><td>" +
+                 fmt("%.4f", p.analytic) + "</td><td>" + fmt("%.4f", p.simulated) + "</td><td>" + change(p) +
+                 "</td></tr>";
+  page.body +=
+      "</table><p>The analytic seconds are the search's score (docs/place.md); the simulated ones rank. "
+      "<code>exasim simulate</code> on this folder's scenario.json runs the plan.</p></section>\n";
+  if (reference == nullptr) page.notes.push_back("place: no packed or scheduler baseline, so no change is shown");
+  out.charts = page.charts;
+  out.notes = page.notes;
+  return document(out.title, "exasim place: " + std::to_string(placements.size()) + " placements simulated", page);
+}
+
 }  // namespace
 
 const char* to_string(FolderKind kind) {
@@ -614,6 +687,7 @@ const char* to_string(FolderKind kind) {
     case FolderKind::simulate: return "simulate";
     case FolderKind::sweep: return "sweep";
     case FolderKind::tune: return "tune";
+    case FolderKind::place: return "place";
   }
   return "?";
 }
@@ -627,9 +701,10 @@ FolderKind detect_folder(const fs::path& dir) {
   if (fs::is_regular_file(dir / "summary.json", ec)) return FolderKind::simulate;
   if (fs::is_regular_file(dir / "sweep.json", ec)) return FolderKind::sweep;
   if (fs::is_regular_file(dir / "tune.csv", ec)) return FolderKind::tune;
+  if (fs::is_regular_file(dir / "place.csv", ec)) return FolderKind::place;
   throw InputError(dir.string(), "",
                    "not an exasim output folder: expected summary.json (exasim simulate --out), sweep.json (exasim "
-                   "sweep --out) or tune.csv (exasim tune --out)");
+                   "sweep --out), tune.csv (exasim tune --out) or place.csv (exasim place --out)");
 }
 
 ReportPage render_report(const fs::path& dir, const ReportOptions& options) {
@@ -639,6 +714,7 @@ ReportPage render_report(const fs::path& dir, const ReportOptions& options) {
     case FolderKind::simulate: out.html = simulate_page(dir, options, out); break;
     case FolderKind::sweep: out.html = sweep_page(dir, out); break;
     case FolderKind::tune: out.html = tune_page(dir, out); break;
+    case FolderKind::place: out.html = place_page(dir, out); break;
   }
   return out;
 }

@@ -7,13 +7,16 @@
 //    classes, the hottest links and, on networks with groups, the group x group matrix;
 //  - `sweep --out DIR` (sweep.json): iteration time, TFLOP/s per GPU and scaling efficiency (or % of
 //    peak when the GPU count does not vary) against the varied field, and the rows;
-//  - `tune --out DIR` (tune.csv): the simulated grids ranked, with their analytic estimates.
+//  - `tune --out DIR` (tune.csv): the simulated grids ranked, with their analytic estimates;
+//  - `place --out DIR` (place.csv): the simulated placements ranked, the plan first, each against the
+//    packed (or scheduler) baseline.
 // The page is byte-identical for the same folder (fixed number formats, no dates), and its script
 // records any JavaScript error or console.error in an element (#js-status) that the browser test reads.
 //
 // LIMITATIONS: the timeline draws at most `max_timeline_ranks` ranks and `max_timeline_blocks` blocks
 // (the page says how many rows it merged or left out); one folder is one kind (summary.json first, then
-// sweep.json, then tune.csv); `place` and `compare` outputs are not read yet.
+// sweep.json, then tune.csv, then place.csv); `compare` output (a Chrome trace) is not read: open it in
+// Perfetto.
 
 #include <cstddef>
 #include <filesystem>
@@ -22,7 +25,7 @@
 
 namespace exasim::html {
 
-enum class FolderKind { simulate, sweep, tune };
+enum class FolderKind { simulate, sweep, tune, place };
 
 [[nodiscard]] const char* to_string(FolderKind kind);
 

@@ -36,8 +36,11 @@ TEST_CASE("report: a folder is told by its files, anything else is an input erro
   const auto dir = fresh_dir("detect");
   CHECK_THROWS_WITH(exasim::html::detect_folder(dir),
                     Catch::Contains("not an exasim output folder: expected summary.json (exasim simulate --out), "
-                                    "sweep.json (exasim sweep --out) or tune.csv (exasim tune --out)"));
+                                    "sweep.json (exasim sweep --out), tune.csv (exasim tune --out) or place.csv "
+                                    "(exasim place --out)"));
   CHECK_THROWS_AS(exasim::html::detect_folder(dir / "missing"), exasim::InputError);
+  write(dir / "place.csv", "placement\n");
+  CHECK(exasim::html::detect_folder(dir) == FolderKind::place);
   write(dir / "tune.csv", "gx\n");
   CHECK(exasim::html::detect_folder(dir) == FolderKind::tune);
   write(dir / "sweep.json", "{}");
@@ -128,4 +131,36 @@ TEST_CASE("report: a sweep row's layout reads in the scheme's order, not sweep.j
   const auto page = exasim::html::render_report(dir);
   CHECK_THAT(page.html, Catch::Contains("<td>gx=2 gy=4 gz=1 gdata=8</td>"));
   CHECK_THAT(page.html, Catch::Contains("<td>tp=4 pp=2 dp=2 zero=1 sequence_parallel=true</td>"));
+}
+
+TEST_CASE("report: a place page ranks the simulated placements against the packed baseline", "[unit]") {
+  // exasim place --out (sim/cli/place_command.cpp): the rows in the order place simulated them.
+  const auto dir = fresh_dir("place");
+  write(dir / "place.csv",
+        "placement,baseline,analytic_iteration_s,iteration_time_s\n"
+        "\"packed\",1,4.1,5.0\n"
+        "\"spread\",1,4.4,6.0\n"
+        "\"groups packed, dims x,data,z,y\",0,3.9,4.5\n");
+  write(dir / "scenario.json", R"({"name":"job-placed"})");
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.kind == FolderKind::place);
+  CHECK(page.title == "job-placed");
+  CHECK(page.charts == std::vector<std::string>{"place-ranking"});
+  // The fastest is the plan, 10 % faster than packed; a quoted label keeps its comma.
+  CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"plan\">groups packed, dims x,data,z,y</div>"));
+  CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"change\">-10.0%</div>"));
+  CHECK_THAT(page.html, Catch::Contains("3. spread (baseline)"));
+  CHECK_THAT(page.html, Catch::Contains("<td>spread</td><td>yes</td><td>4.4000</td><td>6.0000</td><td>+20.0%</td>"));
+  CHECK(exasim::html::render_report(dir).html == page.html);
+  // Without a packed or scheduler baseline there is no change to show, and the page says so.
+  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"random 1\",1,4,5\n");
+  CHECK_THAT(exasim::html::render_report(dir).notes.front(), Catch::Contains("no packed or scheduler baseline"));
+  // Bad rows name the file, the row and the field.
+  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"packed\",yes,4,5\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("place.csv: row 1 baseline: must be 0 or 1"));
+  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"packed\",1,4,slow\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir),
+                    Catch::Contains("place.csv: row 1 iteration_time_s: 'slow' is not a finite number"));
+  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("place.csv: has no placement"));
 }
