@@ -65,7 +65,7 @@ std::string_view to_string(RoutingPolicy p) {
 // At most 8 switch-to-switch hops (2D Valiant: row, column, global, row, column, global, row, column):
 // a fixed array keeps candidate paths off the heap, since route() runs once per flow.
 struct Dragonfly::SwitchPath {
-  std::array<LinkId, 8> links{};
+  std::array<LinkId, 8> links;  ///< the first `hops` are set: candidates are built often, and never zeroed
   std::uint32_t hops = 0;
   void push(LinkId l) { links[hops++] = l; }
 };
@@ -321,11 +321,19 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     };
     // The least costly of adaptive_candidates minimal and as many non-minimal candidates, each from its
     // own hash; candidate 0 is the path Minimal / Valiant routing would take. Ties keep the earlier one.
-    double minimal_cost = cost(path, kNever);
-    SwitchPath detour, candidate;
-    double detour_cost = kNever;
+    // Every candidate is built first (wiring arithmetic only), asking for its links' loads as it goes,
+    // and then costed in the same order as before: the loads are cache misses, which then arrive while
+    // the next candidates are built rather than one after another.
     // A minimal path is its global link's index alone (or unique inside a group): a candidate with an
     // index already tried costs the same and would lose the tie, so it is not built again.
+    std::array<SwitchPath, 2 * DragonflyParams::kMaxAdaptiveCandidates> built;
+    std::array<bool, 2 * DragonflyParams::kMaxAdaptiveCandidates> built_minimal;
+    std::uint32_t count = 0;
+    const auto prefetch = [dense](const SwitchPath& c) {
+      if (dense != nullptr)
+        for (std::uint32_t i = 0; i < c.hops; ++i) __builtin_prefetch(&dense[c.links[i]]);
+    };
+    prefetch(path);
     const std::uint32_t L = p_.global_links_per_group_pair;
     const bool one_group = group_of_switch(s) == group_of_switch(t);
     std::uint64_t tried = std::uint64_t{1} << (hash % L % 64);
@@ -334,17 +342,23 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
       if (const std::uint64_t bit = std::uint64_t{1} << (h % L % 64);
           c > 0 && !one_group && (L > 64 || !(tried & bit))) {
         tried |= bit;
-        candidate = minimal_path(s, t, h);
-        if (const double k = cost(candidate, minimal_cost); k < minimal_cost) {
-          minimal_cost = k;
-          path = candidate;
-        }
+        built[count] = minimal_path(s, t, h);
+        built_minimal[count] = true;
+        prefetch(built[count++]);
       }
-      if (valiant_path(s, t, h, candidate)) {
-        if (const double k = cost(candidate, detour_cost); k < detour_cost) {
-          detour_cost = k;
-          detour = candidate;
-        }
+      if (valiant_path(s, t, h, built[count])) {
+        built_minimal[count] = false;
+        prefetch(built[count++]);
+      }
+    }
+    double minimal_cost = cost(path, kNever);
+    SwitchPath detour;
+    double detour_cost = kNever;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      double& best = built_minimal[i] ? minimal_cost : detour_cost;
+      if (const double k = cost(built[i], best); k < best) {
+        best = k;
+        (built_minimal[i] ? path : detour) = built[i];
       }
     }
     if (minimal_cost > detour_cost + p_.adaptive_bias) path = detour;
