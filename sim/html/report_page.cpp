@@ -518,6 +518,15 @@ std::string sweep_page(const fs::path& dir, ReportPage& out) {
 
 // --- tune -----------------------------------------------------------------------------------------
 
+/// The name of the scenario a command wrote beside its table (tune's best.json, place's scenario.json),
+/// or `fallback` when the file is absent or has no name.
+std::string scenario_name(const fs::path& scenario, const std::string& fallback) {
+  if (!fs::exists(scenario)) return fallback;
+  const auto doc = read_json_file(scenario.string());
+  if (doc.is_object() && doc.contains("name") && doc.at("name").is_string()) return doc.at("name");
+  return fallback;
+}
+
 std::string tune_page(const fs::path& dir, ReportPage& out) {
   const fs::path csv = dir / "tune.csv";
   // exasim tune --out: the AxoNN grid alone with --scheme axonn4d; with megatron or all, every scheme's
@@ -536,11 +545,7 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
   const std::size_t first_figure = grids_only ? 4 : 13;
   if (rows.empty())
     throw InputError(csv.string(), "", "has no grid: exasim tune --out writes one row per grid that fits");
-  out.title = "tune";
-  if (fs::exists(dir / "best.json")) {
-    const auto best = read_json_file((dir / "best.json").string());
-    if (best.is_object() && best.contains("name") && best.at("name").is_string()) out.title = best.at("name");
-  }
+  out.title = scenario_name(dir / "best.json", "tune");
   struct Grid {
     std::string label;
     double analytic = 0, memory = 0, simulated = -1, peak = 0, tflops = 0;
@@ -632,12 +637,7 @@ std::string place_page(const fs::path& dir, ReportPage& out) {
   }
   std::stable_sort(placements.begin(), placements.end(),
                    [](const Placement& a, const Placement& b) { return a.simulated < b.simulated; });
-  out.title = "place";
-  if (fs::exists(dir / "scenario.json")) {
-    const auto scenario = read_json_file((dir / "scenario.json").string());
-    if (scenario.is_object() && scenario.contains("name") && scenario.at("name").is_string())
-      out.title = scenario.at("name");
-  }
+  out.title = scenario_name(dir / "scenario.json", "place");
   // The baseline the change is against: packed on the whole machine, the scheduler's order with --nodes.
   const Placement* reference = nullptr;
   for (const char* name : {"packed", "scheduler"})

@@ -135,12 +135,12 @@ TEST_CASE("report: a sweep row's layout reads in the scheme's order, not sweep.j
 
 TEST_CASE("report: a place page ranks the simulated placements against the packed baseline", "[unit]") {
   // exasim place --out (sim/cli/place_command.cpp): the rows in the order place simulated them.
+  const std::string header = "placement,baseline,analytic_iteration_s,iteration_time_s\n";
   const auto dir = fresh_dir("place");
-  write(dir / "place.csv",
-        "placement,baseline,analytic_iteration_s,iteration_time_s\n"
-        "\"packed\",1,4.1,5.0\n"
-        "\"spread\",1,4.4,6.0\n"
-        "\"groups packed, dims x,data,z,y\",0,3.9,4.5\n");
+  write(dir / "place.csv", header +
+                               "\"packed\",1,4.1,5.0\n"
+                               "\"spread\",1,4.4,6.0\n"
+                               "\"groups packed, dims x,data,z,y\",0,3.9,4.5\n");
   write(dir / "scenario.json", R"({"name":"job-placed"})");
   const auto page = exasim::html::render_report(dir);
   CHECK(page.kind == FolderKind::place);
@@ -153,14 +153,14 @@ TEST_CASE("report: a place page ranks the simulated placements against the packe
   CHECK_THAT(page.html, Catch::Contains("<td>spread</td><td>yes</td><td>4.4000</td><td>6.0000</td><td>+20.0%</td>"));
   CHECK(exasim::html::render_report(dir).html == page.html);
   // Without a packed or scheduler baseline there is no change to show, and the page says so.
-  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"random 1\",1,4,5\n");
+  write(dir / "place.csv", header + "\"random 1\",1,4,5\n");
   CHECK_THAT(exasim::html::render_report(dir).notes.front(), Catch::Contains("no packed or scheduler baseline"));
   // Bad rows name the file, the row and the field.
-  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"packed\",yes,4,5\n");
+  write(dir / "place.csv", header + "\"packed\",yes,4,5\n");
   CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("place.csv: row 1 baseline: must be 0 or 1"));
-  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"packed\",1,4,slow\n");
+  write(dir / "place.csv", header + "\"packed\",1,4,slow\n");
   CHECK_THROWS_WITH(exasim::html::render_report(dir),
                     Catch::Contains("place.csv: row 1 iteration_time_s: 'slow' is not a finite number"));
-  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n");
+  write(dir / "place.csv", header);
   CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("place.csv: has no placement"));
 }
