@@ -45,7 +45,10 @@ void FlowNetwork::prefetch_link(const RouteEntry* route, std::uint32_t i, std::u
   // The loops over a route touch one link record each, all over the machine: a cache miss per shared
   // link, which the branches on its contents keep the processor from overlapping. Ask a few ahead.
   constexpr std::uint32_t kAhead = 6;
-  if (i + kAhead < hops && !route[i + kAhead].lone) __builtin_prefetch(&scratch_[route[i + kAhead].link]);
+  if (i + kAhead < hops && !route[i + kAhead].lone) {
+    __builtin_prefetch(&scratch_[route[i + kAhead].link]);
+    __builtin_prefetch(&bottlenecked_[route[i + kAhead].link]);
+  }
 }
 
 void FlowNetwork::join(PathId p) {
@@ -130,7 +133,6 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
     if (const double share = std::max(0.0, sc.residual) / sc.unfrozen;
         sc.owner == kShared && (other != kShared || share < was))
       push_key({share, r.link});
-    if (other != kNoId && other != p && other != kShared && paths_[other].own_key == r.link) push_own_key(other);
     // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
     // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
@@ -255,7 +257,13 @@ void FlowNetwork::fill_local() {
         freeze_local(top.path, top.share, top.link);
         continue;
       }
-      if (link.owner != top.path) continue;  // shared since: it has its own key
+      if (link.owner != top.path) {
+        // Shared since (the link has a key of its own): the path's own links are fewer than when
+        // this key was pushed, so its tightest own key is at or above this one; find it now, not
+        // when the link became shared (most such paths freeze elsewhere before this key comes up).
+        if (paths_[top.path].own_key == top.link) push_own_key(top.path);
+        continue;
+      }
     }
     if (link.unfrozen == 0) continue;
     const double share = std::max(0.0, link.residual / link.unfrozen);
@@ -270,6 +278,10 @@ void FlowNetwork::fill_local() {
       continue;
     }
     saturate(top.link, share);
+    // An own key whose link released held paths instead of freezing: the link is shared now, and the
+    // path, still variable, needs its next own key.
+    if (top.path != kNoId && paths_[top.path].epoch == unfrozen_mark_ && paths_[top.path].own_key == top.link)
+      push_own_key(top.path);
   }
 }
 
