@@ -45,10 +45,7 @@ void FlowNetwork::prefetch_link(const RouteEntry* route, std::uint32_t i, std::u
   // The loops over a route touch one link record each, all over the machine: a cache miss per shared
   // link, which the branches on its contents keep the processor from overlapping. Ask a few ahead.
   constexpr std::uint32_t kAhead = 6;
-  if (i + kAhead < hops && !route[i + kAhead].lone) {
-    __builtin_prefetch(&scratch_[route[i + kAhead].link]);
-    __builtin_prefetch(&bottlenecked_[route[i + kAhead].link]);
-  }
+  if (i + kAhead < hops && !route[i + kAhead].lone) __builtin_prefetch(&scratch_[route[i + kAhead].link]);
 }
 
 void FlowNetwork::join(PathId p) {
