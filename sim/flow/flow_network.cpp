@@ -168,12 +168,10 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   ++active_paths_;
   const std::size_t base = p.route_at;
   alone = !reference();
-  // Every link record of a new route is a cache miss (routes cross the machine); the route is known,
-  // so ask for the records a few entries ahead.
-  constexpr std::uint32_t kAhead = 6;
-  for (std::uint32_t i = 0; i < std::min(kAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i]]);
+  // The route is known: ask for its link records ahead (kPrefetchAhead).
+  for (std::uint32_t i = 0; i < std::min(kPrefetchAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i]]);
   for (std::uint32_t i = 0; i < p.hops; ++i) {
-    if (i + kAhead < p.hops) __builtin_prefetch(&links_[route[i + kAhead]]);
+    if (i + kPrefetchAhead < p.hops) __builtin_prefetch(&links_[route[i + kPrefetchAhead]]);
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
@@ -295,12 +293,11 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
   const RouteEntry* route = route_of(f.path);
   const bool path_stays = p.flows > 1;  // else remove_path() marks only the links other paths share
   const std::int64_t load = solver_ == Solver::Local ? quantum_of(p.new_rate) : 0;
-  constexpr std::uint32_t kAhead = 6;  // as in new_path()
-  for (std::uint32_t i = 0; i < std::min(kAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i].link]);
+  for (std::uint32_t i = 0; i < std::min(kPrefetchAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i].link]);
   for (std::uint32_t i = 0; i < p.hops; ++i) {
-    if (i + kAhead < p.hops) {
-      __builtin_prefetch(&links_[route[i + kAhead].link]);
-      if (load != 0 && !route[i + kAhead].lone) __builtin_prefetch(&scratch_[route[i + kAhead].link]);
+    if (const std::uint32_t ahead = i + kPrefetchAhead; ahead < p.hops) {
+      __builtin_prefetch(&links_[route[ahead].link]);
+      if (load != 0 && !route[ahead].lone) __builtin_prefetch(&scratch_[route[ahead].link]);
     }
     --links_[route[i].link].flows;
     --loads_[route[i].link];

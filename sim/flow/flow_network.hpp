@@ -255,7 +255,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Freezes variable path id at `share` on link `at`, taking its share off its region links.
   void freeze_local(PathId id, double share, topo::LinkId at);
   static constexpr PathId kShared = kNoId - 1;
-  /// Asks for the link record of route entry i + a few, for a loop over the route at entry i.
+  /// How many route entries ahead the loops over a route ask for link records: routes cross the
+  /// machine, so every shared link's record is a cache miss, and the branches on its contents keep the
+  /// processor from overlapping them (14 measured no better: docs/performance.md, session 16).
+  static constexpr std::uint32_t kPrefetchAhead = 6;
+  /// Asks for the link record of route entry i + kPrefetchAhead, for a loop over the route at entry i.
   void prefetch_link(const RouteEntry* route, std::uint32_t i, std::uint32_t hops) const;
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);

@@ -42,10 +42,8 @@ constexpr std::uint32_t kCheck = 0x80000000u;
 }  // namespace
 
 void FlowNetwork::prefetch_link(const RouteEntry* route, std::uint32_t i, std::uint32_t hops) const {
-  // The loops over a route touch one link record each, all over the machine: a cache miss per shared
-  // link, which the branches on its contents keep the processor from overlapping. Ask a few ahead.
-  constexpr std::uint32_t kAhead = 6;
-  if (i + kAhead < hops && !route[i + kAhead].lone) __builtin_prefetch(&scratch_[route[i + kAhead].link]);
+  if (const std::uint32_t ahead = i + kPrefetchAhead; ahead < hops && !route[ahead].lone)
+    __builtin_prefetch(&scratch_[route[ahead].link]);
 }
 
 void FlowNetwork::join(PathId p) {
