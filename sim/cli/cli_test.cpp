@@ -232,6 +232,46 @@ TEST_CASE("the three max-min solvers give the same iteration", "[unit]") {
   CHECK(times[1] == times[2]);
 }
 
+TEST_CASE("simulate --sample-layers approximates from two short runs and says so", "[integration]") {
+  auto path = write_temp("sampled.json", scenario_with("/model/layers", 12));
+  const auto full = exasim_run({"simulate", path, "--json"});
+  const auto sampled = exasim_run({"simulate", path, "--json", "--sample-layers", "2"});
+  REQUIRE(full.code == 0);
+  REQUIRE(sampled.code == 0);
+  const auto f = nlohmann::json::parse(full.out), s = nlohmann::json::parse(sampled.out);
+  CHECK(s["sampled_layers"] == nlohmann::json{2, 4});
+  CHECK(s["iteration_time_s"].get<double>() == Approx(f["iteration_time_s"].get<double>()).epsilon(1e-9));
+  // The same through the scenario field, and in the readable summary.
+  const auto text = exasim_run({"simulate", path, "--set", "simulation.sample_layers=2"});
+  CHECK(text.out.find("(approximate: 2 and 4 layers simulated") != std::string::npos);
+  // --out keeps the summary and the resolved scenario, and no traces of the samples.
+  const auto dir = std::filesystem::temp_directory_path() / "exasim_cli_test_sampled_out";
+  std::filesystem::remove_all(dir);
+  const auto out = exasim_run({"simulate", path, "--sample-layers", "2", "--out", dir.string()});
+  REQUIRE(out.code == 0);
+  CHECK(std::filesystem::exists(dir / "summary.json"));
+  CHECK(std::filesystem::exists(dir / "scenario.resolved.json"));
+  CHECK_FALSE(std::filesystem::exists(dir / "trace.csv"));
+  CHECK(out.err.find("layer sampling: no traces") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("bad --sample-layers exit 2 naming the field", "[unit]") {
+  auto path = write_temp("sampled_bad.json", scenario_with("/model/layers", 12));
+  for (const char* bad : {"-1", "100000"}) {
+    const auto r = exasim_run({"simulate", path, "--sample-layers", bad});
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("simulation.sample_layers") != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  const auto links = exasim_run({"simulate", path, "--sample-layers", "2", "--links"});
+  CHECK(links.code == 2);
+  CHECK(links.err.find("no traces or link loads of the iteration") != std::string::npos);
+  const auto text = exasim_run({"simulate", path, "--sample-layers", "two"});
+  CHECK(text.code == 2);
+}
+
 TEST_CASE("bad command lines exit 2", "[unit]") {
   auto path = write_temp("cmd.json", kGood);
   CHECK(exasim_run({"simulate"}).code == 2);

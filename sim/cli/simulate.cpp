@@ -2,6 +2,7 @@
 
 #include "sim/cli/command.hpp"
 
+#include "sim/api/layer_sampling.hpp"
 #include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_files.hpp"
@@ -71,11 +72,18 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   run.solver = api::parse_solver(options.solver);
   run.progress_bar = !options.quiet;
   run.hottest_links = options.hottest_links;
+  const auto sampling = api::layer_sampling(s);
   // Checked before the simulation: a bad --out must not cost a long run first.
   std::unique_ptr<OutputFiles> out;
   std::vector<std::string> out_files = kOutFiles;
   if (options.hottest_links > 0) out_files.insert(out_files.begin() + 2, "links.csv");
-  if (options.out_dir) {
+  if (sampling && options.out_dir) {
+    // The samples' traces would show K or 2K layers, not the iteration (layer_sampling.hpp).
+    out_files = {"summary.json", "scenario.resolved.json"};
+    out = std::make_unique<OutputFiles>("--out", *options.out_dir, out_files);
+    log << "exasim: layer sampling: no traces (they would show " << sampling->fewer << " or " << sampling->more
+        << " layers, not the iteration)\n";
+  } else if (options.out_dir) {
     out = std::make_unique<OutputFiles>("--out", *options.out_dir, out_files);
     run.traced_ranks = traced_ranks(options.trace_ranks, s.gpus, log);
     run.on_trace = [&out](const scenario::PreparedJob& job, std::vector<trace::TraceRow> rows) {
@@ -91,13 +99,17 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
       };
     }
   }
-  if (const double passes = scenario::rank_layer_passes(s); passes > scenario::kLargeRunPasses) {
-    char buf[320];
+  const double passes = sampling ? scenario::rank_layer_passes(api::with_layers(s, sampling->fewer)) +
+                                        scenario::rank_layer_passes(api::with_layers(s, sampling->more))
+                                  : scenario::rank_layer_passes(s);
+  if (passes > scenario::kLargeRunPasses) {
+    char buf[400];
     std::snprintf(buf, sizeof buf,
                   "exasim: warning: a large run: %.3g layer passes over all GPUs (GPUs x layers x micro-batches); "
                   "expect %.0f s or more and gigabytes of memory (2-5 us a pass on 2 cores); progress shows on "
-                  "stderr\n",
-                  passes, passes * 2e-6);
+                  "stderr%s\n",
+                  passes, passes * 2e-6,
+                  sampling ? "" : "; --sample-layers 2 approximates it from runs of 2 and 4 layers");
     log << buf;
   }
   auto summary = api::simulate(s, run);
@@ -118,11 +130,25 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
 
 namespace exasim::cli {
 
+void add_sample_layers_flag(CLI::App& cmd, std::int64_t& sample_layers) {
+  cmd.add_option("--sample-layers", sample_layers,
+                 "Approximate: simulate K and 2K layers and extrapolate the times linearly to the model's layers "
+                 "(for runs too large to simulate whole; errors measured in docs/performance.md). Same as --set "
+                 "simulation.sample_layers=K");
+}
+
+std::vector<std::string> with_sample_layers(const CLI::App& cmd, std::vector<std::string> overrides,
+                                            std::int64_t sample_layers) {
+  if (cmd.count("--sample-layers") > 0) overrides.push_back("simulation.sample_layers=" + std::to_string(sample_layers));
+  return overrides;
+}
+
 Command add_simulate_command(CLI::App& app) {
   struct Options {
     std::string scenario_path, out_dir;
     std::vector<std::string> overrides;
     SimulateFlags sim;
+    std::int64_t sample_layers = 0;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -153,13 +179,15 @@ Command add_simulate_command(CLI::App& app) {
   cmd->add_flag_callback(
       "--reference-solver", [o] { o->sim.solver = "reference"; },
       "Same as --solver reference: re-solve every flow at every event (slow)");
+  add_sample_layers_flag(*cmd, o->sample_layers);
   return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
             SimulateFlags options = o->sim;
             if (cmd->count("--out") > 0) options.out_dir = o->out_dir;  // "" too: OutputFiles refuses it
             if (!options.trace_ranks.empty() && !options.out_dir)
               throw InputError("--trace-ranks", options.trace_ranks,
                                "traces are written only with --out DIR (give both, or leave --trace-ranks out)");
-            auto scenario = scenario::load_scenario(o->scenario_path, o->overrides);
+            auto scenario = scenario::load_scenario(o->scenario_path,
+                                                    with_sample_layers(*cmd, o->overrides, o->sample_layers));
             auto summary = simulate(scenario, options, err);
             if (o->json) {
               out << report::to_json(summary).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)

@@ -5,6 +5,9 @@
 #include "sim/report/summary.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +28,13 @@ struct SimulateFlags {
 /// Runs the scenario; returns its summary. Writes traces when `out_dir` is set. Bad options are
 /// InputErrors.
 [[nodiscard]] report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& options, std::ostream& log);
+
+/// Declares --sample-layers K on a command (simulate, sweep): sugar for --set simulation.sample_layers=K.
+void add_sample_layers_flag(CLI::App& cmd, std::int64_t& sample_layers);
+/// `overrides` with simulation.sample_layers=K appended when --sample-layers was given (the scenario
+/// checks K: a bad one is an InputError naming the field).
+[[nodiscard]] std::vector<std::string> with_sample_layers(const CLI::App& cmd, std::vector<std::string> overrides,
+                                                          std::int64_t sample_layers);
 
 /// Parses "0-7,12,40-41" into a predicate over ranks < world; InputError on malformed lists.
 [[nodiscard]] std::vector<bool> parse_rank_list(const std::string& text, std::uint32_t world);

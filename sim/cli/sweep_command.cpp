@@ -4,6 +4,7 @@
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/simulate.hpp"
 #include "sim/cli/tune_run.hpp"
 
 #include "sim/core/error.hpp"
@@ -173,6 +174,7 @@ Command add_sweep_command(CLI::App& app) {
     bool zip = false, tune = false, json = false, csv = false;
     TuneFlags tune_flags;
     BatchOptions batch;
+    std::int64_t sample_layers = 0;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("sweep", "Simulate a scenario over lists of field values (docs/tune.md)");
@@ -193,6 +195,7 @@ Command add_sweep_command(CLI::App& app) {
                   "Also write sweep.json and sweep.csv into this directory (exasim report reads it)");
   cmd->add_option("--set", o->overrides, "Override a scenario field for every point: path=value (repeatable)")
       ->allow_extra_args(false);
+  add_sample_layers_flag(*cmd, o->sample_layers);
   return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
             // Checked before the points run: a bad --out must not cost a long sweep first.
             std::unique_ptr<OutputFiles> files;
@@ -210,7 +213,7 @@ Command add_sweep_command(CLI::App& app) {
             std::vector<Row> rows;
             std::vector<scenario::Scenario> scenarios;
             for (const auto& point : points) {
-              auto overrides = o->overrides;
+              auto overrides = with_sample_layers(*cmd, o->overrides, o->sample_layers);
               Row row;
               for (std::size_t k = 0; k < vary.size(); ++k) {
                 const auto& value = vary[k].values[point[k]];

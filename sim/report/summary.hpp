@@ -70,6 +70,12 @@ struct Summary {
   std::optional<LinkReport> links;
 
   // The run itself.
+  /// Layer sampling (sim/api/layer_sampling.hpp): the layer counts simulated, whose times were
+  /// extrapolated to the model's; absent when every layer was simulated.
+  struct SampledLayers {
+    std::uint32_t fewer = 0, more = 0;
+  };
+  std::optional<SampledLayers> sampled_layers;
   std::uint64_t events = 0, flows = 0;
   double wall_s = 0;  ///< wall-clock seconds of the runtime; never in the views (outputs stay byte-identical)
   /// The files the command wrote into its output directory (`simulate --out`); empty without one.

@@ -66,6 +66,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
       {"flows", s.flows},
       {"seed", s.seed},
   };
+  if (s.sampled_layers) out["sampled_layers"] = {s.sampled_layers->fewer, s.sampled_layers->more};
   if (s.compute_by_kernel) {
     json classes = json::object();
     for (const auto& c : *s.compute_by_kernel) classes[c.kernel_class] = c.seconds;

@@ -94,8 +94,11 @@ void print_summary(std::ostream& out, const Summary& s) {
       << "\n"
       << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement << ", collectives "
       << s.collectives << "\n\n"
-      << "  iteration time   " << fixed(t, 4) << " s\n"
-      << "  throughput       " << fixed(s.tflops_per_gpu, 1) << " TFLOP/s per GPU, " << fixed(s.percent_of_peak, 1)
+      << "  iteration time   " << fixed(t, 4) << " s\n";
+  if (s.sampled_layers)
+    out << "                   (approximate: " << s.sampled_layers->fewer << " and " << s.sampled_layers->more
+        << " layers simulated, times extrapolated to the model's; simulation.sample_layers)\n";
+  out << "  throughput       " << fixed(s.tflops_per_gpu, 1) << " TFLOP/s per GPU, " << fixed(s.percent_of_peak, 1)
       << "% of the " << fixed(s.peak_tflops_per_gpu, 1) << " TFLOP/s peak; " << fixed(s.total_pflops, 2)
       << " PFLOP/s in total\n"
       << "                   (hardware flops, recomputation included; model flops give "

@@ -58,7 +58,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   for (const auto& o : overrides) apply_override(doc, o, source, origin);
   JsonView root(doc, source, "");
   root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "placement",
-                   "collectives", "seed"});
+                   "collectives", "seed", "simulation"});
   for (const char* key : {"machine", "model", "gpus", "parallel", "training"})
     if (!root.has(key)) root.fail(key, "missing required field");
   inline_preset(doc, "machine", kMachineFolder, source, origin);
@@ -105,6 +105,12 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
     // choice() has checked the name, so the parse cannot fail.
     s.collective_algorithm = *collectives::parse_algorithm(
         collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto"}, "ring"));
+  }
+
+  if (root.has("simulation")) {
+    auto simulation = root.object("simulation");
+    simulation.check_keys({"sample_layers"});
+    s.sample_layers = static_cast<std::uint32_t>(simulation.integer_or("sample_layers", 0, 0, kMaxSampleLayers));
   }
 
   auto parallel = root.object("parallel");

@@ -45,6 +45,10 @@ struct Scenario {
   /// collectives.algorithm: ring (default, the behaviour before the key existed), tree, hierarchical, auto
   collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;
   std::uint64_t seed = 1;
+  /// simulation.sample_layers: 0 (default) simulates every layer; K > 0 simulates K and 2K layers (in
+  /// the scheme's layer units) and extrapolates linearly to the model's: an approximation for runs too
+  /// large to simulate whole (sim/api/layer_sampling.hpp, docs/performance.md).
+  std::uint32_t sample_layers = 0;
 };
 
 /// The scheme table's entry for the scenario's `parallel.scheme`.
@@ -53,6 +57,9 @@ struct Scenario {
 /// The simulation's work: GPUs x the layer passes of each (layers of its stage x micro-batches). The fast
 /// core takes 2-5 us of wall time per pass on 2 cores (docs/reliability.md).
 [[nodiscard]] double rank_layer_passes(const Scenario& scenario);
+
+/// The most simulation.sample_layers accepts.
+inline constexpr std::int64_t kMaxSampleLayers = 1024;
 
 /// Bytes per GPU the scenario's scheme needs (schedule/memory.hpp; the worst pipeline stage for megatron).
 [[nodiscard]] schedule::MemoryEstimate memory_per_gpu(const Scenario& scenario);

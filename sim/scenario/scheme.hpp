@@ -47,6 +47,9 @@ struct Scheme {
   IterationFlops (*flops)(const Scenario& s);
   /// The layout's figures, as the summary reports them under "parallel".
   std::vector<LayoutField> (*describe)(const Scenario& s);
+  /// The model's layers must be a multiple of this (pipeline stages x virtual stages); layer sampling
+  /// (sim/api/layer_sampling.hpp) samples in these units.
+  std::uint32_t (*layer_unit)(const Scenario& s);
 };
 
 /// Every scheme, in the order the `parallel.scheme` error lists them.

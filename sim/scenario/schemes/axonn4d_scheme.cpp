@@ -50,7 +50,8 @@ Scheme axonn4d_scheme() {
           .build_plan = plan_axonn4d,
           .memory_per_gpu = memory_axonn4d,
           .flops = transformer_flops,
-          .describe = describe_axonn4d};
+          .describe = describe_axonn4d,
+          .layer_unit = [](const Scenario&) { return std::uint32_t{1}; }};
 }
 
 }  // namespace exasim::scenario

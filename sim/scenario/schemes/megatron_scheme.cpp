@@ -46,6 +46,8 @@ std::vector<LayoutField> describe_megatron(const Scenario& s) {
           {"scatter_gather", m.scatter_gather}};
 }
 
+std::uint32_t layer_unit_megatron(const Scenario& s) { return s.megatron.pp * s.megatron.virtual_stages; }
+
 }  // namespace
 
 schedule::Infeasibility megatron_refusal(const Scenario& s) {
@@ -72,7 +74,8 @@ Scheme megatron_scheme() {
           .build_plan = plan_megatron,
           .memory_per_gpu = memory_megatron,
           .flops = transformer_flops,
-          .describe = describe_megatron};
+          .describe = describe_megatron,
+          .layer_unit = layer_unit_megatron};
 }
 
 }  // namespace exasim::scenario
