@@ -237,8 +237,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   void push_key(const Share& key) { keys_.push(key.share, key); }
   /// Adds the links of variable path p not yet in the local region: their held load and variable
   /// entries, a key each if shared, and a check for each held path bottlenecked there; and pushes p's
-  /// tightest own key (push_own_key()) if `own_key`.
-  void enter_region(PathId p, double level, bool own_key);
+  /// tightest own key (as push_own_key() would find it at this point).
+  void enter_region(PathId p, double level);
   /// A held path becomes variable at `level` (at most its rate): its load on the region's links moves
   /// from held to variable, and its other links enter the region.
   void release(PathId p, double level);

@@ -78,15 +78,27 @@ void FlowNetwork::solve_local() {
     paths_[p].epoch = unfrozen_mark_;
     paths_[p].own_key = kNoId;
   }
-  // All of them enter before any looks for its own key: with many starting together (the rings of a
-  // data-parallel step), keys found early would be found again as each newcomer shares a link.
-  const std::size_t initial = comp_paths_.size();
-  for (std::size_t i = 0; i < initial; ++i) enter_region(comp_paths_[i], 0.0, false);
-  for (std::size_t i = 0; i < initial; ++i) push_own_key(comp_paths_[i]);
+  // Each enters with its own key at once. A later one that makes a link shared leaves an earlier
+  // one's own key there stale, which fill_local() finds when it pops (session 16's lazy own keys);
+  // entering all first and then walking every route again for its key cost one more walk a path
+  // (gpt-80b 4,096 spread: 0.973 of the wall time without it, docs/performance.md).
+  for (const PathId p : comp_paths_) enter_region(p, 0.0);
   fill_local();
 }
 
-void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
+// Before its callers, so that the compiler inlines it into their loops over a route.
+void FlowNetwork::consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const {
+  const PathId p = tightest.path;
+  if (r.lone) {
+    const Share key{capacity(r) / path.flows, r.link, p};
+    if (tightest > key) tightest = key;
+  } else if (const FillScratch& sc = scratch_[r.link]; sc.owner == p) {
+    const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
+    if (tightest > key) tightest = key;
+  }
+}
+
+void FlowNetwork::enter_region(PathId p, double level) {
   // p's entries move from held load to unfrozen variables, entry by entry; a link new to the region
   // starts from its whole load (every entry at its rate, kept up to date in FillScratch::load, so the
   // link's entries need not be read) and gets a check per held path bottlenecked there. A link that
@@ -100,7 +112,7 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
     prefetch_link(route, i, path.hops);
     const RouteEntry& r = route[i];
     if (r.lone) {
-      if (own_key) consider_own_key(tightest, r, path);
+      consider_own_key(tightest, r, path);
       continue;
     }
     FillScratch& sc = scratch_[r.link];
@@ -125,30 +137,20 @@ void FlowNetwork::enter_region(PathId p, double level, bool own_key) {
     sc.owner = other == kNoId || other == p ? p : kShared;
     // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
     // needs a fresh key.
-    if (const double share = std::max(0.0, sc.residual) / sc.unfrozen;
-        sc.owner == kShared && (other != kShared || share < was))
-      push_key({share, r.link});
+    const double share = std::max(0.0, sc.residual) / sc.unfrozen;
+    if (sc.owner == kShared && (other != kShared || share < was)) push_key({share, r.link});
     // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
     // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
     // hide p's true tightest link: that key pops early, finds the link's share higher, and
     // push_own_key() looks again.
-    if (own_key) consider_own_key(tightest, r, path);
+    if (sc.owner == p) {  // consider_own_key(), with the share at hand
+      const Share key{share, r.link, p};
+      if (tightest > key) tightest = key;
+    }
   }
-  if (!own_key) return;
   path.own_key = tightest.link;
   if (tightest.link != kNoId) push_key(tightest);
-}
-
-void FlowNetwork::consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const {
-  const PathId p = tightest.path;
-  if (r.lone) {
-    const Share key{capacity(r) / path.flows, r.link, p};
-    if (tightest > key) tightest = key;
-  } else if (const FillScratch& sc = scratch_[r.link]; sc.owner == p) {
-    const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
-    if (tightest > key) tightest = key;
-  }
 }
 
 void FlowNetwork::push_own_key(PathId p) {
@@ -167,7 +169,7 @@ void FlowNetwork::push_own_key(PathId p) {
 void FlowNetwork::release(PathId p, double level) {
   join(p);
   paths_[p].epoch = unfrozen_mark_;
-  enter_region(p, level, true);
+  enter_region(p, level);
 }
 
 void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
