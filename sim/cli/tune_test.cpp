@@ -132,6 +132,28 @@ TEST_CASE("sweep simulates the cartesian product, or the zipped lists, in a stab
   CHECK(j["rows"][1]["point"]["training.global_batch"] == 32);
 }
 
+TEST_CASE("sweep --sample-layers samples every point whose model is long enough", "[integration]") {
+  const auto s = small_scenario();
+  const auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"sweep", s, "--vary", "model.layers=4,16", "--json", "--jobs", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = exasim_run(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["rows"];
+  };
+  const auto full = run({}), sampled = run({"--sample-layers", "2"});
+  REQUIRE(sampled.size() == 2);
+  // 4 layers: 2K covers the model, simulated whole; 16: 2 and 4 layers extrapolated. One switch and
+  // identical layers: the same times either way.
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(sampled[i]["iteration_time_s"].get<double>() ==
+          Approx(full[i]["iteration_time_s"].get<double>()).epsilon(1e-9));
+  const auto bad = exasim_run({"sweep", s, "--vary", "model.layers=4,16", "--sample-layers", "-3"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("simulation.sample_layers") != std::string::npos);
+}
+
 TEST_CASE("sweep --tune over GPUs tunes each point and reports scaling efficiency", "[integration]") {
   // The scenario's 2x2x2x2 grid cannot run on 8 GPUs: --tune finds one that does.
   const auto r =
