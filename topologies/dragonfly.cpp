@@ -276,6 +276,20 @@ bool Dragonfly::valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t has
   return true;
 }
 
+bool Dragonfly::idle_inside_group(std::uint32_t s, std::uint32_t t, const SwitchPath& path,
+                                  const LinkLoadView* load) const {
+  // Inside a group the minimal path is unique (no other minimal candidate), and a non-minimal one
+  // has more hops: an idle minimal path costs its hops, less than any detour's, so with a bias >= 0
+  // it wins without a candidate being built. Packed placements route most hops this way. (Between
+  // groups another minimal candidate, through another global link, can be shorter.)
+  if (group_of_switch(s) != group_of_switch(t) || p_.adaptive_bias < 0) return false;
+  const std::uint32_t* dense = load != nullptr ? load->dense_loads() : nullptr;
+  if (dense == nullptr) return false;
+  for (std::uint32_t i = 0; i < path.hops; ++i)
+    if (dense[path.links[i]] != 0) return false;
+  return true;
+}
+
 void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                       std::vector<LinkId>& out) const {
   if (src == dst || src >= gpu_count() || dst >= gpu_count()) throw std::logic_error("Dragonfly::route: bad ends");
@@ -292,7 +306,7 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   SwitchPath path = minimal_path(s, t, hash);
   if (p_.routing == RoutingPolicy::Valiant) {
     (void)valiant_path(s, t, hash, path);
-  } else if (p_.routing == RoutingPolicy::Adaptive) {
+  } else if (p_.routing == RoutingPolicy::Adaptive && !idle_inside_group(s, t, path, load)) {
     // Loads count parts of flows when flows are routed in parts (route_parts()): in flows, busiest / P.
     const double parts = route_parts();
     const std::uint32_t* dense = load != nullptr ? load->dense_loads() : nullptr;

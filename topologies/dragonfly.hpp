@@ -219,6 +219,10 @@ class Dragonfly final : public Topology {
   [[nodiscard]] SwitchPath minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const;
   /// False when no intermediate group/switch exists; `path` is then untouched.
   [[nodiscard]] bool valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const;
+  /// Whether adaptive routing may take the minimal path between switches s and t of one group without
+  /// comparing candidates: it is idle (see route()).
+  [[nodiscard]] bool idle_inside_group(std::uint32_t s, std::uint32_t t, const SwitchPath& path,
+                                       const LinkLoadView* load) const;
   void append_global(std::uint32_t& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const;
   void append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const;
 
