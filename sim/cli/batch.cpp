@@ -22,13 +22,15 @@ namespace fs = std::filesystem;
 
 nlohmann::json PointResult::to_json() const {
   if (!error.empty()) return {{"error", error}};
-  return {{"iteration_time_s", iteration_time_s},
+  nlohmann::json j = {{"iteration_time_s", iteration_time_s},
           {"percent_of_peak", percent_of_peak},
           {"tflops_per_gpu", tflops_per_gpu},
           {"model_tflops_per_gpu", model_tflops_per_gpu},
           {"mfu_percent", mfu_percent},
           {"total_pflops", total_pflops},
           {"memory_per_gpu_bytes", memory_per_gpu_bytes}};
+  if (!sampled_layers.empty()) j["sampled_layers"] = sampled_layers;
+  return j;
 }
 
 PointResult PointResult::from_json(const nlohmann::json& j) {
@@ -44,6 +46,7 @@ PointResult PointResult::from_json(const nlohmann::json& j) {
   r.mfu_percent = j.at("mfu_percent").get<double>();
   r.total_pflops = j.at("total_pflops").get<double>();
   r.memory_per_gpu_bytes = j.at("memory_per_gpu_bytes").get<double>();
+  if (j.contains("sampled_layers")) r.sampled_layers = j.at("sampled_layers").get<std::vector<std::uint32_t>>();
   return r;
 }
 
@@ -61,6 +64,7 @@ PointResult simulate_point(const nlohmann::json& doc) {
     r.mfu_percent = summary.mfu_percent;
     r.total_pflops = summary.total_pflops;
     r.memory_per_gpu_bytes = summary.memory.total();
+    if (summary.sampled_layers) r.sampled_layers = {summary.sampled_layers->fewer, summary.sampled_layers->more};
   } catch (const InputError& e) {
     r.error = e.what();
   }

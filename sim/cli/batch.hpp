@@ -22,6 +22,8 @@ struct PointResult {
   std::string error;  ///< non-empty: the scenario could not run (the InputError's message)
   double iteration_time_s = 0, percent_of_peak = 0, tflops_per_gpu = 0, model_tflops_per_gpu = 0;
   double mfu_percent = 0, total_pflops = 0, memory_per_gpu_bytes = 0;
+  /// Layer sampling (simulation.sample_layers): the layer counts simulated; empty when every layer was.
+  std::vector<std::uint32_t> sampled_layers;
   [[nodiscard]] nlohmann::json to_json() const;
   [[nodiscard]] static PointResult from_json(const nlohmann::json& j);
 };

@@ -284,6 +284,11 @@ Command add_sweep_command(CLI::App& app) {
               out << "exasim sweep: " << scenarios.front().name << ", " << rows.size() << " points"
                   << (o->tune ? ", each tuned" : "") << "\n";
               print_table(out, vary, rows, scaling);
+              const auto sampled = std::count_if(rows.begin(), rows.end(),
+                                                 [](const Row& r) { return !r.result.sampled_layers.empty(); });
+              if (sampled > 0)
+                out << "  approximate: " << sampled << " of " << rows.size()
+                    << " points simulated with layer sampling (simulation.sample_layers; docs/performance.md)\n";
             }
             return 0;
           }};

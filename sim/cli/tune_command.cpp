@@ -108,6 +108,8 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
                   best.result.percent_of_peak);
     out << "  best: " << (grids ? "" : best.scenario.resolved["parallel"]["scheme"].get<std::string>() + " ")
         << tune::config_label(best.candidate) << line;
+    if (!best.result.sampled_layers.empty())
+      out << "  approximate: simulated with layer sampling (simulation.sample_layers; docs/performance.md)\n";
   }
 }
 

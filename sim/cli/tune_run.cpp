@@ -101,7 +101,9 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
     picked.push_back(std::move(top));
     outcomes.push_back(std::move(t));
   }
-  log << "exasim: simulating " << docs.size() << " configurations in full\n";
+  const bool sampled = std::any_of(bases.begin(), bases.end(), [](const auto& s) { return s.sample_layers > 0; });
+  log << "exasim: simulating " << docs.size() << " configurations"
+      << (sampled ? " with layer sampling (simulation.sample_layers: approximate)" : " in full") << "\n";
   const auto rows = run_batch(docs, batch, log);
   std::size_t next = 0;
   for (std::size_t b = 0; b < outcomes.size(); ++b) {

@@ -149,6 +149,11 @@ TEST_CASE("sweep --sample-layers samples every point whose model is long enough"
   for (std::size_t i = 0; i < 2; ++i)
     CHECK(sampled[i]["iteration_time_s"].get<double>() ==
           Approx(full[i]["iteration_time_s"].get<double>()).epsilon(1e-9));
+  CHECK_FALSE(sampled[0].contains("sampled_layers"));
+  CHECK(sampled[1]["sampled_layers"] == nlohmann::json{2, 4});
+  CHECK_FALSE(full[1].contains("sampled_layers"));
+  const auto table = exasim_run({"sweep", s, "--vary", "model.layers=4,16", "--sample-layers", "2"});
+  CHECK_THAT(table.out, Catch::Contains("approximate: 1 of 2 points simulated with layer sampling"));
   const auto bad = exasim_run({"sweep", s, "--vary", "model.layers=4,16", "--sample-layers", "-3"});
   CHECK(bad.code == 2);
   CHECK(bad.err.find("simulation.sample_layers") != std::string::npos);
