@@ -60,9 +60,9 @@ runtime::RunResult extrapolate(const runtime::RunResult& fewer, const runtime::R
     out.rank0_wire_bytes.push_back(std::max(0.0, line(fewer.rank0_wire_bytes[d], more.rank0_wire_bytes[d])));
   // Counts per layer are whole numbers, so the line through two counts lands on one (up to rounding).
   for (std::size_t d = 0; d < more.rank0_collectives.size(); ++d)
-    out.rank0_collectives.push_back(static_cast<std::uint64_t>(std::max(
-        0.0, std::round(line(static_cast<double>(fewer.rank0_collectives[d]),
-                             static_cast<double>(more.rank0_collectives[d]))))));
+    out.rank0_collectives.push_back(
+        static_cast<std::uint64_t>(std::max(0.0, std::round(line(static_cast<double>(fewer.rank0_collectives[d]),
+                                                                 static_cast<double>(more.rank0_collectives[d]))))));
   out.events = fewer.events + more.events;
   out.flows = fewer.flows + more.flows;
   out.wall_s = fewer.wall_s + more.wall_s;

@@ -20,7 +20,7 @@ scenario::Scenario job(int layers, int sample, const std::string& parallel = R"(
     "model": {"layers": )" + std::to_string(layers) + R"(, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
     "gpus": 64, "parallel": )" + parallel + R"(,
     "training": {"global_batch": 64, "recompute": "full"}, "simulation": {"sample_layers": )" +
-                                                         std::to_string(sample) + "}}"),
+                                                        std::to_string(sample) + "}}"),
                                   "job.json");
 }
 
@@ -95,7 +95,8 @@ TEST_CASE("a sampled run of identical layers gives the full run's figures", "[in
   REQUIRE(sampled.dimensions.size() == full.dimensions.size());
   for (std::size_t d = 0; d < full.dimensions.size(); ++d) {
     INFO(full.dimensions[d].name);
-    CHECK(sampled.dimensions[d].exposed_comm_s == Approx(full.dimensions[d].exposed_comm_s).epsilon(1e-9).margin(1e-12));
+    CHECK(sampled.dimensions[d].exposed_comm_s ==
+          Approx(full.dimensions[d].exposed_comm_s).epsilon(1e-9).margin(1e-12));
     CHECK(sampled.dimensions[d].rank0_wire_bytes == Approx(full.dimensions[d].rank0_wire_bytes).epsilon(1e-12));
     CHECK(sampled.dimensions[d].rank0_collectives == full.dimensions[d].rank0_collectives);
   }
@@ -142,6 +143,6 @@ TEST_CASE("simulation.sample_layers is checked", "[unit]") {
   CHECK_THROWS_WITH(scenario::parse_scenario(nlohmann::json::parse(R"({"machine": "simple-a100",
     "model": "gpt-5b", "gpus": 64, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8},
     "training": {"global_batch": 64}, "simulation": {"sample": 2}})"),
-                                              "typo.json"),
+                                             "typo.json"),
                     Catch::Contains("simulation.sample"));
 }

@@ -23,12 +23,12 @@ namespace fs = std::filesystem;
 nlohmann::json PointResult::to_json() const {
   if (!error.empty()) return {{"error", error}};
   nlohmann::json j = {{"iteration_time_s", iteration_time_s},
-          {"percent_of_peak", percent_of_peak},
-          {"tflops_per_gpu", tflops_per_gpu},
-          {"model_tflops_per_gpu", model_tflops_per_gpu},
-          {"mfu_percent", mfu_percent},
-          {"total_pflops", total_pflops},
-          {"memory_per_gpu_bytes", memory_per_gpu_bytes}};
+                      {"percent_of_peak", percent_of_peak},
+                      {"tflops_per_gpu", tflops_per_gpu},
+                      {"model_tflops_per_gpu", model_tflops_per_gpu},
+                      {"mfu_percent", mfu_percent},
+                      {"total_pflops", total_pflops},
+                      {"memory_per_gpu_bytes", memory_per_gpu_bytes}};
   if (!sampled_layers.empty()) j["sampled_layers"] = sampled_layers;
   return j;
 }

@@ -100,8 +100,8 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
     }
   }
   const double passes = sampling ? scenario::rank_layer_passes(api::with_layers(s, sampling->fewer)) +
-                                        scenario::rank_layer_passes(api::with_layers(s, sampling->more))
-                                  : scenario::rank_layer_passes(s);
+                                       scenario::rank_layer_passes(api::with_layers(s, sampling->more))
+                                 : scenario::rank_layer_passes(s);
   if (passes > scenario::kLargeRunPasses) {
     char buf[400];
     std::snprintf(buf, sizeof buf,
@@ -139,7 +139,8 @@ void add_sample_layers_flag(CLI::App& cmd, std::int64_t& sample_layers) {
 
 std::vector<std::string> with_sample_layers(const CLI::App& cmd, std::vector<std::string> overrides,
                                             std::int64_t sample_layers) {
-  if (cmd.count("--sample-layers") > 0) overrides.push_back("simulation.sample_layers=" + std::to_string(sample_layers));
+  if (cmd.count("--sample-layers") > 0)
+    overrides.push_back("simulation.sample_layers=" + std::to_string(sample_layers));
   return overrides;
 }
 
@@ -186,8 +187,8 @@ Command add_simulate_command(CLI::App& app) {
             if (!options.trace_ranks.empty() && !options.out_dir)
               throw InputError("--trace-ranks", options.trace_ranks,
                                "traces are written only with --out DIR (give both, or leave --trace-ranks out)");
-            auto scenario = scenario::load_scenario(o->scenario_path,
-                                                    with_sample_layers(*cmd, o->overrides, o->sample_layers));
+            auto scenario =
+                scenario::load_scenario(o->scenario_path, with_sample_layers(*cmd, o->overrides, o->sample_layers));
             auto summary = simulate(scenario, options, err);
             if (o->json) {
               out << report::to_json(summary).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)

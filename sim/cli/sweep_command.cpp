@@ -130,6 +130,15 @@ void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vect
   }
 }
 
+/// A line under the table when layer sampling approximated some points (simulation.sample_layers).
+void print_sampled_note(std::ostream& out, const std::vector<Row>& rows) {
+  const auto sampled =
+      std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.result.sampled_layers.empty(); });
+  if (sampled > 0)
+    out << "  approximate: " << sampled << " of " << rows.size()
+        << " points simulated with layer sampling (simulation.sample_layers; docs/performance.md)\n";
+}
+
 void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::vector<Row>& rows, bool scaling) {
   char buf[256];
   auto width = [](const Vary& v) { return static_cast<int>(std::max<std::size_t>(v.key.size(), 10)); };
@@ -284,11 +293,7 @@ Command add_sweep_command(CLI::App& app) {
               out << "exasim sweep: " << scenarios.front().name << ", " << rows.size() << " points"
                   << (o->tune ? ", each tuned" : "") << "\n";
               print_table(out, vary, rows, scaling);
-              const auto sampled = std::count_if(rows.begin(), rows.end(),
-                                                 [](const Row& r) { return !r.result.sampled_layers.empty(); });
-              if (sampled > 0)
-                out << "  approximate: " << sampled << " of " << rows.size()
-                    << " points simulated with layer sampling (simulation.sample_layers; docs/performance.md)\n";
+              print_sampled_note(out, rows);
             }
             return 0;
           }};
