@@ -4,6 +4,7 @@
 // over --jobs processes or --ranks MPI ranks), ranked by simulated iteration time; the fastest is the plan,
 // simulated once more with its links metered. docs/place.md.
 
+#include "sim/api/layer_sampling.hpp"
 #include "sim/api/simulate.hpp"
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
@@ -98,6 +99,12 @@ struct PlaceOutcome {
 
 PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& nodes_file, double budget_s,
                             std::int64_t top, const BatchOptions& batch, std::ostream& log) {
+  // Refused before any simulation: the plan is re-simulated with its links metered at the end.
+  if (const auto sampling = api::layer_sampling(base))
+    throw InputError(
+        base.source, "simulation.sample_layers",
+        "exasim place meters the links of the placement it plans, which needs every layer simulated; "
+        "leave simulation.sample_layers out (or 0), or compare placements with sweep --vary placement=...");
   PlaceOutcome t;
   t.base = base;
   const auto topology = scenario::build_topology(base.machine, base.gpus, base.seed);
