@@ -55,6 +55,25 @@ TEST_CASE("report of a simulate folder shows its summary, timeline and links", "
   CHECK(read(dir / "again.html") == html);
 }
 
+TEST_CASE("report of a layer-sampled simulate folder says it is approximate", "[integration]") {
+  const auto dir = fresh_dir("sampled");
+  auto scenario = nlohmann::json::parse(kGood);
+  scenario["model"]["layers"] = 12;
+  std::ofstream(dir / "s.json") << scenario.dump();
+  const auto sim = exasim_run(
+      {"simulate", (dir / "s.json").string(), "--out", (dir / "out").string(), "--sample-layers", "2", "-q"});
+  REQUIRE(sim.code == 0);
+  const auto r = exasim_run({"report", (dir / "out").string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto html = read(dir / "out" / "report.html");
+  CHECK_THAT(html, Catch::Contains("id=\"sampled-note\">Approximate: 2 and 4 layers simulated"));
+  // A full run's page has no such note.
+  REQUIRE(exasim_run({"simulate", (dir / "s.json").string(), "--out", (dir / "full").string(), "-q"}).code == 0);
+  REQUIRE(exasim_run({"report", (dir / "full").string()}).code == 0);
+  CHECK_THAT(read(dir / "full" / "report.html"), !Catch::Contains("sampled-note"));
+}
+
 TEST_CASE("report of sweep and tune folders", "[integration]") {
   const auto dir = fresh_dir("sweep");
   std::ofstream(dir / "s.json") << kGood;

@@ -160,7 +160,15 @@ void summary_section(Page& page, const JsonView& s) {
   page.body += card("mfu", fmt("%.1f%%", s.number("mfu_percent", 0, kBig, false)), "MFU (model flops)");
   page.body += card("total-pflops", fmt("%.3g", s.number("total_pflops", 0, kBig, false)), "PFLOP/s in total");
   page.body += card("memory-per-gpu", bytes(memory) + " of " + bytes(capacity), "memory per GPU");
-  page.body += "</div><h2>Memory per GPU</h2>";
+  page.body += "</div>";
+  // Layer sampling: the times are an extrapolation, and the page must say so where they are shown.
+  if (const auto& sampled = s.json().find("sampled_layers");
+      sampled != s.json().end() && sampled->is_array() && sampled->size() == 2)
+    page.body += "<p class=\"note\" id=\"sampled-note\">Approximate: " + escape(sampled->at(0).dump()) + " and " +
+                 escape(sampled->at(1).dump()) +
+                 " layers simulated, times extrapolated linearly to the model's (simulation.sample_layers; "
+                 "docs/performance.md).</p>";
+  page.body += "<h2>Memory per GPU</h2>";
   std::vector<Segment> segments;
   const auto m = s.object("memory_breakdown_bytes");
   const char* parts[] = {"weights", "gradients", "optimizer", "activations", "workspace"};
