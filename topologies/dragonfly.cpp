@@ -335,13 +335,12 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     };
     // The least costly of adaptive_candidates minimal and as many non-minimal candidates, each from its
     // own hash; candidate 0 is the path Minimal / Valiant routing would take. Ties keep the earlier one.
-    // Every candidate is built first (wiring arithmetic only), asking for its links' loads as it goes,
-    // and then costed in the same order as before: the loads are cache misses, which then arrive while
-    // the next candidates are built rather than one after another.
+    // The minimal candidates are built first (wiring arithmetic only), asking for their links' loads as
+    // they go, and then costed: the loads are cache misses, which then arrive while the next candidates
+    // are built rather than one after another; the non-minimal ones likewise, when they can win.
     // A minimal path is its global link's index alone (or unique inside a group): a candidate with an
     // index already tried costs the same and would lose the tie, so it is not built again.
-    std::array<SwitchPath, 2 * DragonflyParams::kMaxAdaptiveCandidates> built;
-    std::array<bool, 2 * DragonflyParams::kMaxAdaptiveCandidates> built_minimal;
+    std::array<SwitchPath, DragonflyParams::kMaxAdaptiveCandidates> built;
     std::uint32_t count = 0;
     const auto prefetch = [dense](const SwitchPath& c) {
       if (dense != nullptr)
@@ -351,31 +350,38 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     const std::uint32_t L = p_.global_links_per_group_pair;
     const bool one_group = group_of_switch(s) == group_of_switch(t);
     std::uint64_t tried = std::uint64_t{1} << (hash % L % 64);
-    for (std::uint32_t c = 0; c < p_.adaptive_candidates; ++c) {
-      const std::uint64_t h = c == 0 ? hash : mix(hash + kCandidateStride * c);
-      if (const std::uint64_t bit = std::uint64_t{1} << (h % L % 64);
-          c > 0 && !one_group && (L > 64 || !(tried & bit))) {
+    const auto candidate_hash = [hash](std::uint32_t c) { return c == 0 ? hash : mix(hash + kCandidateStride * c); };
+    for (std::uint32_t c = 1; c < p_.adaptive_candidates && !one_group; ++c) {
+      const std::uint64_t h = candidate_hash(c);
+      if (const std::uint64_t bit = std::uint64_t{1} << (h % L % 64); L > 64 || !(tried & bit)) {
         tried |= bit;
         built[count] = minimal_path(s, t, h);
-        built_minimal[count] = true;
-        prefetch(built[count++]);
-      }
-      if (valiant_path(s, t, h, built[count])) {
-        built_minimal[count] = false;
         prefetch(built[count++]);
       }
     }
     double minimal_cost = cost(path, kNever);
-    SwitchPath detour;
-    double detour_cost = kNever;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      double& best = built_minimal[i] ? minimal_cost : detour_cost;
-      if (const double k = cost(built[i], best); k < best) {
-        best = k;
-        (built_minimal[i] ? path : detour) = built[i];
+    for (std::uint32_t i = 0; i < count; ++i)
+      if (const double k = cost(built[i], minimal_cost); k < minimal_cost) {
+        minimal_cost = k;
+        path = built[i];
       }
+    // A non-minimal path has at least 2 switch-to-switch hops (through another switch of the group,
+    // or out to another group and on), each costing at least 1: a minimal cost within the bias of
+    // that cannot lose, and no detour is built.
+    constexpr double kLeastDetourCost = 2;
+    if (minimal_cost > kLeastDetourCost + p_.adaptive_bias) {
+      count = 0;
+      for (std::uint32_t c = 0; c < p_.adaptive_candidates; ++c)
+        if (valiant_path(s, t, candidate_hash(c), built[count])) prefetch(built[count++]);
+      SwitchPath detour;
+      double detour_cost = kNever;
+      for (std::uint32_t i = 0; i < count; ++i)
+        if (const double k = cost(built[i], detour_cost); k < detour_cost) {
+          detour_cost = k;
+          detour = built[i];
+        }
+      if (minimal_cost > detour_cost + p_.adaptive_bias) path = detour;
     }
-    if (minimal_cost > detour_cost + p_.adaptive_bias) path = detour;
   }
 
   out.push_back(nic_link(src_node, src_nic, true));
