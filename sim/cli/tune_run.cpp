@@ -1,5 +1,6 @@
 #include "sim/cli/tune_run.hpp"
 
+#include "sim/api/layer_sampling.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 
@@ -101,7 +102,9 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
     picked.push_back(std::move(top));
     outcomes.push_back(std::move(t));
   }
-  const bool sampled = std::any_of(bases.begin(), bases.end(), [](const auto& s) { return s.sample_layers > 0; });
+  // As api::simulate decides it: a model no longer than 2K layers is simulated whole.
+  const bool sampled =
+      std::any_of(bases.begin(), bases.end(), [](const auto& s) { return api::layer_sampling(s).has_value(); });
   log << "exasim: simulating " << docs.size() << " configurations"
       << (sampled ? " with layer sampling (simulation.sample_layers: approximate)" : " in full") << "\n";
   const auto rows = run_batch(docs, batch, log);
