@@ -15,8 +15,7 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
       loads_(links.size()),
       held_(links.size()),
       scratch_(links.size()),
-      solver_(solver),
-      bottlenecked_(links.size(), 0) {
+      solver_(solver) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
@@ -390,8 +389,12 @@ void FlowNetwork::solve_components() {
 void FlowNetwork::set_bottleneck(PathId p, topo::LinkId l) {
   topo::LinkId& at = paths_[p].bottleneck;
   if (at == l) return;
-  if (at != kNoId) --bottlenecked_[at];
-  if (l != kNoId) ++bottlenecked_[l];
+  if (at != kNoId) {
+    --scratch_[at].bottlenecked;
+  }
+  if (l != kNoId) {
+    ++scratch_[l].bottlenecked;
+  }
   at = l;
 }
 

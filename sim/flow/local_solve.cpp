@@ -62,7 +62,7 @@ void FlowNetwork::solve_local() {
   touched_paths_.clear();
   const std::uint32_t dirty_seen = ++epoch_;
   for (const topo::LinkId l : dirty_links_) {
-    if (bottlenecked_[l] == 0) continue;  // most are not: a small array read before the link's record
+    if (scratch_[l].bottlenecked == 0) continue;  // most are not: read before the link's record
     LinkState& link = links_[l];
     if (link.epoch == dirty_seen) continue;
     link.epoch = dirty_seen;
@@ -121,7 +121,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
       sc.residual = capacity(r) - static_cast<double>(sc.load) * kRateQuantum;
       sc.unfrozen = 0;
       sc.owner = kNoId;
-      if (bottlenecked_[r.link] > 0) {
+      if (sc.bottlenecked > 0) {
         const EntryList& entries = links_[r.link].entries;
         for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
           const Path& q = paths_[e->path];
