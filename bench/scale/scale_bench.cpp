@@ -104,6 +104,7 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
     exasim::api::SimulateOptions options;
     options.solver = o.solver;
     options.check_memory = false;
+    options.concurrent_samples = true;  // as `exasim simulate` runs it
     const auto summary = exasim::api::simulate(scenario, options);
     result.events = summary.events;
     result.flows = summary.flows;

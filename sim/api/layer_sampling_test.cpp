@@ -1,11 +1,13 @@
 #include "sim/api/layer_sampling.hpp"
 
+#include "sim/api/forked_call.hpp"
 #include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/summary_views.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <sstream>
 #include <string>
 
 using namespace exasim;
@@ -145,4 +147,40 @@ TEST_CASE("simulation.sample_layers is checked", "[unit]") {
     "training": {"global_batch": 64}, "simulation": {"sample": 2}})"),
                                              "typo.json"),
                     Catch::Contains("simulation.sample"));
+}
+
+TEST_CASE("the two samples run at once give the same summary as one after the other", "[integration]") {
+  // 2 CPUs are needed for the child (api::available_cpus()); with one, both runs are sequential and
+  // this only checks that the option is harmless.
+  INFO("available CPUs: " << api::available_cpus());
+  for (const std::string& parallel : {std::string(R"({"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8})"),
+                                      std::string(R"({"scheme": "megatron", "tp": 2, "pp": 4, "dp": 8})")}) {
+    api::SimulateOptions concurrent;
+    concurrent.concurrent_samples = true;
+    const auto one_by_one = api::simulate(job(32, 1, parallel));
+    const auto at_once = api::simulate(job(32, 1, parallel), concurrent);
+    CHECK(report::to_json(at_once).dump() == report::to_json(one_by_one).dump());
+    std::ostringstream a, b;
+    report::print_summary(a, at_once);
+    report::print_summary(b, one_by_one);
+    CHECK(a.str() == b.str());
+  }
+}
+
+TEST_CASE("an input error in the concurrent K-layer sample reaches the caller as itself", "[integration]") {
+  // adjust_job refuses the K-layer job only (it has fewer ops), which then runs in the child.
+  const auto fewer_ops = scenario::prepare_job(api::with_layers(job(24, 2), 2))->plan.streams[0].ops.size();
+  api::SimulateOptions options;
+  options.concurrent_samples = true;
+  options.adjust_job = [fewer_ops](scenario::PreparedJob& prepared) {
+    if (prepared.plan.streams[0].ops.size() == fewer_ops)
+      throw InputError("what-if.json", "kernels.scale", "must be positive");
+  };
+  try {
+    (void)api::simulate(job(24, 2), options);
+    FAIL("no exception");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "kernels.scale");
+    CHECK(std::string(e.what()) == "what-if.json: kernels.scale: must be positive");
+  }
 }

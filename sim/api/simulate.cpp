@@ -1,5 +1,6 @@
 #include "sim/api/simulate.hpp"
 
+#include "sim/api/forked_call.hpp"
 #include "sim/api/layer_sampling.hpp"
 #include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
@@ -57,6 +58,46 @@ std::unique_ptr<runtime::Runtime> make_runtime(const topo::Topology& topology, c
 }
 
 /// Simulates the scenario's layer counts of `sampling` and extrapolates to the model's (see there).
+/// One sampled run: what extrapolate() and the summary need of it.
+struct Sample {
+  runtime::RunResult result;
+  std::vector<report::KernelClassTime> by_kernel;
+};
+
+/// A Sample as JSON, to cross from a child process (ForkedCall: CBOR, doubles exact). Link loads are
+/// left out: a sampled run meters none.
+nlohmann::json to_json(const Sample& sample) {
+  const runtime::RunResult& r = sample.result;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& t : r.ranks) ranks.push_back({t.finish_s, t.compute_s, t.exposed_s});
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : sample.by_kernel) kernels.push_back({k.kernel_class, k.seconds});
+  return {{"backend", r.backend},
+          {"iteration_s", r.iteration_s},
+          {"ranks", std::move(ranks)},
+          {"rank0_wire_bytes", r.rank0_wire_bytes},
+          {"rank0_collectives", r.rank0_collectives},
+          {"events", r.events},
+          {"flows", r.flows},
+          {"wall_s", r.wall_s},
+          {"by_kernel", std::move(kernels)}};
+}
+
+Sample sample_from_json(const nlohmann::json& j) {
+  Sample sample;
+  runtime::RunResult& r = sample.result;
+  r.backend = j.at("backend");
+  r.iteration_s = j.at("iteration_s");
+  for (const auto& t : j.at("ranks")) r.ranks.push_back({t.at(0), t.at(1), t.at(2).get<std::vector<double>>()});
+  r.rank0_wire_bytes = j.at("rank0_wire_bytes").get<std::vector<double>>();
+  r.rank0_collectives = j.at("rank0_collectives").get<std::vector<std::uint64_t>>();
+  r.events = j.at("events");
+  r.flows = j.at("flows");
+  r.wall_s = j.at("wall_s");
+  for (const auto& k : j.at("by_kernel")) sample.by_kernel.push_back({k.at(0), k.at(1)});
+  return sample;
+}
+
 report::Summary simulate_sampled(const scenario::Scenario& s, const LayerSampling& sampling,
                                  const SimulateOptions& options) {
   // What describes one run cannot describe the extrapolated iteration: refuse rather than mislabel.
@@ -66,21 +107,27 @@ report::Summary simulate_sampled(const scenario::Scenario& s, const LayerSamplin
                          std::to_string(sampling.more) + " of " + std::to_string(sampling.layers) +
                          " layers, so it gives no traces or link loads of the iteration: leave out --out traces "
                          "and --links, or set simulation.sample_layers to 0");
-  struct Sample {
-    runtime::RunResult result;
-    std::vector<report::KernelClassTime> by_kernel;
-  };
   std::unique_ptr<scenario::PreparedJob> last;
-  const auto run = [&](std::uint32_t layers) {
+  const auto run = [&](std::uint32_t layers, const SimulateOptions& with) {
     const auto sampled = with_layers(s, layers);
     last = scenario::prepare_job(sampled);
-    if (options.adjust_job) options.adjust_job(*last);
-    auto runtime = make_runtime(*last->topology, options);
+    if (with.adjust_job) with.adjust_job(*last);
+    auto runtime = make_runtime(*last->topology, with);
     Sample out{runtime->run(last->job, {}, {}), report::compute_by_kernel(last->plan, last->job.kernel_time_s)};
     return out;
   };
-  const Sample fewer = run(sampling.fewer);
-  const Sample more = run(sampling.more);
+  Sample fewer, more;
+  if (options.concurrent_samples && available_cpus() >= 2) {
+    // The shorter sample in a child, without a progress bar of its own: the 2K-layer one shows the way.
+    SimulateOptions quiet = options;
+    quiet.progress_bar = false;
+    ForkedCall child([&] { return to_json(run(sampling.fewer, quiet)); });
+    more = run(sampling.more, options);
+    fewer = sample_from_json(child.get());
+  } else {
+    fewer = run(sampling.fewer, options);
+    more = run(sampling.more, options);
+  }
   // make_summary reads only the grid's dimensions from the plan, which the layers do not change.
   auto summary = report::make_summary(s, last->plan, extrapolate(fewer.result, more.result, sampling));
   std::vector<report::KernelClassTime> by_kernel = more.by_kernel;

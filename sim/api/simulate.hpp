@@ -48,6 +48,11 @@ struct SimulateOptions {
   std::size_t hottest_links = 0;
   /// With hottest_links > 0: receives the metered run (RunResult::link_bytes, link_busy_s) and the job.
   std::function<void(const scenario::PreparedJob&, const runtime::RunResult&)> on_links;
+  /// Layer sampling (simulation.sample_layers): run the K-layer sample in a child process while this
+  /// one runs the 2K-layer sample, when this process may use two CPUs or more (forked_call.hpp). The
+  /// answer is the same either way; callers that already run one simulation per CPU (batches over
+  /// --jobs) leave it off. adjust_job then runs in the child for the K-layer sample.
+  bool concurrent_samples = false;
 };
 
 /// Simulates one iteration of `s`. InputError on what the scenario asks and the machine or this build

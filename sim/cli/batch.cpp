@@ -52,11 +52,15 @@ PointResult PointResult::from_json(const nlohmann::json& j) {
 
 namespace {
 
-PointResult simulate_point(const nlohmann::json& doc) {
+/// `alone`: the only simulation this process runs at a time (--jobs 1), so a sampled one may take a
+/// second CPU for its shorter sample (api::SimulateOptions::concurrent_samples).
+PointResult simulate_point(const nlohmann::json& doc, bool alone) {
   PointResult r;
   try {
     const auto s = scenario::parse_scenario(doc, doc.value("name", std::string{"scenario"}));
-    const auto summary = api::simulate(s, {});
+    api::SimulateOptions options;
+    options.concurrent_samples = alone;
+    const auto summary = api::simulate(s, options);
     r.iteration_time_s = summary.iteration_time_s;
     r.percent_of_peak = summary.percent_of_peak;
     r.tflops_per_gpu = summary.tflops_per_gpu;
@@ -76,7 +80,8 @@ void work_share(const std::vector<nlohmann::json>& scenarios, std::uint32_t work
                 const fs::path& out) {
   std::ofstream file(out);
   for (std::size_t i = worker; i < scenarios.size(); i += workers) {
-    file << nlohmann::json{{"index", i}, {"row", simulate_point(scenarios[i]).to_json()}}.dump() << '\n' << std::flush;
+    file << nlohmann::json{{"index", i}, {"row", simulate_point(scenarios[i], false).to_json()}}.dump() << '\n'
+         << std::flush;
   }
 }
 
@@ -234,7 +239,7 @@ std::vector<PointResult> run_batch(const std::vector<nlohmann::json>& scenarios,
   if (jobs > 1) return run_forked(scenarios, jobs, progress);
   std::vector<PointResult> rows;
   for (const auto& doc : scenarios) {
-    rows.push_back(simulate_point(doc));
+    rows.push_back(simulate_point(doc, true));
     progress.show(rows.size());
   }
   return rows;

@@ -1,5 +1,6 @@
 #pragma once
-// Simulating many scenarios at once for `exasim tune` and `exasim sweep`: in this process (--jobs 1),
+// Simulating many scenarios at once for `exasim tune` and `exasim sweep`: in this process (--jobs 1; a
+// layer-sampled scenario then runs its shorter sample in a child, api::SimulateOptions::concurrent_samples),
 // over local processes (--jobs J: fork, each child simulating every J-th scenario and writing its rows
 // to a file), or over MPI ranks (--ranks N: mpirun starts N copies of `exasim batch-worker`, each reading
 // OMPI_COMM_WORLD_RANK/SIZE and simulating every N-th scenario of a batch file). The launching process

@@ -72,6 +72,7 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& optio
   run.solver = api::parse_solver(options.solver);
   run.progress_bar = !options.quiet;
   run.hottest_links = options.hottest_links;
+  run.concurrent_samples = true;  // one run: a sampled one may take a second CPU for its shorter sample
   const auto sampling = api::layer_sampling(s);
   // Checked before the simulation: a bad --out must not cost a long run first.
   std::unique_ptr<OutputFiles> out;
