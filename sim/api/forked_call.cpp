@@ -101,8 +101,7 @@ ForkedCall::~ForkedCall() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   }
 }
 
@@ -112,8 +111,7 @@ nlohmann::json ForkedCall::get() {
   ::close(read_fd_);
   read_fd_ = -1;
   int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   pid_ = -1;
   if (WIFSIGNALED(status))
     throw std::runtime_error("a child process died of signal " + std::to_string(WTERMSIG(status)));

@@ -6,8 +6,8 @@
 
 #include <unistd.h>
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <stdexcept>
 
 using namespace exasim;
@@ -51,6 +51,10 @@ TEST_CASE("a forked call reports other errors and a child that died", "[unit]") 
 
 TEST_CASE("a forked call whose result is never asked for is stopped", "[unit]") {
   // The destructor kills and reaps the child: this returns at once rather than after the child's work.
-  { api::ForkedCall idle([]() -> nlohmann::json { for (;;) pause(); }); }
+  {
+    api::ForkedCall idle([]() -> nlohmann::json {
+      for (;;) pause();
+    });
+  }
   CHECK(api::available_cpus() >= 1);
 }

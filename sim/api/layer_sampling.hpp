@@ -4,7 +4,9 @@
 // spread placement (about 9 s of wall time a layer on 2 cores: docs/performance.md).
 //
 // The iteration is simulated twice, with K and with 2K layers (in the scheme's layer units: pipeline
-// stages x virtual stages for megatron, 1 for axonn4d), every rank and every flow as usual. Each time
+// stages x virtual stages for megatron, 1 for axonn4d), every rank and every flow as usual; the two
+// runs share nothing, and run at once where the caller asks and two CPUs are there
+// (SimulateOptions::concurrent_samples: `exasim simulate` does). Each time
 // the summary reports (every rank's finish, compute and exposed communication per dimension, rank 0's
 // bytes and collectives per dimension) is then extended linearly to the model's L layers:
 //   x(L) = x(2K) + (x(2K) - x(K)) (L - 2K) / K.
