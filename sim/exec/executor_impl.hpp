@@ -255,7 +255,12 @@ template <class Network>
 void BasicExecutor<Network>::launch_ready() {
   if (ready_.empty()) return;
   if (!std::is_sorted(ready_.begin(), ready_.end())) std::sort(ready_.begin(), ready_.end());
-  for (const ReadyLaunch& l : ready_) {
+  // Launches of one instant are instances all over the table: ask for a few ahead.
+  constexpr std::size_t kAhead = 4;
+  for (std::size_t i = 0; i < std::min(kAhead, ready_.size()); ++i) prefetch_instance(ready_[i].id);
+  for (std::size_t i = 0; i < ready_.size(); ++i) {
+    if (i + kAhead < ready_.size()) prefetch_instance(ready_[i + kAhead].id);
+    const ReadyLaunch& l = ready_[i];
     const auto sequence = static_cast<std::uint32_t>(l.names & 0xffffffffu);
     if (l.first & 0x100u)
       launch_p2p(l.id, static_cast<Rank>(l.names >> 32), sequence);
