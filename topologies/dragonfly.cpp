@@ -361,12 +361,16 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
         prefetch(built[count++]);
       }
     }
+    // The cheapest of the first n built candidates, if cheaper than `best` (ties keep `chosen`).
+    const auto cheapest = [&](std::uint32_t n, double& best, SwitchPath& chosen) {
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (const double k = cost(built[i], best); k < best) {
+          best = k;
+          chosen = built[i];
+        }
+    };
     double minimal_cost = cost(path, kNever);
-    for (std::uint32_t i = 0; i < count; ++i)
-      if (const double k = cost(built[i], minimal_cost); k < minimal_cost) {
-        minimal_cost = k;
-        path = built[i];
-      }
+    cheapest(count, minimal_cost, path);
     // A non-minimal path has at least 2 switch-to-switch hops (through another switch of the group,
     // or out to another group and on), each costing at least 1: a minimal cost within the bias of
     // that cannot lose, and no detour is built.
@@ -377,11 +381,7 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
         if (valiant_path(s, t, candidate_hash(c), built[count])) prefetch(built[count++]);
       SwitchPath detour;
       double detour_cost = kNever;
-      for (std::uint32_t i = 0; i < count; ++i)
-        if (const double k = cost(built[i], detour_cost); k < detour_cost) {
-          detour_cost = k;
-          detour = built[i];
-        }
+      cheapest(count, detour_cost, detour);
       if (minimal_cost > detour_cost + p_.adaptive_bias) path = detour;
     }
   }

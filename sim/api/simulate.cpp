@@ -57,7 +57,6 @@ std::unique_ptr<runtime::Runtime> make_runtime(const topo::Topology& topology, c
   return std::make_unique<flow::FastRuntime>(topology, fast);
 }
 
-/// Simulates the scenario's layer counts of `sampling` and extrapolates to the model's (see there).
 /// One sampled run: what extrapolate() and the summary need of it.
 struct Sample {
   runtime::RunResult result;
@@ -98,6 +97,7 @@ Sample sample_from_json(const nlohmann::json& j) {
   return sample;
 }
 
+/// Simulates the scenario's layer counts of `sampling` and extrapolates to the model's (see there).
 report::Summary simulate_sampled(const scenario::Scenario& s, const LayerSampling& sampling,
                                  const SimulateOptions& options) {
   // What describes one run cannot describe the extrapolated iteration: refuse rather than mislabel.

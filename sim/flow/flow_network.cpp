@@ -389,12 +389,8 @@ void FlowNetwork::solve_components() {
 void FlowNetwork::set_bottleneck(PathId p, topo::LinkId l) {
   topo::LinkId& at = paths_[p].bottleneck;
   if (at == l) return;
-  if (at != kNoId) {
-    --scratch_[at].bottlenecked;
-  }
-  if (l != kNoId) {
-    ++scratch_[l].bottlenecked;
-  }
+  if (at != kNoId) --scratch_[at].bottlenecked;
+  if (l != kNoId) ++scratch_[l].bottlenecked;
   at = l;
 }
 
