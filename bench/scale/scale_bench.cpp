@@ -20,6 +20,11 @@
 // through api::simulate, which prepares and runs K and 2K layers: wall_s is then the whole call and
 // prepare_s is 0.
 //
+// Whole runs also print what the max-min solver did (flow::SolverCounters): re-solves, paths filled
+// (of which held paths released), the route entries those brought into a region, and flow rate
+// changes. These explain the wall time where events/s does not: spread placements cost in proportion
+// to the route entries (docs/performance.md).
+//
 // By default the 4D grid keeps gx = 4, gy = 2, gz = 16 (--grid) and scales gdata with the GPU count
 // (gdata = 256 at 32,768); the global batch is 4,096 sequences (--batch), raised to gdata * gz where
 // that is larger (65,536: 8,192) so that it stays divisible. Random placement uses seed 1.
@@ -41,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -99,6 +105,7 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   const auto scenario = exasim::scenario::parse_scenario(scenario_document(c, o), "scale_bench", overrides);
   double prepare_s = 0;
   exasim::runtime::RunResult result;
+  std::optional<exasim::flow::SolverCounters> counters;
   if (o.sample_layers > 0) {
     // Layer sampling prepares and runs two jobs: wall_s is the whole call, what a user waits for.
     exasim::api::SimulateOptions options;
@@ -115,6 +122,7 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
     prepare_s = std::chrono::duration<double>(clock::now() - t0).count();
     exasim::flow::FastOptions fast_options;
     fast_options.solver = o.solver;
+    fast_options.counters = &counters.emplace();
     exasim::flow::FastRuntime fast(*prepared->topology, fast_options);
     result = fast.run(prepared->job, {}, {});
   }
@@ -135,6 +143,13 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   line["prepare_s"] = prepare_s;
   line["events_per_s"] = static_cast<double>(result.events) / result.wall_s;
   line["simulated_iteration_s"] = result.iteration_s;
+  if (counters) {
+    line["resolves"] = counters->resolves;
+    line["paths_filled"] = counters->paths_filled;
+    line["paths_released"] = counters->paths_released;
+    line["route_entries"] = counters->route_entries;
+    line["rate_changes"] = counters->rate_changes;
+  }
   return line;
 }
 

@@ -77,6 +77,7 @@ class FastNetwork final : public exec::NetworkBackend {
       : network_(topo.links(), options.solver, node_layout(topo, job)),
         progress_(options.progress),
         reverse_instants_(options.reverse_instants),
+        counters_(options.counters),
         first_load_read_link_(topo.first_load_read_link()) {
     if (options.meter_links) meter_.emplace(topo.links().size());
   }
@@ -137,6 +138,7 @@ class FastNetwork final : public exec::NetworkBackend {
       if (progress_ && core.events() >= next_progress_check_) report_progress(false);
     }
     if (progress_) report_progress(true);
+    if (counters_ != nullptr) *counters_ = network_.counters();
     auto result = core.finish("fast");
     if (meter_) {
       result.link_bytes = meter_->bytes();
@@ -200,6 +202,7 @@ class FastNetwork final : public exec::NetworkBackend {
 
   const ProgressCallback progress_;
   const bool reverse_instants_;
+  SolverCounters* const counters_;
   const topo::LinkId first_load_read_link_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t next_progress_check_ = 0;

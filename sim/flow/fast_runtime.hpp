@@ -60,6 +60,8 @@ struct FastOptions {
   const exec::StageRouter* router = nullptr;
   /// Fill RunResult::link_bytes and link_busy_s (runtime/link_meter.hpp); costs a copy of every route.
   bool meter_links = false;
+  /// Where run() leaves the flow network's counters at the end (for benchmarks); may be null.
+  SolverCounters* counters = nullptr;
 };
 
 /// On a terminal, a progress bar with the time left, redrawn in place on stderr and erased at the end;

@@ -352,6 +352,7 @@ void FlowNetwork::solve_components() {
         if (path.epoch == epoch_) continue;
         path.epoch = epoch_;
         comp_paths_.push_back(e.path);
+        counters_.route_entries += path.hops;
         Share tightest{std::numeric_limits<double>::infinity(), kNoId, e.path};
         const double flows = path.flows;
         const RouteEntry* route = route_of(e.path);
@@ -470,6 +471,9 @@ void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
     for (FlowId id = paths_[p].first; id != kNoId; id = flows_[id].next)
       if (flows_[id].rate != rate) changed_.push_back(id);  // else its prediction still holds
   }
+  ++counters_.resolves;
+  counters_.paths_filled += comp_paths_.size();
+  counters_.rate_changes += changed_.size();
   sort_ids(changed_, sort_scratch_);
   for (FlowId id : changed_) change_rate(flows_[id], id, paths_[flows_[id].path].new_rate, now_s, schedule);
 }

@@ -110,6 +110,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] std::size_t active_paths() const { return active_paths_ + (local_ ? local_->active_paths() : 0); }
   /// Whether flows inside a node go to NodeFlows (see the constructor for when they do not).
   [[nodiscard]] bool node_local() const { return local_.has_value(); }
+  /// The re-solves so far, of the flows this class solves (NodeFlows' node-local flows not included).
+  [[nodiscard]] const SolverCounters& counters() const { return counters_; }
 
  private:
   using PathId = std::uint32_t;
@@ -339,6 +341,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t region_mark_ = 0;      ///< FillScratch::region of the links in its region
   RadixQueue<Share> keys_;             ///< solve_local(): the keys of progressive filling
   std::vector<PathId> touched_paths_;  ///< paths whose flow count changed since the last resolve
+  SolverCounters counters_;
 };
 
 }  // namespace exasim::flow

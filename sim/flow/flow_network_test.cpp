@@ -273,3 +273,33 @@ TEST_CASE("the local solver gives the reference solver's rates under random traf
     CHECK(checked > 50000);
   }
 }
+
+TEST_CASE("the solver counters say which paths a re-solve filled and released", "[unit]") {
+  // A runs alone over links 2 and 1, held to 8 GB/s by link 2 (its rate set when it is added). B then
+  // crosses links 0 and 1: link 1 saturates at 2 GB/s with A held above that, so A is released (its
+  // bottleneck, link 2, did not change) and both freeze at 5 GB/s on link 1.
+  for (const Solver solver : {Solver::Local, Solver::Components}) {
+    FlowNetwork net(
+        {{10e9, 0, topo::LinkClass::NicUp}, {10e9, 0, topo::LinkClass::Local}, {8e9, 0, topo::LinkClass::Global}},
+        solver);
+    Predictions p;
+    auto a = net.add({2, 1}, 1e9, 1);
+    net.resolve(0, p.scheduler());
+    CHECK(net.rate_Bps(a) == Approx(8e9));
+    CHECK(net.counters().resolves == 1);
+    CHECK(net.counters().paths_filled == 1);
+    CHECK(net.counters().route_entries == 0);  // a lone path gets its rate without a filling
+    auto b = net.add({0, 1}, 1e9, 2);
+    net.resolve(0.01, p.scheduler());
+    CHECK(net.rate_Bps(a) == Approx(5e9));
+    CHECK(net.rate_Bps(b) == Approx(5e9));
+    const flow::SolverCounters& c = net.counters();
+    CHECK(c.resolves == 2);
+    CHECK(c.paths_filled == 3);
+    CHECK(c.paths_released == (solver == Solver::Local ? 1 : 0));
+    CHECK(c.route_entries == 4);       // B's two entries and A's two
+    CHECK(c.rate_changes == 3);        // A twice, B once
+    net.resolve(0.02, p.scheduler());  // nothing changed: no re-solve
+    CHECK(net.counters().resolves == 2);
+  }
+}

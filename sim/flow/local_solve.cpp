@@ -105,6 +105,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
   // had one other unfrozen variable becomes shared: it gets a key of its own, and that path a new
   // tightest key if this link was its tightest. And p's own tightest key (push_own_key()).
   Path& path = paths_[p];
+  counters_.route_entries += path.hops;
   const double held = quantized(path.new_rate);  // what each of its flows counts for in the loads
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
@@ -167,6 +168,7 @@ void FlowNetwork::push_own_key(PathId p) {
 }
 
 void FlowNetwork::release(PathId p, double level) {
+  ++counters_.paths_released;
   join(p);
   paths_[p].epoch = unfrozen_mark_;
   enter_region(p, level);

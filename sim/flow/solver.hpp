@@ -17,4 +17,17 @@ enum class Solver : std::uint8_t {
   Reference,
 };
 
+/// What a FlowNetwork's re-solves did, counted as they go (a few additions per re-solve): the work of a
+/// spread placement follows the paths filled and the route entries they bring, not the events
+/// (docs/performance.md), and scale_bench prints these beside its wall times.
+struct SolverCounters {
+  std::uint64_t resolves = 0;        ///< re-solves that filled at least one path
+  std::uint64_t paths_filled = 0;    ///< paths given a rate, summed over re-solves (a path counts once per re-solve)
+  std::uint64_t paths_released = 0;  ///< Solver::Local: of those, held paths the filling released
+  /// Route entries of the paths filled (Solver::Local: of the paths entering the region), walked at
+  /// least once more each when the path freezes: the solver's memory traffic.
+  std::uint64_t route_entries = 0;
+  std::uint64_t rate_changes = 0;  ///< flows whose rate a re-solve changed (each gets a new predicted end)
+};
+
 }  // namespace exasim::flow
