@@ -77,7 +77,6 @@ class FastNetwork final : public exec::NetworkBackend {
       : network_(topo.links(), options.solver, node_layout(topo, job)),
         progress_(options.progress),
         reverse_instants_(options.reverse_instants),
-        counters_(options.counters),
         first_load_read_link_(topo.first_load_read_link()) {
     if (options.meter_links) meter_.emplace(topo.links().size());
   }
@@ -94,6 +93,7 @@ class FastNetwork final : public exec::NetworkBackend {
     }
   }
   [[nodiscard]] const topo::LinkLoadView* load_view() const override { return &network_; }
+  [[nodiscard]] const SolverCounters& counters() const { return network_.counters(); }
   void hold(const topo::LinkId* links, std::size_t count) override {
     // Only links that routing reads need to show a collective's earlier hops while its later ones are routed.
     for (std::size_t i = 0; i < count; ++i)
@@ -138,7 +138,6 @@ class FastNetwork final : public exec::NetworkBackend {
       if (progress_ && core.events() >= next_progress_check_) report_progress(false);
     }
     if (progress_) report_progress(true);
-    if (counters_ != nullptr) *counters_ = network_.counters();
     auto result = core.finish("fast");
     if (meter_) {
       result.link_bytes = meter_->bytes();
@@ -202,7 +201,6 @@ class FastNetwork final : public exec::NetworkBackend {
 
   const ProgressCallback progress_;
   const bool reverse_instants_;
-  SolverCounters* const counters_;
   const topo::LinkId first_load_read_link_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t next_progress_check_ = 0;
@@ -226,6 +224,7 @@ runtime::RunResult FastRuntime::run(const runtime::Job& job, const std::function
   FastNetwork::Core core(topology_, job, network, observe, observer,
                          options_.router ? *options_.router : exec::default_router());
   auto result = network.run(core);
+  if (options_.counters != nullptr) *options_.counters = network.counters();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

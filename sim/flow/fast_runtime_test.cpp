@@ -28,6 +28,27 @@ double run_time(const topo::Topology& topo, const runtime::Job& job, flow::Solve
   return rt.run(job, {}, {}).iteration_s;
 }
 
+/// The 4D plan of the scattered-rank tests: 64 ranks, gx gy gz gdata = 2 2 4 4, 2 layers.
+schedule::Plan scattered_plan() {
+  const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
+  return schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
+}
+
+/// A job of `plan` with its ranks on a shuffled GPU order, as a spread or random placement makes
+/// them: on small_dragonfly() every ring crosses groups, components tie most flows together and a
+/// completion moves many rates (the cascades the local solver exists for).
+runtime::Job scattered_job(const schedule::Plan& plan) {
+  auto job = job_for(plan, 20e-6, 1e-6);
+  std::uint64_t state = 11;
+  job.gpu_of_rank.resize(plan.grid.world_size());
+  for (std::uint32_t r = 0; r < job.gpu_of_rank.size(); ++r) job.gpu_of_rank[r] = r;
+  for (std::uint32_t r = static_cast<std::uint32_t>(job.gpu_of_rank.size()) - 1; r > 0; --r) {  // Fisher-Yates
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(job.gpu_of_rank[r], job.gpu_of_rank[(state >> 33) % (r + 1)]);
+  }
+  return job;
+}
+
 }  // namespace
 
 TEST_CASE("ring all-reduce on uniform links takes 2(p-1)/p*S/B plus its latency term", "[unit]") {
@@ -338,23 +359,12 @@ TEST_CASE("incremental solver matches the reference on a dragonfly under every r
 }
 
 TEST_CASE("the local solver matches the reference with ranks scattered over a dragonfly", "[unit]") {
-  // Ranks on a shuffled GPU order, as a spread or random placement makes them: every ring crosses
-  // groups, components tie most flows together and a completion moves many rates (the cascades the
-  // local solver exists for). Fixed routes (minimal, Valiant) keep the iteration well-conditioned, so
-  // the answers must agree to rounding, not just to the adaptive runs' spread.
-  const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
+  // Fixed routes (minimal, Valiant) keep the iteration well-conditioned, so the answers must agree to
+  // rounding, not just to the adaptive runs' spread.
+  const auto plan = scattered_plan();
+  const auto job = scattered_job(plan);
   for (auto routing : {topo::RoutingPolicy::Minimal, topo::RoutingPolicy::Valiant}) {
     auto topo = small_dragonfly(routing);
-    auto plan =
-        schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
-    auto job = job_for(plan, 20e-6, 1e-6);
-    std::uint64_t state = 11;
-    job.gpu_of_rank.resize(plan.grid.world_size());
-    for (std::uint32_t r = 0; r < job.gpu_of_rank.size(); ++r) job.gpu_of_rank[r] = r;
-    for (std::uint32_t r = static_cast<std::uint32_t>(job.gpu_of_rank.size()) - 1; r > 0; --r) {  // Fisher-Yates
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      std::swap(job.gpu_of_rank[r], job.gpu_of_rank[(state >> 33) % (r + 1)]);
-    }
     INFO("routing " << static_cast<int>(routing));
     const double reference = run_time(topo, job, flow::Solver::Reference);
     CHECK(run_time(topo, job, flow::Solver::Components) == reference);
@@ -363,15 +373,11 @@ TEST_CASE("the local solver matches the reference with ranks scattered over a dr
 }
 
 TEST_CASE("the run hands back the solver's counters: the local solver walks fewer route entries", "[unit]") {
-  // Scattered ranks under minimal routing: every ring crosses groups and completions cascade, so the
-  // local solver releases held paths, and it enters fewer route entries than re-solving components.
-  const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
+  // Scattered ranks under minimal routing: completions cascade, so the local solver releases held
+  // paths, and it enters fewer route entries than re-solving components.
+  const auto plan = scattered_plan();
+  const auto job = scattered_job(plan);
   auto topo = small_dragonfly(topo::RoutingPolicy::Minimal);
-  auto plan =
-      schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
-  auto job = job_for(plan, 20e-6, 1e-6);
-  job.gpu_of_rank.resize(plan.grid.world_size());
-  for (std::uint32_t r = 0; r < job.gpu_of_rank.size(); ++r) job.gpu_of_rank[r] = (r * 37) % plan.grid.world_size();
   const auto counted = [&](flow::Solver solver) {
     flow::SolverCounters counters;
     flow::FastOptions options{solver};
