@@ -171,7 +171,7 @@ std::uint32_t Dragonfly::switch_of_gpu(GpuId gpu) const {
 }
 
 LinkId Dragonfly::local_link(std::uint32_t from_switch, std::uint32_t to_switch) const {
-  const std::uint32_t cols = columns();
+  const std::uint32_t cols = per_column_.divisor();
   const std::uint32_t s = per_group_.mod(from_switch), t = per_group_.mod(to_switch);
   const LinkId base = local_base_ + from_switch * local_links_per_switch();
   if (per_group_.div(from_switch) == per_group_.div(to_switch) && s != t) {
@@ -224,16 +224,18 @@ LinkEnds Dragonfly::link_ends(LinkId link) const {
 }
 
 void Dragonfly::append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const {
+  // local_link()'s arithmetic with both ends' rows and columns found once: this runs for every hop
+  // of every adaptive candidate (callers keep `at` and `to` in one group). Row first, then column.
   if (at == to) return;
-  const std::uint32_t cols = columns();
+  const std::uint32_t cols = per_column_.divisor(), per_switch = local_links_per_switch();
   const std::uint32_t s = per_group_.mod(at), t = per_group_.mod(to);
   const std::uint32_t s_row = per_column_.div(s), t_row = per_column_.div(t);
-  if (s_row != t_row && s - s_row * cols != t - t_row * cols) {  // row first, then column
-    const std::uint32_t corner = at - s + s_row * cols + (t - t_row * cols);
-    path.push(local_link(at, corner));
-    at = corner;
+  const std::uint32_t s_col = s - s_row * cols, t_col = t - t_row * cols;
+  if (s_col != t_col) {  // along the row to t's column
+    path.push(local_base_ + at * per_switch + skip_self(t_col, s_col));
+    at = at - s_col + t_col;
   }
-  path.push(local_link(at, to));
+  if (s_row != t_row) path.push(local_base_ + at * per_switch + (cols - 1) + skip_self(t_row, s_row));
   at = to;
 }
 

@@ -215,7 +215,8 @@ class Dragonfly final : public Topology {
  private:
   struct SwitchPath;
 
-  [[nodiscard]] std::uint32_t local_links_per_switch() const { return columns() - 1 + p_.rows - 1; }
+  /// From per_column_ (set first in the constructor): columns() divides, and routing asks often.
+  [[nodiscard]] std::uint32_t local_links_per_switch() const { return per_column_.divisor() - 1 + p_.rows - 1; }
   [[nodiscard]] SwitchPath minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const;
   /// False when no intermediate group/switch exists; `path` is then untouched.
   [[nodiscard]] bool valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const;

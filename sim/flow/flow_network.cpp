@@ -133,7 +133,10 @@ FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
   if (route_pool_.size() + segment > 0xffffffffu) throw std::length_error("FlowNetwork: route pool full");
   const auto id = static_cast<PathId>(paths_.size());
   paths_.emplace_back();
-  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size());
+  // The pool ends in kPrefetchAhead spare entries, so that a loop over the last segment may read
+  // ahead of its route (prefetch_link()).
+  if (route_pool_.empty()) route_pool_.resize(kPrefetchAhead);
+  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size() - kPrefetchAhead);
   paths_[id].size_class = size_class;
   route_pool_.resize(route_pool_.size() + segment);
   return id;

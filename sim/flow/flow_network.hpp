@@ -261,8 +261,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// machine, so every shared link's record is a cache miss, and the branches on its contents keep the
   /// processor from overlapping them (14 measured no better: docs/performance.md, session 16).
   static constexpr std::uint32_t kPrefetchAhead = 6;
-  /// Asks for the link record of route entry i + kPrefetchAhead, for a loop over the route at entry i.
-  void prefetch_link(const RouteEntry* route, std::uint32_t i, std::uint32_t hops) const;
+  /// Asks for the filling scratch of route entry i + kPrefetchAhead, for a loop over the route at
+  /// entry i (past the route's end: a record of no use, never out of the pool).
+  void prefetch_link(const RouteEntry* route, std::uint32_t i) const;
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);
   /// Records the link a path froze on, keeping each link's count of such paths.
@@ -289,8 +290,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   SpillPool spills_;
   /// Per link: progressive filling scratch, residual capacity and unfrozen entries side by side (one
   /// cache miss per link, not two).
-  struct FillScratch {
+  struct alignas(64) FillScratch {
     double residual = 0;
+    double keyed = 0;
     std::uint32_t unfrozen = 0;
     PathId owner = kNoId;  ///< solve_local(): the only path among its unfrozen variables, or kShared
     /// Solver::Local: the entries' flows times their paths' rates, in kRateQuantum; kept only while the
@@ -303,11 +305,20 @@ class FlowNetwork final : public topo::LinkLoadView {
     /// region (gpt-80b 4,096 spread: 0.977 of the wall time, docs/performance.md).
     std::uint32_t bottlenecked = 0;
   };
-  static_assert(sizeof(FillScratch) == 32, "filling scratch should fill half a cache line");
+  static_assert(sizeof(FillScratch) == 64, "filling scratch should fill half a cache line");
   /// Loads are sums of integers, exact in any order, so they can be kept up to date at every rate
   /// change without drifting: 2^-16 B/s, far below any rate's rounding, and links up to 140 TB/s.
   static constexpr double kRateQuantum = 1.0 / 65536;
-  [[nodiscard]] static std::int64_t quantum_of(double rate) { return std::llround(rate / kRateQuantum); }
+  /// std::llround(rate / kRateQuantum) (halves away from zero), inline: llround is a call into libm,
+  /// two of them for every path that freezes.
+  [[nodiscard]] static std::int64_t quantum_of(double rate) {
+    const double x = rate / kRateQuantum;
+    auto q = static_cast<std::int64_t>(x);           // toward zero; rates are far below 2^47 B/s
+    const double rest = x - static_cast<double>(q);  // exact: |x| < 2^63 and q is x's integer part
+    if (rest >= 0.5) ++q;
+    if (rest <= -0.5) --q;
+    return q;
+  }
   [[nodiscard]] static double quantized(double rate) { return static_cast<double>(quantum_of(rate)) * kRateQuantum; }
   /// Solver::Local: path p's rate moves from old_rate to new_rate on the loads of its links.
   void add_load(PathId p, double old_rate, double new_rate);

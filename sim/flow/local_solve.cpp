@@ -41,9 +41,12 @@ constexpr double kTolerance = 1e-13;
 constexpr std::uint32_t kCheck = 0x80000000u;
 }  // namespace
 
-void FlowNetwork::prefetch_link(const RouteEntry* route, std::uint32_t i, std::uint32_t hops) const {
-  if (const std::uint32_t ahead = i + kPrefetchAhead; ahead < hops && !route[ahead].lone)
-    __builtin_prefetch(&scratch_[route[ahead].link]);
+void FlowNetwork::prefetch_link(const RouteEntry* route, std::uint32_t i) const {
+  // No test of the route's end or of lone entries: both branches mispredicted at every path's end
+  // and at every lone link (a tenth of a re-solve's mispredictions under minimal routing). Entries
+  // past a route's end are other routes' or spare ones (take_path()), all of them link ids; a
+  // needless prefetch costs less than a misprediction.
+  __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
 }
 
 void FlowNetwork::join(PathId p) {
@@ -110,7 +113,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
   for (std::uint32_t i = 0; i < path.hops; ++i) {
-    prefetch_link(route, i, path.hops);
+    prefetch_link(route, i);
     const RouteEntry& r = route[i];
     if (r.lone) {
       consider_own_key(tightest, r, path);
@@ -122,6 +125,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
       sc.residual = capacity(r) - static_cast<double>(sc.load) * kRateQuantum;
       sc.unfrozen = 0;
       sc.owner = kNoId;
+      sc.keyed = std::numeric_limits<double>::infinity();
       if (sc.bottlenecked > 0) {
         const EntryList& entries = links_[r.link].entries;
         for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
@@ -132,14 +136,16 @@ void FlowNetwork::enter_region(PathId p, double level) {
       }
     }
     const PathId other = sc.unfrozen == 0 ? kNoId : sc.owner;
-    const double was = other == kShared ? std::max(0.0, sc.residual) / sc.unfrozen : 0;
-    for (std::uint32_t k = 0; k < path.flows; ++k) sc.residual += held;
+    sc.residual += held * path.flows;
     sc.unfrozen += path.flows;
     sc.owner = other == kNoId || other == p ? p : kShared;
     // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
     // needs a fresh key.
     const double share = std::max(0.0, sc.residual) / sc.unfrozen;
-    if (sc.owner == kShared && (other != kShared || share < was)) push_key({share, r.link});
+    if (sc.owner == kShared && (other != kShared || share < sc.keyed)) {
+      push_key({share, r.link});
+      sc.keyed = share;
+    }
     // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
     // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
@@ -209,6 +215,7 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
   if (released) {
     const FillScratch& sc = scratch_[l];
     push_key({std::max(0.0, sc.residual) / sc.unfrozen, l});
+    scratch_[l].keyed = std::max(0.0, sc.residual) / sc.unfrozen;
     return;
   }
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
@@ -222,11 +229,15 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
   const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(share) - quantum_of(path.new_rate));
   path.new_rate = share;
   const RouteEntry* route = route_of(id);
+  FillScratch sink;  // lone links keep no load (FillScratch::load): their updates land here
   for (std::uint32_t i = 0; i < path.hops; ++i) {
-    if (route[i].lone) continue;  // its load is not kept (FillScratch::load)
-    FillScratch& link = scratch_[route[i].link];
+    // A select, not a branch: lone and shared entries alternate unpredictably under adaptive routing.
+    const auto mask = std::uintptr_t{0} - route[i].lone;  // all ones for a lone link
+    FillScratch& link =
+        *reinterpret_cast<FillScratch*>((reinterpret_cast<std::uintptr_t>(scratch_.data() + route[i].link) & ~mask) |
+                                        (reinterpret_cast<std::uintptr_t>(&sink) & mask));
     link.load += delta;
-    for (std::uint32_t k = 0; k < path.flows; ++k) link.residual -= share;
+    link.residual -= share * path.flows;
     link.unfrozen -= path.flows;
   }
 }
@@ -250,6 +261,7 @@ void FlowNetwork::fill_local() {
       continue;
     }
     const FillScratch& link = scratch_[top.link];
+    if (top.path == kNoId) scratch_[top.link].keyed = std::numeric_limits<double>::infinity();
     if (top.path != kNoId) {  // a variable path's tightest lone or own link
       if (paths_[top.path].epoch != unfrozen_mark_) continue;
       if (link.region != region_mark_) {  // lone (never in the region): nothing else on it
@@ -274,6 +286,7 @@ void FlowNetwork::fill_local() {
         continue;
       }
       push_key({share, top.link});
+      scratch_[top.link].keyed = share;
       continue;
     }
     saturate(top.link, share);
