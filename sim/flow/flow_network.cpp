@@ -133,11 +133,10 @@ FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
   if (route_pool_.size() + segment > 0xffffffffu) throw std::length_error("FlowNetwork: route pool full");
   const auto id = static_cast<PathId>(paths_.size());
   paths_.emplace_back();
-  // The pool ends in kPrefetchAhead spare entries, so that a loop over the last segment may read
-  // ahead of its route (prefetch_link()).
-  if (route_pool_.empty()) route_pool_.resize(kPrefetchAhead);
-  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size() - kPrefetchAhead);
+  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size());
   paths_[id].size_class = size_class;
+  paths_[id].mask_at = static_cast<std::uint32_t>(masks_.size());
+  masks_.resize(masks_.size() + mask_words(size_class));
   route_pool_.resize(route_pool_.size() + segment);
   return id;
 }
@@ -169,6 +168,8 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   p.hops = static_cast<std::uint32_t>(route.size());
   ++active_paths_;
   const std::size_t base = p.route_at;
+  std::uint64_t* mask = &masks_[p.mask_at];
+  std::fill_n(mask, mask_words(p.size_class), std::uint64_t{0});
   alone = !reference();
   // The route is known: ask for its link records ahead (kPrefetchAhead).
   for (std::uint32_t i = 0; i < std::min(kPrefetchAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i]]);
@@ -185,7 +186,9 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
         scratch_[l].load = std::int64_t{paths_[other.path].flows} * quantum_of(paths_[other.path].new_rate);
     }
     const std::uint32_t cls = std::min(links_[l].capacity_class, kClassInLink);
-    route_pool_[base + i] = {l, on_link.size(), !reference() && on_link.empty(), cls};
+    const bool lone = !reference() && on_link.empty();
+    route_pool_[base + i] = {l, on_link.size(), lone, cls};
+    mask[i / 64] |= std::uint64_t{!lone} << (i % 64);
     on_link.push_back(spills_, {id, i});
   }
   return id;

@@ -51,6 +51,7 @@
 #include "sim/flow/solver.hpp"
 #include "topologies/topology.hpp"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -138,6 +139,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t in_set = 0;         ///< solve_local(): in_set_ while in the set being re-solved
     topo::LinkId bottleneck = kNoId;  ///< Solver::Local: the link it froze on, kNoId before its first solve
     topo::LinkId own_key = kNoId;     ///< solve_local(): the link of its key from push_own_key()
+    std::uint32_t mask_at = 0;        ///< first word of its shared-entry mask in masks_ (mask_words())
     std::uint8_t size_class = 0;      ///< the segment holds kMinSegment << size_class entries
   };
   /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
@@ -248,22 +250,18 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] bool loose(topo::LinkId l, double rate) const;
   /// Pushes variable path p's tightest key among its lone links and the links it alone is unfrozen on.
   void push_own_key(PathId p);
-  /// Lowers `tightest` (a key of path tightest.path) to route entry r's share if r is a lone link or
-  /// one that path alone is unfrozen on.
-  void consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const;
+  /// Lowers `tightest` (a key of path tightest.path) to the share of that path's tightest lone link.
+  void consider_lone_links(Share& tightest, const Path& path) const;
   /// Region link l saturates at `share`: releases the held paths faster than that (and puts l back),
   /// or freezes its unfrozen variables there.
   void saturate(topo::LinkId l, double share);
   /// Freezes variable path id at `share` on link `at`, taking its share off its region links.
   void freeze_local(PathId id, double share, topo::LinkId at);
   static constexpr PathId kShared = kNoId - 1;
-  /// How many route entries ahead the loops over a route ask for link records: routes cross the
-  /// machine, so every shared link's record is a cache miss, and the branches on its contents keep the
+  /// How many route entries ahead new_path() and finish() ask for link records: routes cross the
+  /// machine, so every link's record is a cache miss, and the branches on its contents keep the
   /// processor from overlapping them (14 measured no better: docs/performance.md, session 16).
   static constexpr std::uint32_t kPrefetchAhead = 6;
-  /// Asks for the filling scratch of route entry i + kPrefetchAhead, for a loop over the route at
-  /// entry i (past the route's end: a record of no use, never out of the pool).
-  void prefetch_link(const RouteEntry* route, std::uint32_t i) const;
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);
   /// Records the link a path froze on, keeping each link's count of such paths.
@@ -274,7 +272,30 @@ class FlowNetwork final : public topo::LinkLoadView {
     return r.capacity_class == kClassInLink ? capacity(r.link) : capacities_[r.capacity_class];
   }
   /// Marks a link's entry (the route entry it points back to) as the link's only entry or not.
-  void set_lone(const Entry& e, bool lone) { route_pool_[paths_[e.path].route_at + e.hop].lone = lone; }
+  void set_lone(const Entry& e, bool lone) {
+    const Path& p = paths_[e.path];
+    route_pool_[p.route_at + e.hop].lone = lone;
+    std::uint64_t& word = masks_[p.mask_at + e.hop / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (e.hop % 64);
+    word = lone ? word & ~bit : word | bit;
+  }
+  /// Words of the shared-entry mask of a path of the size class (one bit per entry of its segment).
+  [[nodiscard]] static std::uint32_t mask_words(std::uint8_t size_class) {
+    return ((kMinSegment << size_class) + 63) / 64;
+  }
+  /// Calls f(i) for each route entry i of path p that is shared (lone = false: each lone one), in
+  /// route order. No branch per entry on RouteEntry::lone: under adaptive routing half a path's
+  /// entries are lone, in no pattern a predictor learns (docs/performance.md, session 20).
+  template <class F>
+  void for_each_entry(PathId p, bool lone, F&& f) const {
+    const Path& path = paths_[p];
+    const std::uint64_t* mask = &masks_[path.mask_at];
+    for (std::uint32_t w = 0, base = 0; base < path.hops; ++w, base += 64) {
+      std::uint64_t m = lone ? ~mask[w] : mask[w];
+      if (path.hops - base < 64) m &= (std::uint64_t{1} << (path.hops - base)) - 1;
+      for (; m != 0; m &= m - 1) f(base + static_cast<std::uint32_t>(std::countr_zero(m)));
+    }
+  }
 
   /// The node-local flows of machines whose node layout NodeFlows supports (see the constructor).
   [[nodiscard]] static std::optional<NodeFlows> node_flows(const std::vector<topo::Link>& links, NodeLayout layout);
@@ -329,6 +350,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   // Routes live in one pool, each path slot owning a segment of a power-of-two size; freed slots are
   // reused by paths of the same size class, so adding a flow allocates nothing once slots exist.
   std::vector<RouteEntry> route_pool_;
+  /// Per path slot, mask_words() words: bit i set iff route entry i is shared (RouteEntry::lone clear).
+  std::vector<std::uint64_t> masks_;
   std::vector<std::vector<PathId>> free_paths_;  ///< per size class
   std::size_t active_ = 0;
   std::size_t active_paths_ = 0;
@@ -346,12 +369,15 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<Share> heap_;           ///< the keys of the component being solved (Solver::Components)
 
   // Local solver state (solve_local()); only Solver::Local records bottlenecks (FillScratch::bottlenecked).
-  std::uint32_t in_set_ = 0;           ///< the Path::in_set mark of the current solve_local()
-  std::uint32_t unfrozen_mark_ = 0;    ///< solve_local(): Path::epoch of its variable paths not yet frozen
-  std::uint32_t frozen_mark_ = 0;      ///< ... of those frozen
-  std::uint32_t region_mark_ = 0;      ///< FillScratch::region of the links in its region
-  RadixQueue<Share> keys_;             ///< solve_local(): the keys of progressive filling
-  std::vector<PathId> touched_paths_;  ///< paths whose flow count changed since the last resolve
+  std::uint32_t in_set_ = 0;              ///< the Path::in_set mark of the current solve_local()
+  std::uint32_t unfrozen_mark_ = 0;       ///< solve_local(): Path::epoch of its variable paths not yet frozen
+  std::uint32_t frozen_mark_ = 0;         ///< ... of those frozen
+  std::uint32_t region_mark_ = 0;         ///< FillScratch::region of the links in its region
+  RadixQueue<Share> keys_;                ///< solve_local(): the keys of progressive filling
+  std::uint32_t variables_left_ = 0;      ///< solve_local(): variable paths not yet frozen
+  std::uint32_t checks_pending_ = 0;      ///< solve_local(): checks of held paths in keys_
+  std::vector<std::uint32_t> shared_at_;  ///< enter_region(): the shared entries of the path entering
+  std::vector<PathId> touched_paths_;     ///< paths whose flow count changed since the last resolve
   SolverCounters counters_;
 };
 

@@ -39,15 +39,14 @@ constexpr double kTolerance = 1e-13;
 /// Marks a key as the check of a held path (path ids stay below 2^29: each path holds at least
 /// kMinSegment of the at most 2^32 route entries, see take_path()).
 constexpr std::uint32_t kCheck = 0x80000000u;
-}  // namespace
-
-void FlowNetwork::prefetch_link(const RouteEntry* route, std::uint32_t i) const {
-  // No test of the route's end or of lone entries: both branches mispredicted at every path's end
-  // and at every lone link (a tenth of a re-solve's mispredictions under minimal routing). Entries
-  // past a route's end are other routes' or spare ones (take_path()), all of them link ids; a
-  // needless prefetch costs less than a misprediction.
-  __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
+/// std::popcount without a call into libgcc (the baseline x86-64 build has no popcnt instruction).
+constexpr std::uint32_t bit_count(std::uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<std::uint32_t>((x * 0x0101010101010101ull) >> 56);
 }
+}  // namespace
 
 void FlowNetwork::join(PathId p) {
   if (paths_[p].in_set == in_set_) return;
@@ -81,6 +80,8 @@ void FlowNetwork::solve_local() {
     paths_[p].epoch = unfrozen_mark_;
     paths_[p].own_key = kNoId;
   }
+  variables_left_ = static_cast<std::uint32_t>(comp_paths_.size());
+  checks_pending_ = 0;
   // Each enters with its own key at once. A later one that makes a link shared leaves an earlier
   // one's own key there stale, which fill_local() finds when it pops (session 16's lazy own keys);
   // entering all first and then walking every route again for its key cost one more walk a path
@@ -89,16 +90,14 @@ void FlowNetwork::solve_local() {
   fill_local();
 }
 
-// Before its callers, so that the compiler inlines it into their loops over a route.
-void FlowNetwork::consider_own_key(Share& tightest, const RouteEntry& r, const Path& path) const {
-  const PathId p = tightest.path;
-  if (r.lone) {
-    const Share key{capacity(r) / path.flows, r.link, p};
+void FlowNetwork::consider_lone_links(Share& tightest, const Path& path) const {
+  // A lone link's share is its capacity over the path's flows until the path freezes: only the
+  // tightest matters.
+  const RouteEntry* route = route_of(tightest.path);
+  for_each_entry(tightest.path, true, [&](std::uint32_t i) {
+    const Share key{capacity(route[i]) / path.flows, route[i].link, tightest.path};
     if (tightest > key) tightest = key;
-  } else if (const FillScratch& sc = scratch_[r.link]; sc.owner == p) {
-    const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
-    if (tightest > key) tightest = key;
-  }
+  });
 }
 
 void FlowNetwork::enter_region(PathId p, double level) {
@@ -112,13 +111,8 @@ void FlowNetwork::enter_region(PathId p, double level) {
   const double held = quantized(path.new_rate);  // what each of its flows counts for in the loads
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
-  for (std::uint32_t i = 0; i < path.hops; ++i) {
-    prefetch_link(route, i);
-    const RouteEntry& r = route[i];
-    if (r.lone) {
-      consider_own_key(tightest, r, path);
-      continue;
-    }
+  // Inlined into both loops below (GCC left it a call, one per entry).
+  const auto enter_shared = [&](const RouteEntry& r) __attribute__((always_inline)) {
     FillScratch& sc = scratch_[r.link];
     if (sc.region != region_mark_) {
       sc.region = region_mark_;
@@ -130,8 +124,10 @@ void FlowNetwork::enter_region(PathId p, double level) {
         const EntryList& entries = links_[r.link].entries;
         for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
           const Path& q = paths_[e->path];
-          if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.bottleneck == r.link)
+          if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.bottleneck == r.link) {
             push_key({std::max(level, q.new_rate), r.link, e->path | kCheck});
+            ++checks_pending_;
+          }
         }
       }
     }
@@ -151,9 +147,36 @@ void FlowNetwork::enter_region(PathId p, double level) {
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
     // hide p's true tightest link: that key pops early, finds the link's share higher, and
     // push_own_key() looks again.
-    if (sc.owner == p) {  // consider_own_key(), with the share at hand
+    if (sc.owner == p) {  // an own link (push_own_key()), with the share at hand
       const Share key{share, r.link, p};
       if (tightest > key) tightest = key;
+    }
+  };
+  // Mostly shared routes (minimal routing: 92 % of entries) go entry by entry, the lone test then
+  // predictable; routes with many lone entries (half of them under adaptive routing, in no pattern)
+  // go through the shared-entry mask instead, a branch misprediction per lone entry fewer. Each way
+  // measured slower on the other kind (docs/performance.md, session 20).
+  std::uint32_t shared = 0;
+  for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(masks_[path.mask_at + w]);
+  if (8 * shared >= 7 * path.hops) {
+    for (std::uint32_t i = 0; i < path.hops; ++i) {
+      if (i + kPrefetchAhead < path.hops) __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
+      if (route[i].lone) {
+        const Share key{capacity(route[i]) / path.flows, route[i].link, p};
+        if (tightest > key) tightest = key;
+      } else {
+        enter_shared(route[i]);
+      }
+    }
+  } else {
+    consider_lone_links(tightest, path);
+    shared_at_.clear();
+    for_each_entry(p, false, [&](std::uint32_t i) { shared_at_.push_back(i); });
+    for (std::size_t j = 0; j < std::min<std::size_t>(kPrefetchAhead, shared); ++j)
+      __builtin_prefetch(scratch_.data() + route[shared_at_[j]].link);
+    for (std::size_t j = 0; j < shared; ++j) {
+      if (j + kPrefetchAhead < shared) __builtin_prefetch(scratch_.data() + route[shared_at_[j + kPrefetchAhead]].link);
+      enter_shared(route[shared_at_[j]]);
     }
   }
   path.own_key = tightest.link;
@@ -165,10 +188,14 @@ void FlowNetwork::push_own_key(PathId p) {
   // share until p freezes, so of those only the tightest needs a key, as in fill().
   Path& path = paths_[p];
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
+  consider_lone_links(tightest, path);
   const RouteEntry* route = route_of(p);
-  for (std::uint32_t i = 0; i < path.hops; ++i) {
-    consider_own_key(tightest, route[i], path);
-  }
+  for_each_entry(p, false, [&](std::uint32_t i) {
+    if (const FillScratch& sc = scratch_[route[i].link]; sc.owner == p) {
+      const Share key{std::max(0.0, sc.residual) / sc.unfrozen, route[i].link, p};
+      if (tightest > key) tightest = key;
+    }
+  });
   path.own_key = tightest.link;
   if (tightest.link != kNoId) push_key(tightest);
 }
@@ -177,6 +204,7 @@ void FlowNetwork::release(PathId p, double level) {
   ++counters_.paths_released;
   join(p);
   paths_[p].epoch = unfrozen_mark_;
+  ++variables_left_;
   enter_region(p, level);
 }
 
@@ -185,8 +213,7 @@ void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
   const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(new_rate) - quantum_of(old_rate));
   if (delta == 0) return;
   const RouteEntry* route = route_of(p);
-  for (std::uint32_t i = 0; i < path.hops; ++i)
-    if (!route[i].lone) scratch_[route[i].link].load += delta;
+  for_each_entry(p, false, [&](std::uint32_t i) { scratch_[route[i].link].load += delta; });
 }
 
 bool FlowNetwork::loose(topo::LinkId l, double rate) const {
@@ -226,20 +253,16 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
   set_bottleneck(id, at);
   Path& path = paths_[id];
   path.epoch = frozen_mark_;
+  --variables_left_;
   const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(share) - quantum_of(path.new_rate));
   path.new_rate = share;
   const RouteEntry* route = route_of(id);
-  FillScratch sink;  // lone links keep no load (FillScratch::load): their updates land here
-  for (std::uint32_t i = 0; i < path.hops; ++i) {
-    // A select, not a branch: lone and shared entries alternate unpredictably under adaptive routing.
-    const auto mask = std::uintptr_t{0} - route[i].lone;  // all ones for a lone link
-    FillScratch& link =
-        *reinterpret_cast<FillScratch*>((reinterpret_cast<std::uintptr_t>(scratch_.data() + route[i].link) & ~mask) |
-                                        (reinterpret_cast<std::uintptr_t>(&sink) & mask));
+  for_each_entry(id, false, [&](std::uint32_t i) {
+    FillScratch& link = scratch_[route[i].link];
     link.load += delta;
     link.residual -= share * path.flows;
     link.unfrozen -= path.flows;
-  }
+  });
 }
 
 bool FlowNetwork::dead_key(const Share& key) const {
@@ -252,8 +275,12 @@ bool FlowNetwork::dead_key(const Share& key) const {
 
 void FlowNetwork::fill_local() {
   Share top{0.0, kNoId};
-  while (keys_.pop(top, [this](const Share& key) { return dead_key(key); })) {
+  // With no variable left and no check to come, every key left is dead (its link's variables, or its
+  // path, have frozen): stop rather than pop them all to drop them.
+  while ((variables_left_ > 0 || checks_pending_ > 0) &&
+         keys_.pop(top, [this](const Share& key) { return dead_key(key); })) {
     if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
+      --checks_pending_;
       const PathId p = top.path & ~kCheck;
       const std::uint32_t epoch = paths_[p].epoch;
       if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link, paths_[p].new_rate))
