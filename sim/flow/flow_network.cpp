@@ -133,7 +133,10 @@ FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
   if (route_pool_.size() + segment > 0xffffffffu) throw std::length_error("FlowNetwork: route pool full");
   const auto id = static_cast<PathId>(paths_.size());
   paths_.emplace_back();
-  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size());
+  // The pool ends in kPrefetchAhead spare entries, so that enter_region() may read ahead of the
+  // last segment's route without testing for its end.
+  if (route_pool_.empty()) route_pool_.resize(kPrefetchAhead);
+  paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size() - kPrefetchAhead);
   paths_[id].size_class = size_class;
   paths_[id].mask_at = static_cast<std::uint32_t>(masks_.size());
   masks_.resize(masks_.size() + mask_words(size_class));

@@ -94,8 +94,9 @@ void FlowNetwork::consider_lone_links(Share& tightest, const Path& path) const {
   // A lone link's share is its capacity over the path's flows until the path freezes: only the
   // tightest matters.
   const RouteEntry* route = route_of(tightest.path);
+  const double flows = path.flows;
   for_each_entry(tightest.path, true, [&](std::uint32_t i) {
-    const Share key{capacity(route[i]) / path.flows, route[i].link, tightest.path};
+    const Share key{capacity(route[i]) / flows, route[i].link, tightest.path};
     if (tightest > key) tightest = key;
   });
 }
@@ -109,6 +110,9 @@ void FlowNetwork::enter_region(PathId p, double level) {
   Path& path = paths_[p];
   counters_.route_entries += path.hops;
   const double held = quantized(path.new_rate);  // what each of its flows counts for in the loads
+  // Read once: the stores to link records below could alias Path fields, for all the compiler knows.
+  const std::uint32_t flows = path.flows;
+  const double held_load = held * flows;
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   const RouteEntry* route = route_of(p);
   // Inlined into both loops below (GCC left it a call, one per entry).
@@ -132,8 +136,8 @@ void FlowNetwork::enter_region(PathId p, double level) {
       }
     }
     const PathId other = sc.unfrozen == 0 ? kNoId : sc.owner;
-    sc.residual += held * path.flows;
-    sc.unfrozen += path.flows;
+    sc.residual += held_load;
+    sc.unfrozen += flows;
     sc.owner = other == kNoId || other == p ? p : kShared;
     // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
     // needs a fresh key.
@@ -160,9 +164,11 @@ void FlowNetwork::enter_region(PathId p, double level) {
   for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(masks_[path.mask_at + w]);
   if (8 * shared >= 7 * path.hops) {
     for (std::uint32_t i = 0; i < path.hops; ++i) {
-      if (i + kPrefetchAhead < path.hops) __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
+      // No test of the route's end (it mispredicted at every path's end): entries past it are other
+      // routes' or spare ones (take_path()), all link ids, and a needless prefetch costs less.
+      __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
       if (route[i].lone) {
-        const Share key{capacity(route[i]) / path.flows, route[i].link, p};
+        const Share key{capacity(route[i]) / flows, route[i].link, p};
         if (tightest > key) tightest = key;
       } else {
         enter_shared(route[i]);
@@ -256,12 +262,14 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
   --variables_left_;
   const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(share) - quantum_of(path.new_rate));
   path.new_rate = share;
+  const std::uint32_t flows = path.flows;  // read once (see enter_region())
+  const double frozen_load = share * flows;
   const RouteEntry* route = route_of(id);
   for_each_entry(id, false, [&](std::uint32_t i) {
     FillScratch& link = scratch_[route[i].link];
     link.load += delta;
-    link.residual -= share * path.flows;
-    link.unfrozen -= path.flows;
+    link.residual -= frozen_load;
+    link.unfrozen -= flows;
   });
 }
 
