@@ -209,6 +209,11 @@ class FlowNetwork final : public topo::LinkLoadView {
     PathId path = kNoId;
     bool operator>(const Share& o) const { return share > o.share || (share == o.share && link > o.link); }
   };
+  /// A key of keys_ without its share (the queue keeps that as its key).
+  struct KeyItem {
+    topo::LinkId link;
+    PathId path;
+  };
   static constexpr std::uint32_t kMinSegment = 8;
   /// How many paths on the route's first link add() compares with the new route, at most.
   static constexpr std::uint32_t kPathCandidates = 4;
@@ -237,8 +242,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// The local filling proper, from the keys solve_local() and release() put in keys_.
   void fill_local();
   /// Whether a key of keys_ can only pop to be skipped (radix_queue.hpp drops such keys).
-  [[nodiscard]] bool dead_key(const Share& key) const;
-  void push_key(const Share& key) { keys_.push(key.share, key); }
+  [[nodiscard]] bool dead_key(const KeyItem& key) const;
+  void push_key(const Share& key) { keys_.push(key.share, {key.link, key.path}); }
   /// Adds the links of variable path p not yet in the local region: their held load and variable
   /// entries, a key each if shared, and a check for each held path bottlenecked there; and pushes p's
   /// tightest own key (as push_own_key() would find it at this point).
@@ -373,7 +378,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t unfrozen_mark_ = 0;       ///< solve_local(): Path::epoch of its variable paths not yet frozen
   std::uint32_t frozen_mark_ = 0;         ///< ... of those frozen
   std::uint32_t region_mark_ = 0;         ///< FillScratch::region of the links in its region
-  RadixQueue<Share> keys_;                ///< solve_local(): the keys of progressive filling
+  RadixQueue<KeyItem> keys_;              ///< solve_local(): the keys of progressive filling
   std::uint32_t variables_left_ = 0;      ///< solve_local(): variable paths not yet frozen
   std::uint32_t checks_pending_ = 0;      ///< solve_local(): checks of held paths in keys_
   std::vector<std::uint32_t> shared_at_;  ///< enter_region(): the shared entries of the path entering

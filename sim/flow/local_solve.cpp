@@ -273,7 +273,7 @@ void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
   });
 }
 
-bool FlowNetwork::dead_key(const Share& key) const {
+bool FlowNetwork::dead_key(const KeyItem& key) const {
   // A link's key once no variable is left on it, and the own key of a path no longer variable, would
   // pop only to be skipped: a link that gets a variable again by a release gets a fresh key then (see
   // enter_region()). Checks of held paths are never dropped.
@@ -283,10 +283,13 @@ bool FlowNetwork::dead_key(const Share& key) const {
 
 void FlowNetwork::fill_local() {
   Share top{0.0, kNoId};
+  KeyItem item{};
   // With no variable left and no check to come, every key left is dead (its link's variables, or its
   // path, have frozen): stop rather than pop them all to drop them.
   while ((variables_left_ > 0 || checks_pending_ > 0) &&
-         keys_.pop(top, [this](const Share& key) { return dead_key(key); })) {
+         keys_.pop(top.share, item, [this](const KeyItem& key) { return dead_key(key); })) {
+    top.link = item.link;
+    top.path = item.path;
     if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
       --checks_pending_;
       const PathId p = top.path & ~kCheck;

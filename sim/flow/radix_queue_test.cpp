@@ -33,19 +33,22 @@ TEST_CASE("the radix queue pops in key order while keys only rise, and drops dea
       reference.erase(victim);
     } else {
       int item = -1;
-      REQUIRE(q.pop(item, [&](int i) { return dead.count(i) > 0; }));
+      double key = -1;
+      REQUIRE(q.pop(key, item, [&](int i) { return dead.count(i) > 0; }));
       if (dead.count(item)) continue;  // a dead item may still come out of the lowest bucket
       const double least = reference.begin()->first;
       const auto it = std::find_if(reference.begin(), reference.end(), [&](const auto& e) { return e.second == item; });
       REQUIRE(it != reference.end());
       CHECK(it->first == least);  // an item of least key, whichever of the ties
+      CHECK(key == it->first);    // and its own key
       level = least;
       reference.erase(it);
     }
   }
   // What is left comes out in order, then nothing.
   int item = -1;
-  while (q.pop(item, [&](int i) { return dead.count(i) > 0; })) {
+  double key = -1;
+  while (q.pop(key, item, [&](int i) { return dead.count(i) > 0; })) {
     if (dead.count(item)) continue;
     const auto it = std::find_if(reference.begin(), reference.end(), [&](const auto& e) { return e.second == item; });
     REQUIRE(it != reference.end());
@@ -60,15 +63,18 @@ TEST_CASE("a key pushed below the level comes out at the level, before higher ke
   q.push(2.0, 1);
   q.push(5.0, 2);
   int item = 0;
+  double key = 0;
   const auto none = [](int) { return false; };
-  REQUIRE(q.pop(item, none));
+  REQUIRE(q.pop(key, item, none));
   CHECK(item == 1);
   q.push(2.0 - 1e-15, 3);  // rounding below the level
-  REQUIRE(q.pop(item, none));
+  REQUIRE(q.pop(key, item, none));
   CHECK(item == 3);
-  REQUIRE(q.pop(item, none));
+  CHECK(key == 2.0 - 1e-15);  // its own key, not the level
+  REQUIRE(q.pop(key, item, none));
   CHECK(item == 2);
-  CHECK_FALSE(q.pop(item, none));
+  CHECK(key == 5.0);
+  CHECK_FALSE(q.pop(key, item, none));
   CHECK(q.empty());
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // A monotone priority queue (a radix heap) for progressive filling, whose level only rises.
 //
-// Items carry a non-negative double key; pop() hands out an item of least key as long as no key
-// pushed lies below the last key popped (one below, by rounding, is taken as equal to it). Keys are
+// Items carry a non-negative double key; pop() hands out an item of least key, and that key, as long
+// as no key pushed lies below the last key popped (one below, by rounding, comes out next, as if equal
+// to it, with its own value). Keys are
 // bucketed by the highest bit in which they differ from the last key popped, so a push is O(1) and
 // an item moves down at most 64 buckets in its lifetime. Progressive filling pushes many keys that
 // die before their level comes (links whose variables froze elsewhere): a caller's `dead` predicate
@@ -35,18 +36,19 @@ class RadixQueue {
   [[nodiscard]] std::size_t size() const { return size_; }
 
   void push(double key, const Item& item) {
-    const std::uint64_t k = key <= level() ? last_ : bits(key);
-    const unsigned b = bucket(k);
+    const std::uint64_t k = bits(key);
+    const unsigned b = k <= last_ ? 0 : bucket(k);  // bucket 0 is never spread: its keys need no order
     buckets_[b].push_back({k, item});
     mask_ |= std::uint64_t{1} << b;
     ++size_;
   }
 
-  /// Takes an item of least key into `out`; items for which dead(item) holds when their bucket is
-  /// spread are dropped on the way. False once nothing live is left.
+  /// Takes an item of least key into `out` and its key into `key`; items for which dead(item) holds
+  /// when their bucket is spread are dropped on the way. False once nothing live is left.
   template <class Dead>
-  bool pop(Item& out, const Dead& dead) {
+  bool pop(double& key, Item& out, const Dead& dead) {
     if (buckets_[0].empty() && !refill(dead)) return false;
+    std::memcpy(&key, &buckets_[0].back().key, sizeof key);
     out = buckets_[0].back().item;
     buckets_[0].pop_back();
     if (buckets_[0].empty()) mask_ &= ~std::uint64_t{1};
@@ -56,7 +58,8 @@ class RadixQueue {
 
  private:
   struct Entry {
-    std::uint64_t key;
+    std::uint64_t key;  ///< the key's bits (no copy of it in the item: refills move entries, 16 bytes
+                        ///< for the local solver's, not 24)
     Item item;
   };
   static constexpr unsigned kBuckets = 65;
