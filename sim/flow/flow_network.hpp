@@ -318,6 +318,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// cache miss per link, not two).
   struct alignas(64) FillScratch {
     double residual = 0;
+    /// solve_local(): the least key the link has in keys_ (infinity: none known); a link whose share
+    /// falls gets a new key only below it, not at every fall (docs/performance.md, session 20).
     double keyed = 0;
     std::uint32_t unfrozen = 0;
     PathId owner = kNoId;  ///< solve_local(): the only path among its unfrozen variables, or kShared
@@ -331,7 +333,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     /// region (gpt-80b 4,096 spread: 0.977 of the wall time, docs/performance.md).
     std::uint32_t bottlenecked = 0;
   };
-  static_assert(sizeof(FillScratch) == 64, "filling scratch should fill half a cache line");
+  static_assert(sizeof(FillScratch) == 64, "filling scratch should fill one cache line");
   /// Loads are sums of integers, exact in any order, so they can be kept up to date at every rate
   /// change without drifting: 2^-16 B/s, far below any rate's rounding, and links up to 140 TB/s.
   static constexpr double kRateQuantum = 1.0 / 65536;
