@@ -170,15 +170,23 @@ std::uint32_t Dragonfly::switch_of_gpu(GpuId gpu) const {
   return switch_of_nic(node_of(gpu), node_links_.nic_of_gpu(gpu));
 }
 
+// A switch's row links come first, in column order without its own; then its column links, in row order.
+LinkId Dragonfly::row_link(std::uint32_t sw, std::uint32_t from_col, std::uint32_t to_col) const {
+  return local_base_ + sw * local_links_per_switch() + skip_self(to_col, from_col);
+}
+
+LinkId Dragonfly::column_link(std::uint32_t sw, std::uint32_t from_row, std::uint32_t to_row) const {
+  return local_base_ + sw * local_links_per_switch() + (per_column_.divisor() - 1) + skip_self(to_row, from_row);
+}
+
 LinkId Dragonfly::local_link(std::uint32_t from_switch, std::uint32_t to_switch) const {
   const std::uint32_t cols = per_column_.divisor();
   const std::uint32_t s = per_group_.mod(from_switch), t = per_group_.mod(to_switch);
-  const LinkId base = local_base_ + from_switch * local_links_per_switch();
   if (per_group_.div(from_switch) == per_group_.div(to_switch) && s != t) {
     const std::uint32_t s_row = per_column_.div(s), t_row = per_column_.div(t);
     const std::uint32_t s_col = s - s_row * cols, t_col = t - t_row * cols;
-    if (s_row == t_row) return base + skip_self(t_col, s_col);
-    if (s_col == t_col) return base + (cols - 1) + skip_self(t_row, s_row);
+    if (s_row == t_row) return row_link(from_switch, s_col, t_col);
+    if (s_col == t_col) return column_link(from_switch, s_row, t_row);
   }
   throw std::invalid_argument("Dragonfly::local_link: switches share no row or column of a group");
 }
@@ -227,15 +235,15 @@ void Dragonfly::append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& pa
   // local_link()'s arithmetic with both ends' rows and columns found once: this runs for every hop
   // of every adaptive candidate (callers keep `at` and `to` in one group). Row first, then column.
   if (at == to) return;
-  const std::uint32_t cols = per_column_.divisor(), per_switch = local_links_per_switch();
+  const std::uint32_t cols = per_column_.divisor();
   const std::uint32_t s = per_group_.mod(at), t = per_group_.mod(to);
   const std::uint32_t s_row = per_column_.div(s), t_row = per_column_.div(t);
   const std::uint32_t s_col = s - s_row * cols, t_col = t - t_row * cols;
   if (s_col != t_col) {  // along the row to t's column
-    path.push(local_base_ + at * per_switch + skip_self(t_col, s_col));
+    path.push(row_link(at, s_col, t_col));
     at = at - s_col + t_col;
   }
-  if (s_row != t_row) path.push(local_base_ + at * per_switch + (cols - 1) + skip_self(t_row, s_row));
+  if (s_row != t_row) path.push(column_link(at, s_row, t_row));
   at = to;
 }
 

@@ -217,6 +217,10 @@ class Dragonfly final : public Topology {
 
   /// From per_column_ (set first in the constructor): columns() divides, and routing asks often.
   [[nodiscard]] std::uint32_t local_links_per_switch() const { return per_column_.divisor() - 1 + p_.rows - 1; }
+  /// The link from switch sw (column from_col) along its row to column to_col (!= from_col).
+  [[nodiscard]] LinkId row_link(std::uint32_t sw, std::uint32_t from_col, std::uint32_t to_col) const;
+  /// The link from switch sw (row from_row) along its column to row to_row (!= from_row).
+  [[nodiscard]] LinkId column_link(std::uint32_t sw, std::uint32_t from_row, std::uint32_t to_row) const;
   [[nodiscard]] SwitchPath minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const;
   /// False when no intermediate group/switch exists; `path` is then untouched.
   [[nodiscard]] bool valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const;

@@ -244,6 +244,16 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Whether a key of keys_ can only pop to be skipped (radix_queue.hpp drops such keys).
   [[nodiscard]] bool dead_key(const KeyItem& key) const;
   void push_key(const Share& key) { keys_.push(key.share, {key.link, key.path}); }
+  /// Pushes link l's key at `share` and records it as the least the link has queued (FillScratch::keyed).
+  void push_link_key(topo::LinkId l, double share) {
+    push_key({share, l});
+    scratch_[l].keyed = share;
+  }
+  /// Lowers `tightest` (a key of path tightest.path, of `flows` flows) to lone route entry r's share.
+  void consider_lone_link(Share& tightest, const RouteEntry& r, double flows) const {
+    const Share key{capacity(r) / flows, r.link, tightest.path};
+    if (tightest > key) tightest = key;
+  }
   /// Adds the links of variable path p not yet in the local region: their held load and variable
   /// entries, a key each if shared, and a check for each held path bottlenecked there; and pushes p's
   /// tightest own key (as push_own_key() would find it at this point).

@@ -95,10 +95,7 @@ void FlowNetwork::consider_lone_links(Share& tightest, const Path& path) const {
   // tightest matters.
   const RouteEntry* route = route_of(tightest.path);
   const double flows = path.flows;
-  for_each_entry(tightest.path, true, [&](std::uint32_t i) {
-    const Share key{capacity(route[i]) / flows, route[i].link, tightest.path};
-    if (tightest > key) tightest = key;
-  });
+  for_each_entry(tightest.path, true, [&](std::uint32_t i) { consider_lone_link(tightest, route[i], flows); });
 }
 
 void FlowNetwork::enter_region(PathId p, double level) {
@@ -142,10 +139,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
     // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
     // needs a fresh key.
     const double share = std::max(0.0, sc.residual) / sc.unfrozen;
-    if (sc.owner == kShared && (other != kShared || share < sc.keyed)) {
-      push_key({share, r.link});
-      sc.keyed = share;
-    }
+    if (sc.owner == kShared && (other != kShared || share < sc.keyed)) push_link_key(r.link, share);
     // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
     // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
@@ -168,8 +162,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
       // routes' or spare ones (take_path()), all link ids, and a needless prefetch costs less.
       __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
       if (route[i].lone) {
-        const Share key{capacity(route[i]) / flows, route[i].link, p};
-        if (tightest > key) tightest = key;
+        consider_lone_link(tightest, route[i], flows);
       } else {
         enter_shared(route[i]);
       }
@@ -247,8 +240,7 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
   }
   if (released) {
     const FillScratch& sc = scratch_[l];
-    push_key({std::max(0.0, sc.residual) / sc.unfrozen, l});
-    scratch_[l].keyed = std::max(0.0, sc.residual) / sc.unfrozen;
+    push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
     return;
   }
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
@@ -323,8 +315,7 @@ void FlowNetwork::fill_local() {
         push_own_key(top.path);
         continue;
       }
-      push_key({share, top.link});
-      scratch_[top.link].keyed = share;
+      push_link_key(top.link, share);
       continue;
     }
     saturate(top.link, share);

@@ -58,7 +58,7 @@ TEST_CASE("the radix queue pops in key order while keys only rise, and drops dea
   CHECK(reference.empty());
 }
 
-TEST_CASE("a key pushed below the level comes out at the level, before higher keys", "[unit]") {
+TEST_CASE("a key pushed below the level comes out next, with its own key, before higher keys", "[unit]") {
   RadixQueue<int> q;
   q.push(2.0, 1);
   q.push(5.0, 2);

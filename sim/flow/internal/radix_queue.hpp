@@ -69,11 +69,6 @@ class RadixQueue {
     std::memcpy(&b, &key, sizeof b);
     return b;  // non-negative doubles order as their bit patterns
   }
-  [[nodiscard]] double level() const {
-    double d;
-    std::memcpy(&d, &last_, sizeof d);
-    return d;
-  }
   [[nodiscard]] unsigned bucket(std::uint64_t k) const {
     return k == last_ ? 0 : 64 - static_cast<unsigned>(std::countl_zero(k ^ last_));
   }
