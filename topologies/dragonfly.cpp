@@ -79,6 +79,13 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
   if (p_.switches_per_group % p_.rows != 0) fail("switches_per_group must be a multiple of rows");
   per_group_ = FastDivisor(p_.switches_per_group);
   per_column_ = FastDivisor(columns());
+  local_per_switch_ = local_links_per_switch();
+  per_pair_ = FastDivisor(std::max(p_.global_links_per_group_pair, 1u));
+  other_groups_ = FastDivisor(std::max(p_.groups, 3u) - 2);
+  other_switches_ = FastDivisor(std::max(p_.switches_per_group, 3u) - 2);
+  for (std::uint32_t i = 0; i < p_.switches_per_group; ++i) grid_.push_back({i / columns(), i % columns()});
+  for (std::uint32_t i = 0; i < (p_.groups - 1) * p_.global_links_per_group_pair; ++i)
+    port_switch_.push_back(i % p_.switches_per_group);
   if (p_.groups > 1 && p_.global_links_per_group_pair == 0) fail("global_links_per_group_pair must be positive");
   if (n.nics > p_.switches_per_group) fail("a node's NICs must land on different switches: nics > switches_per_group");
   p_.gpu_links = node_links_.matrix();
@@ -231,70 +238,64 @@ LinkEnds Dragonfly::link_ends(LinkId link) const {
   return {{VertexKind::Switch, from}, {VertexKind::Switch, to}};
 }
 
-void Dragonfly::append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const {
-  // local_link()'s arithmetic with both ends' rows and columns found once: this runs for every hop
-  // of every adaptive candidate (callers keep `at` and `to` in one group). Row first, then column.
-  if (at == to) return;
-  const std::uint32_t cols = per_column_.divisor();
-  const std::uint32_t s = per_group_.mod(at), t = per_group_.mod(to);
-  const std::uint32_t s_row = per_column_.div(s), t_row = per_column_.div(t);
-  const std::uint32_t s_col = s - s_row * cols, t_col = t - t_row * cols;
-  if (s_col != t_col) {  // along the row to t's column
-    path.push(row_link(at, s_col, t_col));
-    at = at - s_col + t_col;
+void Dragonfly::step_local(Cursor& at, std::uint32_t to_index, SwitchPath& path) const {
+  // row_link() and column_link() from the tables: the same links, with no division.
+  if (at.index == to_index) return;
+  const GridPlace from = grid_[at.index], to = grid_[to_index];
+  const LinkId group_base = local_base_ + at.group * p_.switches_per_group * local_per_switch_;
+  if (from.column != to.column) {  // along the row to the target's column
+    path.push(group_base + at.index * local_per_switch_ + skip_self(to.column, from.column));
+    at.index = at.index - from.column + to.column;
   }
-  if (s_row != t_row) path.push(column_link(at, s_row, t_row));
-  at = to;
+  if (from.row != to.row) {
+    path.push(group_base + at.index * local_per_switch_ + (per_column_.divisor() - 1) + skip_self(to.row, from.row));
+  }
+  at.index = to_index;
 }
 
-void Dragonfly::append_global(std::uint32_t& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const {
-  const std::uint32_t from_group = group_of_switch(at);
-  append_local(at, global_link_switch(from_group, to_group, k), path);
-  path.push(global_link(from_group, to_group, k));
-  at = global_link_switch(to_group, from_group, k);
+void Dragonfly::step_global(Cursor& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const {
+  // global_link_switch() and global_link() from the port table.
+  const std::uint32_t L = p_.global_links_per_group_pair;
+  const std::uint32_t rank = peer_rank(at.group, to_group);
+  step_local(at, port_switch_[rank * L + k], path);
+  path.push(global_base_ + (at.group * (p_.groups - 1) + rank) * L + k);
+  at = {to_group, port_switch_[peer_rank(to_group, at.group) * L + k]};
 }
 
-Dragonfly::SwitchPath Dragonfly::minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const {
+Dragonfly::SwitchPath Dragonfly::minimal_path(Cursor s, Cursor t, std::uint64_t hash) const {
   SwitchPath path;
-  std::uint32_t at = s;
-  if (group_of_switch(s) != group_of_switch(t)) {
-    append_global(at, group_of_switch(t), static_cast<std::uint32_t>(hash % p_.global_links_per_group_pair), path);
-  }
-  append_local(at, t, path);
+  Cursor at = s;
+  if (s.group != t.group) step_global(at, t.group, per_pair_.mod64(hash), path);
+  step_local(at, t.index, path);
   return path;
 }
 
-bool Dragonfly::valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const {
-  const std::uint32_t gs = group_of_switch(s), gt = group_of_switch(t);
+bool Dragonfly::valiant_path(Cursor s, Cursor t, std::uint64_t hash, SwitchPath& path) const {
   const std::uint64_t h1 = mix(hash), h2 = mix(h1), h3 = mix(h2);
   SwitchPath p;
-  std::uint32_t at = s;
-  if (gs == gt) {
+  Cursor at = s;
+  if (s.group == t.group) {
     const std::uint32_t a = p_.switches_per_group;
-    if (s == t || a < 3) return false;
-    const std::uint32_t mid = gs * a + nth_excluding(static_cast<std::uint32_t>(h1 % (a - 2)), s % a, t % a);
-    append_local(at, mid, p);
+    if (s.index == t.index || a < 3) return false;
+    step_local(at, nth_excluding(other_switches_.mod64(h1), s.index, t.index), p);
   } else {
     if (p_.groups < 3) return false;
-    const std::uint32_t L = p_.global_links_per_group_pair;
-    const std::uint32_t mid = nth_excluding(static_cast<std::uint32_t>(h1 % (p_.groups - 2)), gs, gt);
-    append_global(at, mid, static_cast<std::uint32_t>(h2 % L), p);
-    append_global(at, gt, static_cast<std::uint32_t>(h3 % L), p);
+    step_global(at, nth_excluding(other_groups_.mod64(h1), s.group, t.group), per_pair_.mod64(h2), p);
+    step_global(at, t.group, per_pair_.mod64(h3), p);
   }
-  append_local(at, t, p);
+  step_local(at, t.index, p);
   path = p;
   return true;
 }
 
-bool Dragonfly::idle_inside_group(std::uint32_t s, std::uint32_t t, const SwitchPath& path,
-                                  const LinkLoadView* load) const {
+bool Dragonfly::idle_inside_group(Cursor s, Cursor t, const SwitchPath& path, const LinkLoadView* load) const {
   // Inside a group the minimal path is unique (no other minimal candidate), and a non-minimal one
   // has more hops: an idle minimal path costs its hops, less than any detour's, so (adaptive_bias is
   // >= 0) it wins without a candidate being built. route()'s bound on detours (kLeastDetourCost)
   // reaches the same answer, but through the candidates' set-up and costing: this test first saves
   // 4 % of a 32,768-GCD packed run, whose hops mostly stay inside a group. (Between groups another
   // minimal candidate, through another global link, can be shorter.)
-  if (group_of_switch(s) != group_of_switch(t)) return false;
+  if (s.group != t.group) return false;
   const std::uint32_t* dense = load != nullptr ? load->dense_loads() : nullptr;
   if (dense == nullptr) return false;
   for (std::uint32_t i = 0; i < path.hops; ++i)
@@ -312,7 +313,7 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   }
 
   const std::uint32_t src_nic = node_links_.nic_of_gpu(src), dst_nic = node_links_.nic_of_gpu(dst);
-  const std::uint32_t s = switch_of_nic(src_node, src_nic), t = switch_of_nic(dst_node, dst_nic);
+  const Cursor s = cursor(switch_of_nic(src_node, src_nic)), t = cursor(switch_of_nic(dst_node, dst_nic));
   const std::uint64_t hash = flow_hash(p_.seed, flow_key, src, dst);
 
   SwitchPath path = minimal_path(s, t, hash);
@@ -360,12 +361,12 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     };
     prefetch(path);
     const std::uint32_t L = p_.global_links_per_group_pair;
-    const bool one_group = group_of_switch(s) == group_of_switch(t);
-    std::uint64_t tried = std::uint64_t{1} << (hash % L % 64);
+    const bool one_group = s.group == t.group;
+    std::uint64_t tried = std::uint64_t{1} << (per_pair_.mod64(hash) % 64);
     const auto candidate_hash = [hash](std::uint32_t c) { return c == 0 ? hash : mix(hash + kCandidateStride * c); };
     for (std::uint32_t c = 1; c < p_.adaptive_candidates && !one_group; ++c) {
       const std::uint64_t h = candidate_hash(c);
-      if (const std::uint64_t bit = std::uint64_t{1} << (h % L % 64); L > 64 || !(tried & bit)) {
+      if (const std::uint64_t bit = std::uint64_t{1} << (per_pair_.mod64(h) % 64); L > 64 || !(tried & bit)) {
         tried |= bit;
         built[count] = minimal_path(s, t, h);
         prefetch(built[count++]);

@@ -214,6 +214,18 @@ class Dragonfly final : public Topology {
 
  private:
   struct SwitchPath;
+  /// A switch as its group and its index in the group: routes are built hop by hop in these terms,
+  /// from the tables below, without a division (adaptive routing builds up to eight candidate paths
+  /// for every hop of every collective).
+  struct Cursor {
+    std::uint32_t group;
+    std::uint32_t index;
+  };
+  /// A switch's place in its group's grid (row 0 throughout a 1D group).
+  struct GridPlace {
+    std::uint32_t row;
+    std::uint32_t column;
+  };
 
   /// From per_column_ (set first in the constructor): columns() divides, and routing asks often.
   [[nodiscard]] std::uint32_t local_links_per_switch() const { return per_column_.divisor() - 1 + p_.rows - 1; }
@@ -221,23 +233,33 @@ class Dragonfly final : public Topology {
   [[nodiscard]] LinkId row_link(std::uint32_t sw, std::uint32_t from_col, std::uint32_t to_col) const;
   /// The link from switch sw (row from_row) along its column to row to_row (!= from_row).
   [[nodiscard]] LinkId column_link(std::uint32_t sw, std::uint32_t from_row, std::uint32_t to_row) const;
-  [[nodiscard]] SwitchPath minimal_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash) const;
+  [[nodiscard]] Cursor cursor(std::uint32_t sw) const { return {per_group_.div(sw), per_group_.mod(sw)}; }
+  [[nodiscard]] SwitchPath minimal_path(Cursor s, Cursor t, std::uint64_t hash) const;
   /// False when no intermediate group/switch exists; `path` is then untouched.
-  [[nodiscard]] bool valiant_path(std::uint32_t s, std::uint32_t t, std::uint64_t hash, SwitchPath& path) const;
+  [[nodiscard]] bool valiant_path(Cursor s, Cursor t, std::uint64_t hash, SwitchPath& path) const;
   /// Whether adaptive routing may take the minimal path between switches s and t of one group without
   /// comparing candidates: it is idle (see route()).
-  [[nodiscard]] bool idle_inside_group(std::uint32_t s, std::uint32_t t, const SwitchPath& path,
-                                       const LinkLoadView* load) const;
-  void append_global(std::uint32_t& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const;
-  void append_local(std::uint32_t& at, std::uint32_t to, SwitchPath& path) const;
+  [[nodiscard]] bool idle_inside_group(Cursor s, Cursor t, const SwitchPath& path, const LinkLoadView* load) const;
+  /// Moves `at` to switch `to_index` of its group (row first, then column), adding the links taken.
+  void step_local(Cursor& at, std::uint32_t to_index, SwitchPath& path) const;
+  /// Moves `at` over its group's k-th global link towards `to_group`, adding the links taken.
+  void step_global(Cursor& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const;
 
   DragonflyParams p_;
-  FastDivisor per_group_;   ///< by switches_per_group
-  FastDivisor per_column_;  ///< by columns()
+  FastDivisor per_group_;       ///< by switches_per_group
+  FastDivisor per_column_;      ///< by columns()
+  FastDivisor per_pair_;        ///< by global_links_per_group_pair: hashes pick parallel links
+  FastDivisor other_groups_;    ///< by groups - 2 (at least 1): hashes pick Valiant's intermediate group
+  FastDivisor other_switches_;  ///< by switches_per_group - 2 (at least 1): ... or switch inside a group
   NodeLinks node_links_;
   std::uint32_t nodes_per_group_ = 0;
   LinkId local_base_ = 0;
   LinkId global_base_ = 0;
+  std::uint32_t local_per_switch_ = 0;  ///< local_links_per_switch()
+  /// By index in a group: the switch's row and column.
+  std::vector<GridPlace> grid_;
+  /// By global port i = peer rank * global_links_per_group_pair + k: the index of its switch in the group.
+  std::vector<std::uint32_t> port_switch_;
   std::shared_ptr<const detail::SwitchGraph> graph_;  ///< shared: immutable, keeps Dragonfly copyable
 };
 

@@ -429,5 +429,14 @@ TEST_CASE("the fast divisor agrees with / and % for every divisor shape", "[unit
       REQUIRE(f.div(x * 2654435761u) == (x * 2654435761u) / d);
       REQUIRE(f.mod(x * 2654435761u) == (x * 2654435761u) % d);
     }
+    for (std::uint64_t x : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{0xffffffff}, std::uint64_t{1} << 32,
+                            ~std::uint64_t{0}, ~std::uint64_t{0} - 1, std::uint64_t{1} << 63})
+      CHECK(f.mod64(x) == x % d);
+    std::uint64_t x = 1;
+    for (int i = 0; i < 5000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;  // 64-bit values of every size
+      REQUIRE(f.mod64(x) == x % d);
+      REQUIRE(f.mod64(x >> (i % 64)) == (x >> (i % 64)) % d);
+    }
   }
 }
