@@ -80,6 +80,7 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
   per_group_ = FastDivisor(p_.switches_per_group);
   per_column_ = FastDivisor(columns());
   local_per_switch_ = local_links_per_switch();
+  mixed_seed_ = mix(p_.seed);
   per_pair_ = FastDivisor(std::max(p_.global_links_per_group_pair, 1u));
   other_groups_ = FastDivisor(std::max(p_.groups, 3u) - 2);
   other_switches_ = FastDivisor(std::max(p_.switches_per_group, 3u) - 2);
@@ -314,7 +315,7 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
 
   const std::uint32_t src_nic = node_links_.nic_of_gpu(src), dst_nic = node_links_.nic_of_gpu(dst);
   const Cursor s = cursor(switch_of_nic(src_node, src_nic)), t = cursor(switch_of_nic(dst_node, dst_nic));
-  const std::uint64_t hash = flow_hash(p_.seed, flow_key, src, dst);
+  const std::uint64_t hash = flow_hash_of_mixed_seed(mixed_seed_, flow_key, src, dst);
 
   SwitchPath path = minimal_path(s, t, hash);
   if (p_.routing == RoutingPolicy::Valiant) {

@@ -256,6 +256,7 @@ class Dragonfly final : public Topology {
   LinkId local_base_ = 0;
   LinkId global_base_ = 0;
   std::uint32_t local_per_switch_ = 0;  ///< local_links_per_switch()
+  std::uint64_t mixed_seed_ = 0;        ///< mix(p_.seed), for flow_hash_of_mixed_seed()
   /// By index in a group: the switch's row and column.
   std::vector<GridPlace> grid_;
   /// By global port i = peer rank * global_links_per_group_pair + k: the index of its switch in the group.

@@ -24,10 +24,16 @@ enum class RoutingPolicy : std::uint8_t { Minimal, Valiant, Adaptive };
 /// splitmix64 finaliser (sim/core/hash.hpp), under the name the topologies use.
 [[nodiscard]] constexpr std::uint64_t mix(std::uint64_t x) { return mix64(x); }
 
+/// flow_hash() of a seed already mixed (mix(seed)): a topology's seed is fixed, and routing runs per flow.
+[[nodiscard]] constexpr std::uint64_t flow_hash_of_mixed_seed(std::uint64_t mixed_seed, std::uint64_t flow_key,
+                                                              std::uint32_t src, std::uint32_t dst) {
+  return mix(mixed_seed ^ flow_key ^ mix((std::uint64_t{src} << 32) | dst));
+}
+
 /// The per-flow hash all path choices derive from.
 [[nodiscard]] constexpr std::uint64_t flow_hash(std::uint64_t seed, std::uint64_t flow_key, std::uint32_t src,
                                                 std::uint32_t dst) {
-  return mix(mix(seed) ^ flow_key ^ mix((std::uint64_t{src} << 32) | dst));
+  return flow_hash_of_mixed_seed(mix(seed), flow_key, src, dst);
 }
 
 }  // namespace exasim::topo

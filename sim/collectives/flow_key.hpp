@@ -13,11 +13,23 @@
 
 namespace exasim::collectives {
 
-/// Hop `position` of the `sequence`-th collective (0-based, in posting order) of group `group` along
-/// grid dimension `dim`. A ring's hop k has position k (hop_position gives the other algorithms' hops).
+/// What the hops of the `sequence`-th collective (0-based, in posting order) of group `group` along
+/// grid dimension `dim` share: computed once per collective, not once per hop.
+[[nodiscard]] constexpr std::uint64_t collective_call_key(std::uint64_t seed, std::uint32_t dim, std::uint32_t group,
+                                                          std::uint32_t sequence) {
+  return mix64(mix64(seed ^ (std::uint64_t{dim} << 56) ^ group) ^ sequence);
+}
+
+/// Hop `position` of the collective of `call_key` (collective_call_key). A ring's hop k has position
+/// k (hop_position gives the other algorithms' hops).
+[[nodiscard]] constexpr std::uint64_t collective_flow_key(std::uint64_t call_key, std::uint32_t position) {
+  return mix64(call_key ^ position);
+}
+
+/// The same in one call: hop `position` of the `sequence`-th collective of group `group` along `dim`.
 [[nodiscard]] constexpr std::uint64_t collective_flow_key(std::uint64_t seed, std::uint32_t dim, std::uint32_t group,
                                                           std::uint32_t sequence, std::uint32_t position) {
-  return mix64(mix64(mix64(seed ^ (std::uint64_t{dim} << 56) ^ group) ^ sequence) ^ position);
+  return collective_flow_key(collective_call_key(seed, dim, group, sequence), position);
 }
 
 /// Algorithms other than ring, for hop_position.

@@ -14,13 +14,17 @@ namespace exasim::collectives {
 
 namespace {
 
-/// Routes the hop src -> dst as hop `position` of `call` onto the end of out.links, reports it, and
-/// returns its route latency.
-double route_hop(const topo::Topology& topology, const GroupCall& call, Rank src, Rank dst, std::uint32_t position,
-                 const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
+/// The part of `call`'s flow keys its hops share (collective_call_key()).
+std::uint64_t call_key(const GroupCall& call) {
+  return collective_call_key(call.seed, call.dim, call.group_id, call.sequence);
+}
+
+/// Routes the hop src -> dst as hop `position` of `call` (whose call_key() is `key`) onto the end of
+/// out.links, reports it, and returns its route latency.
+double route_hop(const topo::Topology& topology, const GroupCall& call, std::uint64_t key, Rank src, Rank dst,
+                 std::uint32_t position, const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   const std::size_t start = out.links.size();
-  topology.route(call.gpu(src), call.gpu(dst),
-                 collective_flow_key(call.seed, call.dim, call.group_id, call.sequence, position), load, out.links);
+  topology.route(call.gpu(src), call.gpu(dst), collective_flow_key(key, position), load, out.links);
   const std::size_t count = out.links.size() - start;
   if (on_hop) on_hop(out.links.data() + start, count);
   return topology.latency_s(out.links.data() + start, count);
@@ -43,12 +47,13 @@ void route_ring(const topo::Topology& topology, const GroupCall& call, const top
                 const OnHop& on_hop, StageRoute& out) {
   const std::uint32_t p = call.size();
   const double wire = ring_wire_bytes(call.kind, p, call.bytes);
+  const std::uint64_t key = call_key(call);
   double hop_latency_s = 0;
   bool rank0_member = false;
   for (std::uint32_t k = 0; k < p; ++k) {
     const Rank src = call.member(k);
     hop_latency_s =
-        std::max(hop_latency_s, route_hop(topology, call, src, call.member((k + 1) % p), k, load, on_hop, out));
+        std::max(hop_latency_s, route_hop(topology, call, key, src, call.member((k + 1) % p), k, load, on_hop, out));
     rank0_member = rank0_member || src == 0;
   }
   end_bundle(out, 0, wire);
@@ -61,12 +66,13 @@ void route_ring(const topo::Topology& topology, const GroupCall& call, const top
 void route_tree(const topo::Topology& topology, const GroupCall& call, const topo::LinkLoadView* load,
                 const OnHop& on_hop, StageRoute& out) {
   const std::uint32_t p = call.size();
+  const std::uint64_t key = call_key(call);
   double hop_latency_s = 0;
   std::uint32_t index = 0;
   auto hop = [&](std::uint32_t from, std::int64_t to) {
     const std::uint32_t position = hop_position(PositionTag::Tree, 0, index++);
     hop_latency_s =
-        std::max(hop_latency_s, route_hop(topology, call, call.member(from),
+        std::max(hop_latency_s, route_hop(topology, call, key, call.member(from),
                                           call.member(static_cast<std::uint32_t>(to)), position, load, on_hop, out));
   };
   for (int tree = 0; tree < 2; ++tree) {
@@ -97,6 +103,7 @@ void route_hierarchical(const topo::Topology& topology, const GroupCall& call, s
   const std::uint32_t n = layout.nodes, L = layout.per_node;
   const HierarchicalStage stage = hierarchical_stage(call.kind, n, L, call.bytes, stage_index);
   const double wire = hierarchical_stage_wire_bytes(stage);
+  const std::uint64_t key = call_key(call);
   double hop_latency_s = 0;
   std::uint32_t index = 0;
   // Ring number `ring` has `size` members; member(ring, k) is the k-th.
@@ -106,7 +113,7 @@ void route_hierarchical(const topo::Topology& topology, const GroupCall& call, s
       for (std::uint32_t k = 0; k < size; ++k) {
         const Rank src = call.member(member_of(ring, k)), dst = call.member(member_of(ring, (k + 1) % size));
         const std::uint32_t position = hop_position(PositionTag::Hierarchical, stage_index, index++);
-        hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, src, dst, position, load, on_hop, out));
+        hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, key, src, dst, position, load, on_hop, out));
       }
       end_bundle(out, begin, wire);
     }
@@ -202,13 +209,14 @@ void route_all_to_all(const topo::Topology& topology, const GroupCall& call, con
   const std::uint32_t p = call.size();
   if (p < 2) return;
   const double share = call.bytes / p;
+  const std::uint64_t key = call_key(call);
   double hop_latency_s = 0;
   std::uint32_t index = 0;
   for (std::uint32_t i = 0; i < p; ++i) {
     for (std::uint32_t d = 1; d < p; ++d) {
       const std::size_t begin = out.links.size();
       const std::uint32_t position = hop_position(PositionTag::AllToAll, 0, index++);
-      hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, call.member(i), call.member((i + d) % p),
+      hop_latency_s = std::max(hop_latency_s, route_hop(topology, call, key, call.member(i), call.member((i + d) % p),
                                                         position, load, on_hop, out));
       end_bundle(out, begin, share);
     }
