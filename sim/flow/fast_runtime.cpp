@@ -97,7 +97,7 @@ class FastNetwork final : public exec::NetworkBackend {
   void hold(const topo::LinkId* links, std::size_t count) override {
     // Only links that routing reads need to show a collective's earlier hops while its later ones are routed.
     for (std::size_t i = 0; i < count; ++i)
-      if (links[i] >= first_load_read_link_) network_.hold(links + i, 1);
+      if (links[i] >= first_load_read_link_) network_.hold(links[i]);
   }
 
   runtime::RunResult run(Core& core) {

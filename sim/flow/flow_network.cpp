@@ -100,13 +100,6 @@ void FlowNetwork::EntryList::pop_back(SpillPool& pool) {
   --size_;
 }
 
-void FlowNetwork::hold(const topo::LinkId* links, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) {
-    ++held_[links[i]];
-    ++loads_[links[i]];
-  }
-}
-
 std::uint8_t FlowNetwork::size_class_of(std::size_t hops) {
   std::uint8_t size_class = 0;
   while ((std::size_t{kMinSegment} << size_class) < hops) ++size_class;

@@ -81,7 +81,14 @@ class FlowNetwork final : public topo::LinkLoadView {
 
   /// Counts `links` as load (load()) until the flow that takes them is add()ed: the hops of a bundle
   /// routed so far, so that an adaptive choice for its next hop sees them.
-  void hold(const topo::LinkId* links, std::size_t count);
+  void hold(const topo::LinkId* links, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) hold(links[i]);
+  }
+  /// hold() of one link (inline: routing holds every switch link of every hop of a collective).
+  void hold(topo::LinkId link) {
+    ++held_[link];
+    ++loads_[link];
+  }
   /// A new flow of `bytes` over `route` (links may repeat); releases holds on the route's links (every
   /// held link must be on it). It gets its rate at the next resolve().
   FlowId add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag);
