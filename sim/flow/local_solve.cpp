@@ -86,7 +86,14 @@ void FlowNetwork::solve_local() {
   // one's own key there stale, which fill_local() finds when it pops (session 16's lazy own keys);
   // entering all first and then walking every route again for its key cost one more walk a path
   // (gpt-80b 4,096 spread: 0.973 of the wall time without it, docs/performance.md).
+  defer_keys_ = true;
   for (const PathId p : comp_paths_) enter_region(p, 0.0);
+  defer_keys_ = false;
+  for (const topo::LinkId l : deferred_keys_) {
+    const FillScratch& sc = scratch_[l];
+    push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
+  }
+  deferred_keys_.clear();
   fill_local();
 }
 
@@ -139,7 +146,14 @@ void FlowNetwork::enter_region(PathId p, double level) {
     // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
     // needs a fresh key.
     const double share = std::max(0.0, sc.residual) / sc.unfrozen;
-    if (sc.owner == kShared && (other != kShared || share < sc.keyed)) push_link_key(r.link, share);
+    if (sc.owner == kShared && (other != kShared || share < sc.keyed)) {
+      if (defer_keys_) {  // solve_local()'s first paths: see deferred_keys_
+        sc.keyed = -1;    // below any share: no second entry in deferred_keys_
+        deferred_keys_.push_back(r.link);
+      } else {
+        push_link_key(r.link, share);
+      }
+    }
     // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
     // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
     // path's old rate with its new flows overfills the link) can make an earlier one the least and
