@@ -248,6 +248,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   void solve_local();
   /// The local filling proper, from the keys solve_local() and release() put in keys_.
   void fill_local();
+  /// Pushes the keys deferred_keys_ holds, at their links' shares now, and stops deferring.
+  void push_deferred_keys();
   /// Whether a key of keys_ can only pop to be skipped (radix_queue.hpp drops such keys).
   [[nodiscard]] bool dead_key(const KeyItem& key) const;
   void push_key(const Share& key) { keys_.push(key.share, {key.link, key.path}); }
@@ -401,10 +403,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::uint32_t variables_left_ = 0;      ///< solve_local(): variable paths not yet frozen
   std::uint32_t checks_pending_ = 0;      ///< solve_local(): checks of held paths in keys_
   std::vector<std::uint32_t> shared_at_;  ///< enter_region(): the shared entries of the path entering
-  /// solve_local(): while its first paths enter (defer_keys_), a shared link's key waits here, once,
-  /// and goes in at the link's share once all have entered. Each entering path lowered the share and
-  /// pushed a key again: under minimal routing a re-solve starts with ~17 paths on the same global
-  /// links, and the pushes were a tenth of the instructions (docs/performance.md, session 21).
+  /// solve_local(): while paths enter at one level (its first paths, or the held paths one link
+  /// releases: defer_keys_), a shared link's key waits here, once, and goes in at the link's share
+  /// once all have entered (push_deferred_keys()). Each entering path lowered the share and pushed a
+  /// key again: under minimal routing a re-solve starts with ~17 paths on the same global links, and
+  /// the pushes were a tenth of the instructions (docs/performance.md, session 21).
   bool defer_keys_ = false;
   std::vector<topo::LinkId> deferred_keys_;
   std::vector<PathId> touched_paths_;  ///< paths whose flow count changed since the last resolve

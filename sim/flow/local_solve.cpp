@@ -39,6 +39,8 @@ constexpr double kTolerance = 1e-13;
 /// Marks a key as the check of a held path (path ids stay below 2^29: each path holds at least
 /// kMinSegment of the at most 2^32 route entries, see take_path()).
 constexpr std::uint32_t kCheck = 0x80000000u;
+/// FillScratch::keyed of a link waiting in deferred_keys_: below any share, so never "a key below it".
+constexpr double kDeferred = -1;
 /// std::popcount without a call into libgcc (the baseline x86-64 build has no popcnt instruction).
 constexpr std::uint32_t bit_count(std::uint64_t x) {
   x -= (x >> 1) & 0x5555555555555555ull;
@@ -88,13 +90,17 @@ void FlowNetwork::solve_local() {
   // (gpt-80b 4,096 spread: 0.973 of the wall time without it, docs/performance.md).
   defer_keys_ = true;
   for (const PathId p : comp_paths_) enter_region(p, 0.0);
+  push_deferred_keys();
+  fill_local();
+}
+
+void FlowNetwork::push_deferred_keys() {
   defer_keys_ = false;
   for (const topo::LinkId l : deferred_keys_) {
     const FillScratch& sc = scratch_[l];
     push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
   }
   deferred_keys_.clear();
-  fill_local();
 }
 
 void FlowNetwork::consider_lone_links(Share& tightest, const Path& path) const {
@@ -144,23 +150,26 @@ void FlowNetwork::enter_region(PathId p, double level) {
     sc.unfrozen += flows;
     sc.owner = other == kNoId || other == p ? p : kShared;
     // A shared link's key lags behind a share that grew (popped, it goes back in); one that fell
-    // needs a fresh key.
-    const double share = std::max(0.0, sc.residual) / sc.unfrozen;
-    if (sc.owner == kShared && (other != kShared || share < sc.keyed)) {
-      if (defer_keys_) {  // solve_local()'s first paths: see deferred_keys_
-        sc.keyed = -1;    // below any share: no second entry in deferred_keys_
-        deferred_keys_.push_back(r.link);
-      } else {
-        push_link_key(r.link, share);
+    // needs a fresh key. One already waiting in deferred_keys_ needs nothing, not even its share.
+    if (sc.owner == kShared) {
+      if (sc.keyed != kDeferred) {
+        const double share = std::max(0.0, sc.residual) / sc.unfrozen;
+        if (other != kShared || share < sc.keyed) {
+          if (defer_keys_) {
+            sc.keyed = kDeferred;
+            deferred_keys_.push_back(r.link);
+          } else {
+            push_link_key(r.link, share);
+          }
+        }
       }
-    }
-    // On a link p crosses k times, the share after its j-th entry, (R + j w h) / (j w), falls with j
-    // while R >= 0, so the last is the least and the earlier ones cannot be the tightest. R < 0 (the
-    // path's old rate with its new flows overfills the link) can make an earlier one the least and
-    // hide p's true tightest link: that key pops early, finds the link's share higher, and
-    // push_own_key() looks again.
-    if (sc.owner == p) {  // an own link (push_own_key()), with the share at hand
-      const Share key{share, r.link, p};
+    } else {
+      // An own link (push_own_key()). On a link p crosses k times, the share after its j-th entry,
+      // (R + j w h) / (j w), falls with j while R >= 0, so the last is the least and the earlier
+      // ones cannot be the tightest. R < 0 (the path's old rate with its new flows overfills the
+      // link) can make an earlier one the least and hide p's true tightest link: that key pops
+      // early, finds the link's share higher, and push_own_key() looks again.
+      const Share key{std::max(0.0, sc.residual) / sc.unfrozen, r.link, p};
       if (tightest > key) tightest = key;
     }
   };
@@ -245,6 +254,7 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
   // goes back into the heap. Else its unfrozen variables freeze here.
   bool released = false;
   const EntryList& entries = links_[l].entries;
+  defer_keys_ = true;  // the released paths enter at one level, often onto the same links
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
     const Path& q = paths_[e->path];
     if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.new_rate > share * (1 + kTolerance)) {
@@ -252,11 +262,8 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
       released = true;
     }
   }
-  if (released) {
-    const FillScratch& sc = scratch_[l];
-    push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
-    return;
-  }
+  push_deferred_keys();  // l among them: its share has grown, and it goes back in
+  if (released) return;
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
     if (paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
 }
