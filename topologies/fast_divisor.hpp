@@ -28,6 +28,8 @@ class FastDivisor {
   /// x % d for a 64-bit x: the same computation with 128 fractional bits (exact for 64-bit x and
   /// 32-bit d, Lemire et al.'s theorem 1), the product with d taken in two 64-bit halves.
   [[nodiscard]] std::uint32_t mod64(std::uint64_t x) const {
+    // Parallel links come in powers of two on the machines we model (Frontier: 4 per group pair).
+    if ((d_ & (d_ - 1)) == 0) return static_cast<std::uint32_t>(x & (d_ - 1));
     const Wide low = m128_ * x;
     const Wide high_half = static_cast<Wide>(static_cast<std::uint64_t>(low >> 64)) * d_;
     const Wide low_half = (static_cast<Wide>(static_cast<std::uint64_t>(low)) * d_) >> 64;
