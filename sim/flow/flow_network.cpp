@@ -262,26 +262,6 @@ double FlowNetwork::lone_rate(const topo::LinkId* first, const topo::LinkId* las
   return std::max(0.0, rate);
 }
 
-void FlowNetwork::remove_path(PathId id) {
-  const Path& p = paths_[id];
-  const std::size_t base = p.route_at;
-  for (std::uint32_t i = 0; i < p.hops; ++i) {
-    const topo::LinkId l = route_pool_[base + i].link;
-    const std::uint32_t pos = route_pool_[base + i].index;
-    auto& on_link = links_[l].entries;
-    // Swap-remove: the last entry of the list takes this entry's place; fix that entry's back index.
-    const Entry moved = on_link.back(spills_);
-    on_link.at(spills_, pos) = moved;
-    on_link.pop_back(spills_);
-    route_pool_[paths_[moved.path].route_at + moved.hop].index = pos;
-    if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
-    if (!on_link.empty()) dirty_links_.push_back(l);  // others' shares change; an empty link has none
-  }
-  set_bottleneck(id, kNoId);
-  --active_paths_;
-  free_paths_[p.size_class].push_back(id);
-}
-
 std::uint64_t FlowNetwork::finish(FlowId id) {
   if (id & kNodeLocal) return local_->finish(id & ~kNodeLocal);
   Flow& f = flows_[id];
@@ -292,26 +272,58 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
     p.first = f.next;
   if (f.next != kNoId) flows_[f.next].prev = f.prev;
   const RouteEntry* route = route_of(f.path);
-  const bool path_stays = p.flows > 1;  // else remove_path() marks only the links other paths share
   const std::int64_t load = solver_ == Solver::Local ? quantum_of(p.new_rate) : 0;
   for (std::uint32_t i = 0; i < std::min(kPrefetchAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i].link]);
+  if (p.flows == 1) {
+    finish_path(f.path, load);
+  } else {
+    for (std::uint32_t i = 0; i < p.hops; ++i) {
+      if (const std::uint32_t ahead = i + kPrefetchAhead; ahead < p.hops) {
+        __builtin_prefetch(&links_[route[ahead].link]);
+        if (load != 0 && !route[ahead].lone) __builtin_prefetch(&scratch_[route[ahead].link]);
+      }
+      --links_[route[i].link].flows;
+      --loads_[route[i].link];
+      if (load != 0 && !route[i].lone) scratch_[route[i].link].load -= load;
+      dirty_links_.push_back(route[i].link);
+    }
+    --p.flows;
+    if (solver_ == Solver::Local) touched_paths_.push_back(f.path);
+  }
+  --active_;
+  free_flows_[f.size_class].push_back(id);
+  return f.tag;
+}
+
+void FlowNetwork::finish_path(PathId id, std::int64_t load) {
+  // The flow's entries leave the links' counts and loads, and the path's entries leave the links'
+  // lists, in one walk. An entry's lone mark can change under the walk (the path's own later entry
+  // on a link it crosses twice becomes the link's only one): that entry's load then goes
+  // unsubtracted, on a link left empty, whose load is set afresh when it is next shared.
+  Path& p = paths_[id];
+  const RouteEntry* route = route_of(id);
   for (std::uint32_t i = 0; i < p.hops; ++i) {
     if (const std::uint32_t ahead = i + kPrefetchAhead; ahead < p.hops) {
       __builtin_prefetch(&links_[route[ahead].link]);
       if (load != 0 && !route[ahead].lone) __builtin_prefetch(&scratch_[route[ahead].link]);
     }
-    --links_[route[i].link].flows;
-    --loads_[route[i].link];
-    if (load != 0 && !route[i].lone) scratch_[route[i].link].load -= load;
-    if (path_stays) dirty_links_.push_back(route[i].link);
+    const RouteEntry r = route[i];  // as the removals before it left it
+    LinkState& link = links_[r.link];
+    --link.flows;
+    --loads_[r.link];
+    if (load != 0 && !r.lone) scratch_[r.link].load -= load;
+    auto& on_link = link.entries;
+    const Entry moved = on_link.back(spills_);
+    on_link.at(spills_, r.index) = moved;
+    on_link.pop_back(spills_);
+    route_pool_[paths_[moved.path].route_at + moved.hop].index = r.index;
+    if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
+    if (!on_link.empty()) dirty_links_.push_back(r.link);
   }
-  if (--p.flows == 0)
-    remove_path(f.path);
-  else if (solver_ == Solver::Local)
-    touched_paths_.push_back(f.path);
-  --active_;
-  free_flows_[f.size_class].push_back(id);
-  return f.tag;
+  p.flows = 0;
+  set_bottleneck(id, kNoId);
+  --active_paths_;
+  free_paths_[p.size_class].push_back(id);
 }
 
 void FlowNetwork::solve_components() {

@@ -203,7 +203,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct RouteEntry {
     topo::LinkId link;
     std::uint32_t index : 26;  ///< EntryList::kMaxSize fits
-    std::uint32_t lone : 1;    ///< kept up to date by new_path() and remove_path() (never under Solver::Reference)
+    std::uint32_t lone : 1;    ///< kept up to date by new_path() and finish_path() (never under Solver::Reference)
     std::uint32_t capacity_class : 5;  ///< the link's, or kClassInLink for classes beyond
   };
   static constexpr std::uint32_t kClassInLink = 31;
@@ -233,7 +233,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] PathId find_path(std::span<const topo::LinkId> route) const;
   /// Enters a new path on its links; `alone`: no other path crosses any of them (never under Solver::Reference).
   PathId new_path(std::span<const topo::LinkId> route, bool& alone);
-  void remove_path(PathId p);
+  /// finish() of a path's last flow (whose entries count `load` each in the links' loads): takes its
+  /// flow off the links and the path off them, in one walk of its route.
+  void finish_path(PathId p, std::int64_t load);
   /// The rate of a path alone on the links [first, last) (repeats change nothing): the tightest
   /// capacity over the flow entries there, what progressive filling would freeze it at.
   [[nodiscard]] double lone_rate(const topo::LinkId* first, const topo::LinkId* last, topo::LinkId* at) const;
