@@ -239,7 +239,8 @@ LinkEnds Dragonfly::link_ends(LinkId link) const {
   return {{VertexKind::Switch, from}, {VertexKind::Switch, to}};
 }
 
-void Dragonfly::step_local(Cursor& at, std::uint32_t to_index, SwitchPath& path) const {
+// Inlined into the candidates' builders (GCC left them calls: a call per hop of eight candidates).
+[[gnu::always_inline]] inline void Dragonfly::step_local(Cursor& at, std::uint32_t to_index, SwitchPath& path) const {
   // row_link() and column_link() from the tables: the same links, with no division.
   if (at.index == to_index) return;
   const GridPlace from = grid_[at.index], to = grid_[to_index];
@@ -254,7 +255,8 @@ void Dragonfly::step_local(Cursor& at, std::uint32_t to_index, SwitchPath& path)
   at.index = to_index;
 }
 
-void Dragonfly::step_global(Cursor& at, std::uint32_t to_group, std::uint32_t k, SwitchPath& path) const {
+[[gnu::always_inline]] inline void Dragonfly::step_global(Cursor& at, std::uint32_t to_group, std::uint32_t k,
+                                                          SwitchPath& path) const {
   // global_link_switch() and global_link() from the port table.
   const std::uint32_t L = p_.global_links_per_group_pair;
   const std::uint32_t rank = peer_rank(at.group, to_group);
@@ -263,7 +265,8 @@ void Dragonfly::step_global(Cursor& at, std::uint32_t to_group, std::uint32_t k,
   at = {to_group, port_switch_[peer_rank(to_group, at.group) * L + k]};
 }
 
-Dragonfly::SwitchPath Dragonfly::minimal_path(Cursor s, Cursor t, std::uint64_t hash) const {
+[[gnu::always_inline]] inline Dragonfly::SwitchPath Dragonfly::minimal_path(Cursor s, Cursor t,
+                                                                            std::uint64_t hash) const {
   SwitchPath path;
   Cursor at = s;
   if (s.group != t.group) step_global(at, t.group, per_pair_.mod64(hash), path);
@@ -271,7 +274,8 @@ Dragonfly::SwitchPath Dragonfly::minimal_path(Cursor s, Cursor t, std::uint64_t 
   return path;
 }
 
-bool Dragonfly::valiant_path(Cursor s, Cursor t, std::uint64_t hash, SwitchPath& path) const {
+[[gnu::always_inline]] inline bool Dragonfly::valiant_path(Cursor s, Cursor t, std::uint64_t hash,
+                                                           SwitchPath& path) const {
   const std::uint64_t h1 = mix(hash), h2 = mix(h1), h3 = mix(h2);
   SwitchPath p;
   Cursor at = s;
