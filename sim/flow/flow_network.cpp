@@ -71,12 +71,7 @@ std::uint32_t FlowNetwork::SpillPool::take(std::uint8_t log2) {
   return static_cast<std::uint32_t>(at);
 }
 
-void FlowNetwork::EntryList::push_back(SpillPool& pool, Entry e) {
-  if (size_ == 0) {
-    inline_ = e;
-    size_ = 1;
-    return;
-  }
+void FlowNetwork::EntryList::push_back_growing(SpillPool& pool, Entry e) {
   if (size_ == kMaxSize) throw std::length_error("FlowNetwork: too many paths on one link");
   if (size_ == 1) {  // spill: the inline entry moves first
     if (spill_ == kNoId) {

@@ -175,8 +175,22 @@ class FlowNetwork final : public topo::LinkLoadView {
     [[nodiscard]] const Entry* end(const SpillPool& pool) const { return begin(pool) + size_; }
     [[nodiscard]] Entry& at(SpillPool& pool, std::uint32_t i) { return size_ > 1 ? pool.arena[spill_ + i] : inline_; }
     [[nodiscard]] const Entry& back(const SpillPool& pool) const { return begin(pool)[size_ - 1]; }
-    void push_back(SpillPool& pool, Entry e);
+    void push_back(SpillPool& pool, Entry e) {
+      // Inline for the common cases (an empty link, room left in its segment): new paths push an
+      // entry onto every link of their routes.
+      if (size_ == 0) {
+        inline_ = e;
+        size_ = 1;
+      } else if (size_ > 1 && size_ < (1u << log2_) && size_ != kMaxSize) {
+        pool.arena[spill_ + size_] = e;
+        ++size_;
+      } else {
+        push_back_growing(pool, e);
+      }
+    }
     void pop_back(SpillPool& pool);
+    /// push_back() when the entry spills out of the record or its segment is full.
+    void push_back_growing(SpillPool& pool, Entry e);
 
    private:
     static constexpr std::uint32_t kMaxSize = (1u << 26) - 1;
