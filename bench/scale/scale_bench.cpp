@@ -149,6 +149,8 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
     line["paths_released"] = counters->paths_released;
     line["route_entries"] = counters->route_entries;
     line["rate_changes"] = counters->rate_changes;
+    line["sleeps"] = counters->sleeps;
+    line["wakes"] = counters->wakes;
   }
   return line;
 }

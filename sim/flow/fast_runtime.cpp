@@ -79,6 +79,7 @@ class FastNetwork final : public exec::NetworkBackend {
         reverse_instants_(options.reverse_instants),
         first_load_read_link_(topo.first_load_read_link()) {
     if (options.meter_links) meter_.emplace(topo.links().size());
+    network_.set_sleeping(FlowNetwork::Sleeping::Auto);  // on where re-solves cascade (flow_network.hpp)
   }
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {

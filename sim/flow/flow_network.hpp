@@ -95,6 +95,23 @@ class FlowNetwork final : public topo::LinkLoadView {
   FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
     return add(std::span<const topo::LinkId>(route), bytes, tag);
   }
+  /// Sleeping links (Solver::Local only). A shared link whose paths all run at most its capacity
+  /// over a room of more flows than it has (its allowance) cannot be full: the solver passes over it
+  /// like a lone link, each path on it held below the allowance, until a path reaches the allowance
+  /// (the link wakes and joins the filling at that level) or its flows outgrow the room (it wakes).
+  /// Exact: below the allowance the link cannot bind. It pays where shared links rarely bind
+  /// (minimal routing, where the global links do: 0.89 of the time) and costs where they often do
+  /// (adaptive routing, whose NIC links run close to their share: 1.22; Valiant: 1.30; random
+  /// placement under minimal routing: 1.21): docs/performance.md, session 21. What tells them apart
+  /// is the cascades: spread placements under minimal routing release 27-61 held paths a re-solve,
+  /// the others 0.5-4. Sleeping::Auto follows that (a running mean of the paths a re-solve released:
+  /// links go to sleep while it is above 12, and no longer once it falls below 6); the fast runtime
+  /// uses it. Sleeping::On is for tests.
+  enum class Sleeping : std::uint8_t { Off, Auto, On };
+  void set_sleeping(Sleeping mode) {
+    sleep_mode_ = solver_ == Solver::Local ? mode : Sleeping::Off;
+    sleeping_ = sleep_mode_ == Sleeping::On;
+  }
   /// Asks the CPU to start loading the flow's record (a hint for batches of completions).
   void prefetch(FlowId flow) const {
     if (flow & kNodeLocal)
@@ -206,7 +223,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct alignas(32) LinkState {
     std::uint32_t flows = 0;  ///< flow entries: each entry weighted by its path's flow count
     std::uint32_t epoch = 0;
-    std::uint32_t capacity_class = 0;
+    std::uint16_t capacity_class = 0;
+    /// kAwake, or the allowance class of a sleeping link (see set_sleeping()).
+    std::uint16_t asleep = 0xffff;
     EntryList entries;
   };
   static_assert(sizeof(LinkState) == 32, "a link record should fill half a cache line");
@@ -221,6 +240,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t capacity_class : 5;  ///< the link's, or kClassInLink for classes beyond
   };
   static constexpr std::uint32_t kClassInLink = 31;
+  static constexpr std::uint16_t kAwake = 0xffff;
   /// A heap key of progressive filling: a link's fair share, or (path != kNoId) the tightest lone link
   /// of a path. Keys order by (share, link) either way, so links pop in the same order as if every
   /// lone link were in the heap itself.
@@ -276,7 +296,9 @@ class FlowNetwork final : public topo::LinkLoadView {
   }
   /// Lowers `tightest` (a key of path tightest.path, of `flows` flows) to lone route entry r's share.
   void consider_lone_link(Share& tightest, const RouteEntry& r, double flows) const {
-    const Share key{capacity(r) / flows, r.link, tightest.path};
+    // A lone link's share is its capacity over the path's flows; a sleeping link's class holds the
+    // allowance of each flow itself.
+    const Share key{capacity(r) / (allowance_class_[r.capacity_class] ? 1.0 : flows), r.link, tightest.path};
     if (tightest > key) tightest = key;
   }
   /// Adds the links of variable path p not yet in the local region: their held load and variable
@@ -308,13 +330,29 @@ class FlowNetwork final : public topo::LinkLoadView {
   void set_bottleneck(PathId p, topo::LinkId l);
 
   [[nodiscard]] double capacity(topo::LinkId l) const { return capacities_[links_[l].capacity_class]; }
+  /// The capacity class a route entry on link l carries: the link's (or kClassInLink), or its
+  /// allowance class while it sleeps.
+  [[nodiscard]] std::uint32_t entry_class(topo::LinkId l) const {
+    return links_[l].asleep != kAwake ? links_[l].asleep
+                                      : std::min<std::uint32_t>(links_[l].capacity_class, kClassInLink);
+  }
+  /// Whether shared link l may sleep (every path on it at most its allowance, no path bottlenecked
+  /// there, a class left for the allowance); if so it does. Tried when a path joins or leaves it.
+  bool try_sleep(topo::LinkId l);
+  /// A sleeping link wakes: its entries count as shared again, its load is summed from them.
+  void wake(topo::LinkId l);
+  /// wake() during solve_local(): the link also joins the region, with its unfrozen variables.
+  void wake_into_region(topo::LinkId l);
   [[nodiscard]] double capacity(const RouteEntry& r) const {
     return r.capacity_class == kClassInLink ? capacity(r.link) : capacities_[r.capacity_class];
   }
-  /// Marks a link's entry (the route entry it points back to) as the link's only entry or not.
+  /// Marks a link's entry (the route entry it points back to) as the link's only entry or not (or
+  /// as an entry of a sleeping link, which the solver passes over like a lone one), with its class.
   void set_lone(const Entry& e, bool lone) {
     const Path& p = paths_[e.path];
-    route_pool_[p.route_at + e.hop].lone = lone;
+    RouteEntry& r = route_pool_[p.route_at + e.hop];
+    r.lone = lone;
+    r.capacity_class = entry_class(r.link);
     std::uint64_t& word = masks_[p.mask_at + e.hop / 64];
     const std::uint64_t bit = std::uint64_t{1} << (e.hop % 64);
     word = lone ? word & ~bit : word | bit;
@@ -348,6 +386,14 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<std::uint32_t> loads_;
   std::vector<std::uint32_t> held_;  ///< per link: hold()s not yet taken by add()
   std::vector<double> capacities_;   ///< distinct link capacities (bytes/s), by LinkState::capacity_class
+  /// Per class: whether it is a sleeping link's allowance (bytes/s per flow, not per link), and the
+  /// room it was made for (the most flows the link may carry asleep) and the class it is of.
+  std::vector<char> allowance_class_;
+  std::vector<std::uint32_t> class_room_;
+  std::vector<std::uint32_t> class_base_;
+  Sleeping sleep_mode_ = Sleeping::Off;  ///< set_sleeping()
+  bool sleeping_ = false;                ///< whether links may go to sleep now
+  double released_mean_ = 0;             ///< Sleeping::Auto: running mean of paths released a re-solve
   SpillPool spills_;
   /// Per link: progressive filling scratch, residual capacity and unfrozen entries side by side (one
   /// cache miss per link, not two).

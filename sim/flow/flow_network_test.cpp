@@ -229,58 +229,70 @@ TEST_CASE("the local solver gives the reference solver's rates under random traf
     std::uint64_t seed;
     std::uint64_t longest_route;
   };
-  for (const auto& [link_count, seed, longest_route] :
-       {Machine{64, 2024, 12}, Machine{16, 7, 12}, Machine{128, 99, 12}, Machine{2048, 5, 150}}) {
-    INFO(link_count << " links, seed " << seed << ", routes of up to " << longest_route << " links");
-    std::vector<topo::Link> links;
-    for (int i = 0; i < link_count; ++i) links.push_back({25e9 * (1 + i % 4), 0, topo::LinkClass::Global});
-    std::uint64_t state = seed;
-    const auto next = [&state](std::uint64_t n) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      return (state >> 33) % n;
-    };
-    std::vector<std::vector<topo::LinkId>> pool(40);
-    for (auto& route : pool) {
-      route.resize(1 + next(longest_route));
-      for (auto& l : route) l = static_cast<topo::LinkId>(next(links.size()));
-    }
-    FlowNetwork local(links, Solver::Local);
-    FlowNetwork reference(links, Solver::Reference);
-    Predictions local_p;
-    Predictions reference_p;
-    std::vector<std::pair<flow::FlowId, flow::FlowId>> active;
-    std::size_t checked = 0;
-    double worst = 0, now = 0;
-    for (int step = 0; step < 3000; ++step) {
-      if (active.size() < 8 || (active.size() < 60 && next(2) == 0)) {
-        for (int c = 1 + static_cast<int>(next(5)); c > 0; --c) {
-          const auto& route = pool[next(pool.size())];
-          const double bytes = 1e6 * static_cast<double>(1 + next(100));
-          active.emplace_back(local.add(route, bytes, step), reference.add(route, bytes, step));
+  // Each machine runs with and without sleeping links (set_sleeping()), which must not move a rate
+  // beyond rounding, and must sleep and wake links along the way.
+  for (const bool sleeping : {false, true})
+    for (const auto& [link_count, seed, longest_route] :
+         {Machine{64, 2024, 12}, Machine{16, 7, 12}, Machine{128, 99, 12}, Machine{2048, 5, 150}}) {
+      INFO(link_count << " links, seed " << seed << ", routes of up to " << longest_route << " links"
+                      << (sleeping ? ", sleeping links" : ""));
+      std::vector<topo::Link> links;
+      for (int i = 0; i < link_count; ++i) links.push_back({25e9 * (1 + i % 4), 0, topo::LinkClass::Global});
+      std::uint64_t state = seed;
+      const auto next = [&state](std::uint64_t n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % n;
+      };
+      std::vector<std::vector<topo::LinkId>> pool(40);
+      for (auto& route : pool) {
+        route.resize(1 + next(longest_route));
+        for (auto& l : route) l = static_cast<topo::LinkId>(next(links.size()));
+      }
+      FlowNetwork local(links, Solver::Local);
+      local.set_sleeping(sleeping ? FlowNetwork::Sleeping::On : FlowNetwork::Sleeping::Off);
+      FlowNetwork reference(links, Solver::Reference);
+      Predictions local_p;
+      Predictions reference_p;
+      std::vector<std::pair<flow::FlowId, flow::FlowId>> active;
+      std::size_t checked = 0;
+      double worst = 0, now = 0;
+      for (int step = 0; step < 3000; ++step) {
+        if (active.size() < 8 || (active.size() < 60 && next(2) == 0)) {
+          for (int c = 1 + static_cast<int>(next(5)); c > 0; --c) {
+            const auto& route = pool[next(pool.size())];
+            const double bytes = 1e6 * static_cast<double>(1 + next(100));
+            active.emplace_back(local.add(route, bytes, step), reference.add(route, bytes, step));
+          }
+        } else {  // the next completion the reference predicts, in both
+          std::size_t first = 0;
+          for (std::size_t i = 1; i < active.size(); ++i)
+            if (reference_p.finish[active[i].second] < reference_p.finish[active[first].second]) first = i;
+          now = reference_p.finish[active[first].second];
+          CHECK(local.finish(active[first].first) == reference.finish(active[first].second));
+          active.erase(active.begin() + static_cast<std::ptrdiff_t>(first));
         }
-      } else {  // the next completion the reference predicts, in both
-        std::size_t first = 0;
-        for (std::size_t i = 1; i < active.size(); ++i)
-          if (reference_p.finish[active[i].second] < reference_p.finish[active[first].second]) first = i;
-        now = reference_p.finish[active[first].second];
-        CHECK(local.finish(active[first].first) == reference.finish(active[first].second));
-        active.erase(active.begin() + static_cast<std::ptrdiff_t>(first));
+        local.resolve(now, local_p.scheduler());
+        reference.resolve(now, reference_p.scheduler());
+        for (const auto& [l, r] : active) {
+          const double want = reference.rate_Bps(r);
+          INFO("step " << step << ": local rate " << local.rate_Bps(l) << ", reference " << want);
+          REQUIRE(local.rate_Bps(l) == Approx(want).epsilon(1e-12));
+          REQUIRE(local_p.finish[l] == Approx(reference_p.finish[r]).epsilon(1e-12));
+          worst = std::max(worst, std::abs(local.rate_Bps(l) - want) / want);
+          ++checked;
+        }
       }
-      local.resolve(now, local_p.scheduler());
-      reference.resolve(now, reference_p.scheduler());
-      for (const auto& [l, r] : active) {
-        const double want = reference.rate_Bps(r);
-        INFO("step " << step << ": local rate " << local.rate_Bps(l) << ", reference " << want);
-        REQUIRE(local.rate_Bps(l) == Approx(want).epsilon(1e-12));
-        REQUIRE(local_p.finish[l] == Approx(reference_p.finish[r]).epsilon(1e-12));
-        worst = std::max(worst, std::abs(local.rate_Bps(l) - want) / want);
-        ++checked;
+      INFO("worst relative rate difference " << worst << "; " << local.counters().sleeps << " sleeps, "
+                                             << local.counters().wakes << " wakes");
+      CHECK(worst < 1e-12);
+      CHECK(checked > 50000);
+      if (sleeping) {
+        CHECK(local.counters().sleeps > 100);
+        CHECK(local.counters().wakes > 100);
+      } else {
+        CHECK(local.counters().sleeps == 0);
       }
     }
-    INFO("worst relative rate difference " << worst);
-    CHECK(worst < 1e-12);
-    CHECK(checked > 50000);
-  }
 }
 
 TEST_CASE("the solver counters say which paths a re-solve filled and released", "[unit]") {

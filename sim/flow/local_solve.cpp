@@ -91,7 +91,14 @@ void FlowNetwork::solve_local() {
   defer_keys_ = true;
   for (const PathId p : comp_paths_) enter_region(p, 0.0);
   push_deferred_keys();
+  const std::uint64_t released_before = counters_.paths_released;
   fill_local();
+  if (sleep_mode_ == Sleeping::Auto) {
+    // A running mean over about the last hundred re-solves, with hysteresis (flow_network.hpp).
+    constexpr double kWeight = 0.01, kOn = 12, kOff = 6;
+    released_mean_ += kWeight * (static_cast<double>(counters_.paths_released - released_before) - released_mean_);
+    sleeping_ = released_mean_ > (sleeping_ ? kOff : kOn);
+  }
 }
 
 void FlowNetwork::push_deferred_keys() {
@@ -315,8 +322,13 @@ void FlowNetwork::fill_local() {
     if (top.path == kNoId) scratch_[top.link].keyed = std::numeric_limits<double>::infinity();
     if (top.path != kNoId) {  // a variable path's tightest lone or own link
       if (paths_[top.path].epoch != unfrozen_mark_) continue;
-      if (link.region != region_mark_) {  // lone (never in the region): nothing else on it
-        freeze_local(top.path, top.share, top.link);
+      if (link.region != region_mark_) {
+        if (links_[top.link].asleep != kAwake) {
+          wake_into_region(top.link);
+          push_own_key(top.path);
+          continue;
+        }
+        freeze_local(top.path, top.share, top.link);  // lone: nothing else on it
         continue;
       }
       if (link.owner != top.path) {

@@ -28,6 +28,8 @@ struct SolverCounters {
   /// least once more each when the path freezes: the solver's memory traffic.
   std::uint64_t route_entries = 0;
   std::uint64_t rate_changes = 0;  ///< flows whose rate a re-solve changed (each gets a new predicted end)
+  std::uint64_t sleeps = 0;        ///< Solver::Local with sleeping links: links put to sleep
+  std::uint64_t wakes = 0;         ///< ... and woken (by a path at the allowance, or by more flows)
 };
 
 }  // namespace exasim::flow
