@@ -32,7 +32,7 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
 bool FlowNetwork::try_sleep(topo::LinkId l) {
   // Room for one flow more than it has (a new path's first flow is counted after new_path()), to
   // the next power of two. A wider room wakes fewer links on their next flow but more on their
-  // allowance: room for twice as many took 1.04x the time under minimal routing.
+  // allowance: room for twice as many took 1.03x the time under minimal routing.
   const std::uint32_t base = links_[l].capacity_class;
   if (base >= kClassInLink || scratch_[l].bottlenecked > 0) return false;
   const std::uint32_t room = std::bit_ceil(links_[l].flows + 1);
