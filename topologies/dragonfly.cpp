@@ -180,11 +180,11 @@ std::uint32_t Dragonfly::switch_of_gpu(GpuId gpu) const {
 
 // A switch's row links come first, in column order without its own; then its column links, in row order.
 LinkId Dragonfly::row_link(std::uint32_t sw, std::uint32_t from_col, std::uint32_t to_col) const {
-  return local_base_ + sw * local_links_per_switch() + skip_self(to_col, from_col);
+  return local_base_ + sw * local_per_switch_ + skip_self(to_col, from_col);
 }
 
 LinkId Dragonfly::column_link(std::uint32_t sw, std::uint32_t from_row, std::uint32_t to_row) const {
-  return local_base_ + sw * local_links_per_switch() + (per_column_.divisor() - 1) + skip_self(to_row, from_row);
+  return local_base_ + sw * local_per_switch_ + (per_column_.divisor() - 1) + skip_self(to_row, from_row);
 }
 
 LinkId Dragonfly::local_link(std::uint32_t from_switch, std::uint32_t to_switch) const {
@@ -241,17 +241,15 @@ LinkEnds Dragonfly::link_ends(LinkId link) const {
 
 // Inlined into the candidates' builders (GCC left them calls: a call per hop of eight candidates).
 [[gnu::always_inline]] inline void Dragonfly::step_local(Cursor& at, std::uint32_t to_index, SwitchPath& path) const {
-  // row_link() and column_link() from the tables: the same links, with no division.
+  // Rows and columns from the grid table, not by division.
   if (at.index == to_index) return;
   const GridPlace from = grid_[at.index], to = grid_[to_index];
-  const LinkId group_base = local_base_ + at.group * p_.switches_per_group * local_per_switch_;
+  const std::uint32_t first = at.group * p_.switches_per_group;
   if (from.column != to.column) {  // along the row to the target's column
-    path.push(group_base + at.index * local_per_switch_ + skip_self(to.column, from.column));
+    path.push(row_link(first + at.index, from.column, to.column));
     at.index = at.index - from.column + to.column;
   }
-  if (from.row != to.row) {
-    path.push(group_base + at.index * local_per_switch_ + (per_column_.divisor() - 1) + skip_self(to.row, from.row));
-  }
+  if (from.row != to.row) path.push(column_link(first + at.index, from.row, to.row));
   at.index = to_index;
 }
 

@@ -227,8 +227,8 @@ class Dragonfly final : public Topology {
     std::uint32_t column;
   };
 
-  /// From per_column_ (set first in the constructor): columns() divides. Routing reads its copy,
-  /// local_per_switch_.
+  /// From per_column_ (set first in the constructor): columns() divides. row_link() and
+  /// column_link() read its copy, local_per_switch_.
   [[nodiscard]] std::uint32_t local_links_per_switch() const { return per_column_.divisor() - 1 + p_.rows - 1; }
   /// The link from switch sw (column from_col) along its row to column to_col (!= from_col).
   [[nodiscard]] LinkId row_link(std::uint32_t sw, std::uint32_t from_col, std::uint32_t to_col) const;

@@ -75,11 +75,7 @@ void FlowNetwork::wake_into_region(topo::LinkId l) {
   // link that slept, so there is no check to schedule.
   wake(l);
   FillScratch& sc = scratch_[l];
-  sc.region = region_mark_;
-  sc.residual = capacity(l) - static_cast<double>(sc.load) * kRateQuantum;
-  sc.unfrozen = 0;
-  sc.owner = kNoId;
-  sc.keyed = std::numeric_limits<double>::infinity();
+  open_region_link(sc, capacity(l));
   const EntryList& entries = links_[l].entries;
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
     const Path& q = paths_[e->path];
@@ -394,11 +390,8 @@ void FlowNetwork::finish_path(PathId id, std::int64_t load) {
     on_link.at(spills_, r.index) = moved;
     on_link.pop_back(spills_);
     route_pool_[paths_[moved.path].route_at + moved.hop].index = r.index;
-    if (on_link.size() == 1 && !reference()) {
-      link.asleep = kAwake;  // one path left: a lone link, not a sleeping one
-      set_lone(on_link.back(spills_), true);
-    }
-    if (on_link.empty()) link.asleep = kAwake;
+    if (on_link.size() <= 1) link.asleep = kAwake;  // one path left or none: not a sleeping link
+    if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
     if (!on_link.empty()) dirty_links_.push_back(r.link);
     if (sleeping_ && on_link.size() > 1 && link.asleep == kAwake) (void)try_sleep(r.link);
   }

@@ -429,6 +429,14 @@ class FlowNetwork final : public topo::LinkLoadView {
     return q;
   }
   [[nodiscard]] static double quantized(double rate) { return static_cast<double>(quantum_of(rate)) * kRateQuantum; }
+  /// A link joins solve_local()'s region: its residual from its kept load, no unfrozen variable yet.
+  void open_region_link(FillScratch& sc, double capacity) const {
+    sc.region = region_mark_;
+    sc.residual = capacity - static_cast<double>(sc.load) * kRateQuantum;
+    sc.unfrozen = 0;
+    sc.owner = kNoId;
+    sc.keyed = std::numeric_limits<double>::infinity();
+  }
   /// Solver::Local: path p's rate moves from old_rate to new_rate on the loads of its links.
   void add_load(PathId p, double old_rate, double new_rate);
   std::vector<FillScratch> scratch_;

@@ -136,11 +136,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
   const auto enter_shared = [&](const RouteEntry& r) __attribute__((always_inline)) {
     FillScratch& sc = scratch_[r.link];
     if (sc.region != region_mark_) {
-      sc.region = region_mark_;
-      sc.residual = capacity(r) - static_cast<double>(sc.load) * kRateQuantum;
-      sc.unfrozen = 0;
-      sc.owner = kNoId;
-      sc.keyed = std::numeric_limits<double>::infinity();
+      open_region_link(sc, capacity(r));
       if (sc.bottlenecked > 0) {
         const EntryList& entries = links_[r.link].entries;
         for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
