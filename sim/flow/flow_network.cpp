@@ -222,6 +222,7 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   Path& p = paths_[id];
   p.flows = 0;
   p.first = kNoId;
+  p.lone_hop = kLoneStale;
   p.new_rate = 0;  // its flows count for nothing in the loads until it has a rate
   p.hops = static_cast<std::uint32_t>(route.size());
   ++active_paths_;
@@ -282,6 +283,7 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   if (p.first != kNoId) flows_[p.first].prev = id;
   p.first = id;
   ++p.flows;
+  p.lone_hop = kLoneStale;
   ++active_;
   const bool local = solver_ == Solver::Local;
   const std::int64_t load = local ? quantum_of(p.new_rate) : 0;  // the new flow, at its path's rate so far
@@ -361,6 +363,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
       dirty_links_.push_back(route[i].link);
     }
     --p.flows;
+    p.lone_hop = kLoneStale;
     if (solver_ == Solver::Local) touched_paths_.push_back(f.path);
   }
   --active_;

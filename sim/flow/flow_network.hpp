@@ -165,6 +165,9 @@ class FlowNetwork final : public topo::LinkLoadView {
     topo::LinkId own_key = kNoId;     ///< solve_local(): the link of its key from push_own_key()
     std::uint32_t mask_at = 0;        ///< first word of its shared-entry mask in masks_ (mask_words())
     std::uint8_t size_class = 0;      ///< the segment holds kMinSegment << size_class entries
+    /// consider_lone_links(): the entry of its tightest lone link (kNoLone: none), or kLoneStale once
+    /// an entry's lone mark or class, or the path's flows, have changed since it was found.
+    std::uint32_t lone_hop = kLoneStale;
   };
   /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
   /// back index in O(1) when it moves another path's entry).
@@ -313,13 +316,15 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Pushes variable path p's tightest key among its lone links and the links it alone is unfrozen on.
   void push_own_key(PathId p);
   /// Lowers `tightest` (a key of path tightest.path) to the share of that path's tightest lone link.
-  void consider_lone_links(Share& tightest, const Path& path) const;
+  void consider_lone_links(Share& tightest, Path& path);
   /// Region link l saturates at `share`: releases the held paths faster than that (and puts l back),
   /// or freezes its unfrozen variables there.
   void saturate(topo::LinkId l, double share);
   /// Freezes variable path id at `share` on link `at`, taking its share off its region links.
   void freeze_local(PathId id, double share, topo::LinkId at);
   static constexpr PathId kShared = kNoId - 1;
+  static constexpr std::uint32_t kLoneStale = 0xffffffffu;  ///< Path::lone_hop: to be found again
+  static constexpr std::uint32_t kNoLone = 0xfffffffeu;     ///< Path::lone_hop: no lone entry
   /// How many route entries ahead new_path() and finish() ask for link records: routes cross the
   /// machine, so every link's record is a cache miss, and the branches on its contents keep the
   /// processor from overlapping them (14 measured no better: docs/performance.md, session 16).
@@ -349,7 +354,8 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Marks a link's entry (the route entry it points back to) as the link's only entry or not (or
   /// as an entry of a sleeping link, which the solver passes over like a lone one), with its class.
   void set_lone(const Entry& e, bool lone) {
-    const Path& p = paths_[e.path];
+    Path& p = paths_[e.path];
+    p.lone_hop = kLoneStale;
     RouteEntry& r = route_pool_[p.route_at + e.hop];
     r.lone = lone;
     r.capacity_class = entry_class(r.link);

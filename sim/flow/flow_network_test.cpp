@@ -295,6 +295,52 @@ TEST_CASE("the local solver gives the reference solver's rates under random traf
     }
 }
 
+TEST_CASE("a path's tightest lone link is found again when its flow count changes", "[unit]") {
+  // Q (2 flows) crosses link 1 (8 GB/s) and link 2 (1 GB/s); P crosses link 0 alone (2.4 GB/s),
+  // link 1 and link 3 (3.9 GB/s) with R. When P joins link 1 it sleeps: 2 flows, room for 4, an
+  // allowance of 2 GB/s a flow, which is P's tightest lone key (link 0 gives 2.4), but P runs at 1.95
+  // on link 3. A second flow on P makes link 0 its tightest lone link (1.2 a flow, under link 3's
+  // 1.3): a solver that remembered the allowance would give P and R 1.3, not 1.2 and 1.5. When the
+  // flow ends, P is back at 1.95.
+  const std::vector<topo::Link> links{{2.4e9, 0, topo::LinkClass::NicUp},
+                                      {8e9, 0, topo::LinkClass::Local},
+                                      {1e9, 0, topo::LinkClass::Global},
+                                      {3.9e9, 0, topo::LinkClass::Global},
+                                      {10e9, 0, topo::LinkClass::NicDown}};
+  FlowNetwork local(links, Solver::Local);
+  local.set_sleeping(FlowNetwork::Sleeping::On);
+  FlowNetwork reference(links, Solver::Reference);
+  Predictions local_p, reference_p;
+  std::vector<std::pair<flow::FlowId, flow::FlowId>> flows;
+  const auto add = [&](const std::vector<topo::LinkId>& route) {
+    flows.emplace_back(local.add(route, 1e12, flows.size()), reference.add(route, 1e12, flows.size()));
+    return flows.back().first;
+  };
+  const auto solve_and_compare = [&] {
+    local.resolve(0, local_p.scheduler());
+    reference.resolve(0, reference_p.scheduler());
+    for (const auto& [l, r] : flows) CHECK(local.rate_Bps(l) == Approx(reference.rate_Bps(r)).epsilon(1e-12));
+  };
+  const std::vector<topo::LinkId> p_route{0, 1, 3};
+  add({1, 2});
+  add({1, 2});
+  const flow::FlowId r = add({3, 4});
+  const flow::FlowId p = add(p_route);
+  solve_and_compare();
+  CHECK(local.counters().sleeps == 1);
+  CHECK(local.rate_Bps(p) == Approx(1.95e9));
+  add(p_route);  // P's second flow
+  solve_and_compare();
+  CHECK(local.counters().wakes == 0);  // link 1 has 4 flows: still within its room
+  CHECK(local.rate_Bps(p) == Approx(1.2e9));
+  CHECK(local.rate_Bps(r) == Approx(1.5e9));
+  local.finish(flows.back().first);
+  reference.finish(flows.back().second);
+  flows.pop_back();
+  solve_and_compare();
+  CHECK(local.rate_Bps(p) == Approx(1.95e9));
+}
+
 TEST_CASE("the solver counters say which paths a re-solve filled and released", "[unit]") {
   // A runs alone over links 2 and 1, held to 8 GB/s by link 2 (its rate set when it is added). B then
   // crosses links 0 and 1: link 1 saturates at 2 GB/s with A held above that, so A is released (its

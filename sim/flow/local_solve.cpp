@@ -110,12 +110,26 @@ void FlowNetwork::push_deferred_keys() {
   deferred_keys_.clear();
 }
 
-void FlowNetwork::consider_lone_links(Share& tightest, const Path& path) const {
+void FlowNetwork::consider_lone_links(Share& tightest, Path& path) {
   // A lone link's share is its capacity over the path's flows until the path freezes: only the
-  // tightest matters.
+  // tightest matters. It stays the tightest until a lone mark or class on the route, or the path's
+  // flows, change (set_lone(), add(), finish() mark it stale): re-solves enter a path many times in
+  // between, and half the entries of adaptive routes are lone.
   const RouteEntry* route = route_of(tightest.path);
   const double flows = path.flows;
-  for_each_entry(tightest.path, true, [&](std::uint32_t i) { consider_lone_link(tightest, route[i], flows); });
+  if (path.lone_hop == kLoneStale) {
+    // The least key of the lone entries alone: (share, link) orders keys totally, so comparing it
+    // with `tightest` afterwards picks what comparing entry by entry would.
+    Share least{std::numeric_limits<double>::infinity(), kNoId, tightest.path};
+    std::uint32_t at = kNoLone;
+    for_each_entry(tightest.path, true, [&](std::uint32_t i) {
+      const Share before = least;
+      consider_lone_link(least, route[i], flows);
+      if (least.link != before.link || least.share != before.share) at = i;
+    });
+    path.lone_hop = at;
+  }
+  if (path.lone_hop != kNoLone) consider_lone_link(tightest, route[path.lone_hop], flows);
 }
 
 void FlowNetwork::enter_region(PathId p, double level) {
