@@ -299,10 +299,14 @@ class FlowNetwork final : public topo::LinkLoadView {
   }
   /// Lowers `tightest` (a key of path tightest.path, of `flows` flows) to lone route entry r's share.
   void consider_lone_link(Share& tightest, const RouteEntry& r, double flows) const {
+    const Share key = lone_key(r, flows, tightest.path);
+    if (tightest > key) tightest = key;
+  }
+  /// The key of lone route entry r of path p, of `flows` flows.
+  [[nodiscard]] Share lone_key(const RouteEntry& r, double flows, PathId p) const {
     // A lone link's share is its capacity over the path's flows; a sleeping link's class holds the
     // allowance of each flow itself.
-    const Share key{capacity(r) / (allowance_class_[r.capacity_class] ? 1.0 : flows), r.link, tightest.path};
-    if (tightest > key) tightest = key;
+    return {capacity(r) / (allowance_class_[r.capacity_class] ? 1.0 : flows), r.link, p};
   }
   /// Adds the links of variable path p not yet in the local region: their held load and variable
   /// entries, a key each if shared, and a check for each held path bottlenecked there; and pushes p's
@@ -355,13 +359,22 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// as an entry of a sleeping link, which the solver passes over like a lone one), with its class.
   void set_lone(const Entry& e, bool lone) {
     Path& p = paths_[e.path];
-    p.lone_hop = kLoneStale;
     RouteEntry& r = route_pool_[p.route_at + e.hop];
     r.lone = lone;
     r.capacity_class = entry_class(r.link);
     std::uint64_t& word = masks_[p.mask_at + e.hop / 64];
     const std::uint64_t bit = std::uint64_t{1} << (e.hop % 64);
     word = lone ? word & ~bit : word | bit;
+    // p's tightest lone entry (consider_lone_links()) stays known where that is cheap: links going
+    // to sleep and waking mark thousands of entries, and finding it again walks the whole route.
+    if (p.lone_hop == e.hop) {
+      p.lone_hop = kLoneStale;  // its key changed, or it is no longer lone
+    } else if (lone && p.lone_hop == kNoLone) {
+      p.lone_hop = e.hop;
+    } else if (lone && p.lone_hop != kLoneStale &&
+               lone_key(route_pool_[p.route_at + p.lone_hop], p.flows, e.path) > lone_key(r, p.flows, e.path)) {
+      p.lone_hop = e.hop;
+    }
   }
   /// Words of the shared-entry mask of a path of the size class (one bit per entry of its segment).
   [[nodiscard]] static std::uint32_t mask_words(std::uint8_t size_class) {

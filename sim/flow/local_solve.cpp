@@ -123,9 +123,10 @@ void FlowNetwork::consider_lone_links(Share& tightest, Path& path) {
     Share least{std::numeric_limits<double>::infinity(), kNoId, tightest.path};
     std::uint32_t at = kNoLone;
     for_each_entry(tightest.path, true, [&](std::uint32_t i) {
-      const Share before = least;
-      consider_lone_link(least, route[i], flows);
-      if (least.link != before.link || least.share != before.share) at = i;
+      if (const Share key = lone_key(route[i], flows, tightest.path); least > key) {
+        least = key;
+        at = i;
+      }
     });
     path.lone_hop = at;
   }
