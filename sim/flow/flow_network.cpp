@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 namespace exasim::flow {
@@ -22,6 +23,9 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
   for (std::size_t l = 0; l < links.size(); ++l) {
     auto [it, added] = classes.try_emplace(links[l].bandwidth_Bps, static_cast<std::uint32_t>(capacities_.size()));
     if (added) capacities_.push_back(links[l].bandwidth_Bps);
+    if (capacities_.size() > kMaxCapacityClasses)
+      throw std::invalid_argument("FlowNetwork: more than " + std::to_string(kMaxCapacityClasses) +
+                                  " distinct link capacities");
     links_[l].capacity_class = static_cast<std::uint16_t>(it->second);
   }
   allowance_class_.assign(std::max<std::size_t>(capacities_.size(), kClassInLink + 1), 0);
@@ -34,7 +38,7 @@ bool FlowNetwork::try_sleep(topo::LinkId l) {
   // the next power of two. A wider room wakes fewer links on their next flow but more on their
   // allowance: room for twice as many took 1.03x the time under minimal routing.
   const std::uint32_t base = links_[l].capacity_class;
-  if (base >= kClassInLink || scratch_[l].bottlenecked > 0) return false;
+  if (base >= kClassInLink || links_[l].holds_bottleneck) return false;
   const std::uint32_t room = std::bit_ceil(links_[l].flows + 1);
   const double allowance = capacities_[base] / room;
   const EntryList& entries = links_[l].entries;
@@ -301,7 +305,7 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     if (load != 0 && !entries[i].lone) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
     // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
     // links it has already reached.
-    if (!alone) dirty_links_.push_back(l);
+    if (!alone && (!local || link.holds_bottleneck)) dirty_links_.push_back(l);
   }
   if (outgrown) {  // after the loop: the wake sums every entry, the new flow's included
     for (const topo::LinkId l : route)
@@ -357,10 +361,11 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
         __builtin_prefetch(&links_[route[ahead].link]);
         if (load != 0 && !route[ahead].lone) __builtin_prefetch(&scratch_[route[ahead].link]);
       }
-      --links_[route[i].link].flows;
+      LinkState& link = links_[route[i].link];
+      --link.flows;
       --loads_[route[i].link];
       if (load != 0 && !route[i].lone) scratch_[route[i].link].load -= load;
-      dirty_links_.push_back(route[i].link);
+      if (solver_ != Solver::Local || link.holds_bottleneck) dirty_links_.push_back(route[i].link);
     }
     --p.flows;
     p.lone_hop = kLoneStale;
@@ -395,7 +400,7 @@ void FlowNetwork::finish_path(PathId id, std::int64_t load) {
     route_pool_[paths_[moved.path].route_at + moved.hop].index = r.index;
     if (on_link.size() <= 1) link.asleep = kAwake;  // one path left or none: not a sleeping link
     if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
-    if (!on_link.empty()) dirty_links_.push_back(r.link);
+    if (!on_link.empty() && (solver_ != Solver::Local || link.holds_bottleneck)) dirty_links_.push_back(r.link);
     if (sleeping_ && on_link.size() > 1 && link.asleep == kAwake) (void)try_sleep(r.link);
   }
   p.flows = 0;
@@ -482,8 +487,8 @@ void FlowNetwork::solve_components() {
 void FlowNetwork::set_bottleneck(PathId p, topo::LinkId l) {
   topo::LinkId& at = paths_[p].bottleneck;
   if (at == l) return;
-  if (at != kNoId) --scratch_[at].bottlenecked;
-  if (l != kNoId) ++scratch_[l].bottlenecked;
+  if (at != kNoId && --scratch_[at].bottlenecked == 0) links_[at].holds_bottleneck = 0;
+  if (l != kNoId && scratch_[l].bottlenecked++ == 0) links_[l].holds_bottleneck = 1;
   at = l;
 }
 
@@ -541,7 +546,7 @@ void FlowNetwork::fill(std::size_t paths, std::uint32_t frozen_mark) {
 
 void FlowNetwork::resolve(double now_s, const Scheduler& schedule) {
   if (local_) local_->resolve(now_s, [&schedule](double t, FlowId f) { schedule(t, kNodeLocal | f); });
-  if (dirty_links_.empty() && fresh_lone_.empty() && !reference()) return;
+  if (dirty_links_.empty() && fresh_lone_.empty() && touched_paths_.empty() && !reference()) return;
   if (solver_ == Solver::Local)
     solve_local();
   else

@@ -226,7 +226,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct alignas(32) LinkState {
     std::uint32_t flows = 0;  ///< flow entries: each entry weighted by its path's flow count
     std::uint32_t epoch = 0;
-    std::uint16_t capacity_class = 0;
+    std::uint16_t capacity_class : 15 = 0;
+    /// Solver::Local: whether some path's bottleneck is here (FillScratch::bottlenecked > 0). Only
+    /// then can a change on the link move a held path, so only then is it marked dirty; the link's
+    /// record is at hand where that is decided, its filling scratch is not.
+    std::uint16_t holds_bottleneck : 1 = 0;
     /// kAwake, or the allowance class of a sleeping link (see set_sleeping()).
     std::uint16_t asleep = 0xffff;
     EntryList entries;
@@ -243,6 +247,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t capacity_class : 5;  ///< the link's, or kClassInLink for classes beyond
   };
   static constexpr std::uint32_t kClassInLink = 31;
+  static constexpr std::uint32_t kMaxCapacityClasses = 1u << 15;  ///< LinkState::capacity_class's bits
   static constexpr std::uint16_t kAwake = 0xffff;
   /// A heap key of progressive filling: a link's fair share, or (path != kNoId) the tightest lone link
   /// of a path. Keys order by (share, link) either way, so links pop in the same order as if every

@@ -341,6 +341,14 @@ TEST_CASE("a path's tightest lone link is found again when its flow count change
   CHECK(local.rate_Bps(p) == Approx(1.95e9));
 }
 
+TEST_CASE("a machine with more distinct link capacities than a link record can name is refused", "[unit]") {
+  std::vector<topo::Link> links;
+  for (int i = 0; i < (1 << 15); ++i) links.push_back({1e9 + i, 0, topo::LinkClass::Global});
+  CHECK_NOTHROW(FlowNetwork(links, Solver::Local));
+  links.push_back({0.5e9, 0, topo::LinkClass::Global});
+  CHECK_THROWS_WITH(FlowNetwork(links, Solver::Local), Catch::Contains("more than 32768 distinct link capacities"));
+}
+
 TEST_CASE("the solver counters say which paths a re-solve filled and released", "[unit]") {
   // A runs alone over links 2 and 1, held to 8 GB/s by link 2 (its rate set when it is added). B then
   // crosses links 0 and 1: link 1 saturates at 2 GB/s with A held above that, so A is released (its

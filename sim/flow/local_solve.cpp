@@ -66,9 +66,9 @@ void FlowNetwork::solve_local() {
   touched_paths_.clear();
   const std::uint32_t dirty_seen = ++epoch_;
   for (const topo::LinkId l : dirty_links_) {
-    if (scratch_[l].bottlenecked == 0) continue;  // most are not: read before the link's record
     LinkState& link = links_[l];
-    if (link.epoch == dirty_seen) continue;
+    // Marked dirty only while some path's bottleneck was here, but those paths may have ended since.
+    if (!link.holds_bottleneck || link.epoch == dirty_seen) continue;
     link.epoch = dirty_seen;
     for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
       if (paths_[e->path].bottleneck == l) join(e->path);
