@@ -157,6 +157,12 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
     }
   }
   graph_ = std::move(graph);
+  per_node_ = FastDivisor(n.gpus);
+  gpu_ports_.reserve(gpu_count());
+  for (GpuId g = 0; g < gpu_count(); ++g) {
+    const std::uint32_t at = node_of(g), nic = node_links_.nic_of_gpu(g);
+    gpu_ports_.push_back({cursor(switch_of_nic(at, nic)), nic_link(at, nic, true), nic_link(at, nic, false)});
+  }
 }
 
 std::string Dragonfly::describe() const {
@@ -309,14 +315,14 @@ bool Dragonfly::idle_inside_group(Cursor s, Cursor t, const SwitchPath& path, co
 void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                       std::vector<LinkId>& out) const {
   if (src == dst || src >= gpu_count() || dst >= gpu_count()) throw std::logic_error("Dragonfly::route: bad ends");
-  const std::uint32_t src_node = node_of(src), dst_node = node_of(dst);
-  if (src_node == dst_node) {
+  if (per_node_.div(src) == per_node_.div(dst)) {
     node_links_.route_inside(src, dst, out);
     return;
   }
 
-  const std::uint32_t src_nic = node_links_.nic_of_gpu(src), dst_nic = node_links_.nic_of_gpu(dst);
-  const Cursor s = cursor(switch_of_nic(src_node, src_nic)), t = cursor(switch_of_nic(dst_node, dst_nic));
+  const GpuPort& from = gpu_ports_[src];
+  const GpuPort& to = gpu_ports_[dst];
+  const Cursor s = from.sw, t = to.sw;
   const std::uint64_t hash = flow_hash_of_mixed_seed(mixed_seed_, flow_key, src, dst);
 
   SwitchPath path = minimal_path(s, t, hash);
@@ -400,9 +406,9 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
     }
   }
 
-  out.push_back(nic_link(src_node, src_nic, true));
+  out.push_back(from.up);
   out.insert(out.end(), path.links.begin(), path.links.begin() + path.hops);
-  out.push_back(nic_link(dst_node, dst_nic, false));
+  out.push_back(to.down);
 }
 
 std::size_t Dragonfly::link_count(LinkClass cls) const { return link_counts()[static_cast<std::size_t>(cls)]; }

@@ -262,6 +262,15 @@ class Dragonfly final : public Topology {
   std::vector<GridPlace> grid_;
   /// By global port i = peer rank * global_links_per_group_pair + k: the index of its switch in the group.
   std::vector<std::uint32_t> port_switch_;
+  /// By GPU: where its flows enter and leave the network (its NIC's links and switch). route() reads
+  /// two of these instead of dividing its way there (ten divisions a route: node, NIC, group, switch).
+  struct GpuPort {
+    Cursor sw;
+    LinkId up;
+    LinkId down;
+  };
+  std::vector<GpuPort> gpu_ports_;
+  FastDivisor per_node_;                              ///< by GPUs per node
   std::shared_ptr<const detail::SwitchGraph> graph_;  ///< shared: immutable, keeps Dragonfly copyable
 };
 
