@@ -12,6 +12,7 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 NodeLinks::NodeLinks(const NodeSpec& node, GpuLinkMatrix matrix) : node_(node), matrix_(std::move(matrix)) {
   if (node_.gpus == 0 || node_.nics == 0) throw std::invalid_argument("node: needs at least one GPU and one NIC");
+  per_gpus_ = FastDivisor(node_.gpus);
   if (node_.nics > node_.gpus) throw std::invalid_argument("node: at most one NIC per GPU is supported");
   if (switched()) {
     if (matrix_.gpus != 0) throw std::invalid_argument("node: an NVSwitch node takes no GPU link matrix");
@@ -76,13 +77,13 @@ LinkId NodeLinks::nic_link(std::uint32_t node, std::uint32_t nic, bool up) const
 }
 
 void NodeLinks::route_inside(GpuId src, GpuId dst, std::vector<LinkId>& out) const {
-  const std::uint32_t g = node_.gpus, node = src / g, a = src % g, b = dst % g;
+  const std::uint32_t node = per_gpus_.div(src), a = src - node * node_.gpus, b = per_gpus_.mod(dst);
   if (switched()) {
     out.push_back(switch_link(node, a, true));
     out.push_back(switch_link(node, b, false));
     return;
   }
-  const std::uint32_t mid = via_[a * g + b];
+  const std::uint32_t mid = via_[a * node_.gpus + b];
   if (mid == kNone) {
     out.push_back(gpu_link(node, a, b));
   } else {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <vector>
+#include "topologies/fast_divisor.hpp"
 
 #include "topologies/gpu_links.hpp"
 #include "topologies/node.hpp"
@@ -70,6 +71,7 @@ class NodeLinks {
   GpuLinkMatrix matrix_;
   std::uint32_t pair_slots_ = 0;  ///< GPU links per node (pairs, or 2 per GPU with an NVSwitch)
   std::uint32_t per_node_ = 0;
+  FastDivisor per_gpus_;                  ///< by node_.gpus: route_inside() runs for every hop inside a node
   std::vector<std::uint32_t> pair_slot_;  ///< gpus x gpus -> slot among the node's GPU links, or none
   std::vector<std::uint32_t> via_;        ///< gpus x gpus -> intermediate GPU of unlinked pairs, or none
   std::vector<std::uint32_t> slot_pair_;  ///< slot -> from * gpus + to

@@ -90,7 +90,8 @@ class TimeIndex {
 template <typename Event>
 class EventQueue {
  public:
-  void push(double t, const Event& e) {
+  void push(double t,
+            Event e) {  // by value: an Event is a register (read back from memory, two narrow stores stall the load)
     // Lockstep ranks push runs of events at one time: remember the last instant's bucket.
     if (last_ != kNoBucket && t == last_time_) {
       buckets_[last_].push_back(e);
