@@ -30,7 +30,7 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
   }
   allowance_class_.assign(std::max<std::size_t>(capacities_.size(), kClassInLink + 1), 0);
   class_room_.assign(capacities_.size(), 0);
-  class_base_.assign(capacities_.size(), 0);
+  sleep_class_.assign(std::size_t{kClassInLink} * kRoomSizes, kNoSleepClass);
 }
 
 bool FlowNetwork::try_sleep(topo::LinkId l) {
@@ -44,18 +44,15 @@ bool FlowNetwork::try_sleep(topo::LinkId l) {
   const EntryList& entries = links_[l].entries;
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
     if (!(paths_[e->path].new_rate <= allowance)) return false;
-  std::uint32_t cls = kClassInLink;
-  for (std::uint32_t c = 0; c < capacities_.size(); ++c)
-    if (allowance_class_[c] && class_base_[c] == base && class_room_[c] == room) cls = c;
-  if (cls == kClassInLink) {
+  std::uint16_t& cls = sleep_class_[base * kRoomSizes + static_cast<std::uint32_t>(std::countr_zero(room))];
+  if (cls == kNoSleepClass) {
     if (capacities_.size() >= kClassInLink) return false;  // no class left: stays awake
-    cls = static_cast<std::uint32_t>(capacities_.size());
+    cls = static_cast<std::uint16_t>(capacities_.size());
     capacities_.push_back(allowance);
     allowance_class_[cls] = 1;
     class_room_.push_back(room);
-    class_base_.push_back(base);
   }
-  links_[l].asleep = static_cast<std::uint16_t>(cls);
+  links_[l].asleep = cls;
   for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) set_lone(*e, true);
   ++counters_.sleeps;
   return true;

@@ -411,10 +411,14 @@ class FlowNetwork final : public topo::LinkLoadView {
   std::vector<std::uint32_t> held_;  ///< per link: hold()s not yet taken by add()
   std::vector<double> capacities_;   ///< distinct link capacities (bytes/s), by LinkState::capacity_class
   /// Per class: whether it is a sleeping link's allowance (bytes/s per flow, not per link), and the
-  /// room it was made for (the most flows the link may carry asleep) and the class it is of.
+  /// room it was made for (the most flows the link may carry asleep).
   std::vector<char> allowance_class_;
   std::vector<std::uint32_t> class_room_;
-  std::vector<std::uint32_t> class_base_;
+  /// The allowance class of a link's capacity class and room, by base * kRoomSizes + log2(room), or
+  /// kNoSleepClass before a link of that kind first sleeps.
+  std::vector<std::uint16_t> sleep_class_;
+  static constexpr std::uint32_t kRoomSizes = 32;  ///< rooms are powers of two below 2^32
+  static constexpr std::uint16_t kNoSleepClass = 0xffff;
   Sleeping sleep_mode_ = Sleeping::Off;  ///< set_sleeping()
   bool sleeping_ = false;                ///< whether links may go to sleep now
   double released_mean_ = 0;             ///< Sleeping::Auto: running mean of paths released a re-solve
