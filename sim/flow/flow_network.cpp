@@ -234,7 +234,8 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   // The route is known: ask for its link records ahead (kPrefetchAhead).
   for (std::uint32_t i = 0; i < std::min(kPrefetchAhead, p.hops); ++i) __builtin_prefetch(&links_[route[i]]);
   for (std::uint32_t i = 0; i < p.hops; ++i) {
-    if (i + kPrefetchAhead < p.hops) __builtin_prefetch(&links_[route[i + kPrefetchAhead]]);
+    // Clamped rather than tested (the test mispredicted once a route): the last ones repeat.
+    __builtin_prefetch(&links_[route[std::min(i + kPrefetchAhead, p.hops - 1)]]);
     const topo::LinkId l = route[i];
     auto& on_link = links_[l].entries;
     for (const Entry* e = on_link.begin(spills_); alone && e != on_link.end(spills_); ++e) alone = e->path == id;
@@ -293,10 +294,12 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   for (std::size_t i = 0; i < route.size(); ++i) {
     const topo::LinkId l = route[i];
     LinkState& link = links_[l];
-    if (held_[l] > 0)
-      --held_[l];  // the held entry becomes a flow entry: the load stays
-    else
-      ++loads_[l];
+    // A held entry becomes a flow entry (the load stays); else the load grows. Without a branch:
+    // routes mix held switch links and unheld NIC links in no pattern (3 % of adaptive runs'
+    // mispredictions were here).
+    const std::uint32_t taken = held_[l] > 0 ? 1 : 0;
+    held_[l] -= taken;
+    loads_[l] += 1 - taken;
     ++link.flows;
     outgrown = outgrown || (link.asleep != kAwake && link.flows > class_room_[link.asleep]);
     if (load != 0 && !entries[i].lone) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
@@ -381,10 +384,10 @@ void FlowNetwork::finish_path(PathId id, std::int64_t load) {
   Path& p = paths_[id];
   const RouteEntry* route = route_of(id);
   for (std::uint32_t i = 0; i < p.hops; ++i) {
-    if (const std::uint32_t ahead = i + kPrefetchAhead; ahead < p.hops) {
-      __builtin_prefetch(&links_[route[ahead].link]);
-      if (load != 0 && !route[ahead].lone) __builtin_prefetch(&scratch_[route[ahead].link]);
-    }
+    // No test of the route's end (it mispredicted once a path): the pool ends in spare entries.
+    const RouteEntry next = route[i + kPrefetchAhead];
+    __builtin_prefetch(&links_[next.link]);
+    if (load != 0 && !next.lone) __builtin_prefetch(&scratch_[next.link]);
     const RouteEntry r = route[i];  // as the removals before it left it
     LinkState& link = links_[r.link];
     --link.flows;

@@ -256,7 +256,8 @@ class FlowNetwork final : public topo::LinkLoadView {
     double share;
     topo::LinkId link;
     PathId path = kNoId;
-    bool operator>(const Share& o) const { return share > o.share || (share == o.share && link > o.link); }
+    // Bitwise, not short-circuit: keys are compared in every route walk, in no pattern.
+    bool operator>(const Share& o) const { return (share > o.share) | ((share == o.share) & (link > o.link)); }
   };
   /// A key of keys_ without its share (the queue keeps that as its key).
   struct KeyItem {

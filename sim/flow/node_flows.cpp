@@ -13,6 +13,7 @@ namespace exasim::flow {
 NodeFlows::NodeFlows(std::uint32_t nodes, std::uint32_t per_node, std::vector<double> capacities)
     : nodes_(nodes),
       per_node_(per_node),
+      per_node_div_(per_node),
       local_links_(static_cast<std::uint32_t>(capacities.size())),
       capacities_(std::move(capacities)),
       head_(nodes, kNoId),

@@ -27,6 +27,7 @@
 //    a ring that crosses nodes at some hops and not at others (node_layout() in fast_runtime.cpp), and
 //    FlowNetwork::add() throws on a route that mixes the two.
 
+#include "topologies/fast_divisor.hpp"
 #include "topologies/topology.hpp"
 
 #include <algorithm>
@@ -66,7 +67,8 @@ class NodeFlows {
   [[nodiscard]] bool takes(std::span<const topo::LinkId> route) const;
   /// Whether the link is one of the node-local links (no other route may cross it).
   [[nodiscard]] bool is_local(topo::LinkId link) const {
-    return link < nodes_ * per_node_ && link % per_node_ < local_links_;
+    // Every network route is checked link by link (FlowNetwork::add()): no division, no early out.
+    return (link < nodes_ * per_node_) & (per_node_div_.mod(link) < local_links_);
   }
   /// A new flow; takes(route) must hold. Its rate is set by the next resolve().
   FlowId add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag);
@@ -110,6 +112,7 @@ class NodeFlows {
 
   std::uint32_t nodes_;
   std::uint32_t per_node_;
+  topo::FastDivisor per_node_div_;  ///< by per_node_
   std::uint32_t local_links_;
   std::vector<double> capacities_;   ///< per local link number
   std::vector<std::uint32_t> head_;  ///< per node: its first path, kNoId if none
