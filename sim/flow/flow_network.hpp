@@ -40,7 +40,8 @@
 //    its rates are max-min to that; link loads are kept in quanta of 2^-16 B/s. Under adaptive
 //    routing such differences (and any other, down to the order of a sum) can reorder nearly
 //    simultaneous events and change routes: the iteration is then ill-conditioned, see
-//    docs/performance.md.
+//    docs/performance.md;
+//  - at most 32,768 distinct link capacities (the constructor throws beyond).
 //
 // Flows whose route stays on one node's GPU-GPU links go to NodeFlows (node_flows.hpp), which gives
 // them the same rates from much less memory; their ids carry kNodeLocal. Not under Solver::Reference: the
