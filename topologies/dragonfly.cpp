@@ -157,7 +157,6 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
     }
   }
   graph_ = std::move(graph);
-  per_node_ = FastDivisor(n.gpus);
   gpu_ports_.reserve(gpu_count());
   for (GpuId g = 0; g < gpu_count(); ++g) {
     const std::uint32_t at = node_of(g), nic = node_links_.nic_of_gpu(g);
@@ -315,7 +314,7 @@ bool Dragonfly::idle_inside_group(Cursor s, Cursor t, const SwitchPath& path, co
 void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                       std::vector<LinkId>& out) const {
   if (src == dst || src >= gpu_count() || dst >= gpu_count()) throw std::logic_error("Dragonfly::route: bad ends");
-  if (per_node_.div(src) == per_node_.div(dst)) {
+  if (node_links_.node_of_gpu(src) == node_links_.node_of_gpu(dst)) {
     node_links_.route_inside(src, dst, out);
     return;
   }

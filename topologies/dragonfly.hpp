@@ -270,7 +270,6 @@ class Dragonfly final : public Topology {
     LinkId down;
   };
   std::vector<GpuPort> gpu_ports_;
-  FastDivisor per_node_;                              ///< by GPUs per node
   std::shared_ptr<const detail::SwitchGraph> graph_;  ///< shared: immutable, keeps Dragonfly copyable
 };
 

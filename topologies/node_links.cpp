@@ -77,7 +77,7 @@ LinkId NodeLinks::nic_link(std::uint32_t node, std::uint32_t nic, bool up) const
 }
 
 void NodeLinks::route_inside(GpuId src, GpuId dst, std::vector<LinkId>& out) const {
-  const std::uint32_t node = per_gpus_.div(src), a = src - node * node_.gpus, b = per_gpus_.mod(dst);
+  const std::uint32_t node = node_of_gpu(src), a = src - node * node_.gpus, b = per_gpus_.mod(dst);
   if (switched()) {
     out.push_back(switch_link(node, a, true));
     out.push_back(switch_link(node, b, false));

@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <vector>
-#include "topologies/fast_divisor.hpp"
 
+#include "topologies/fast_divisor.hpp"
 #include "topologies/gpu_links.hpp"
 #include "topologies/node.hpp"
 #include "topologies/topology.hpp"
@@ -46,6 +46,8 @@ class NodeLinks {
   [[nodiscard]] LinkId switch_link(std::uint32_t node, std::uint32_t gpu, bool up) const;
   [[nodiscard]] LinkId nic_link(std::uint32_t node, std::uint32_t nic, bool up) const;
   [[nodiscard]] std::uint32_t nic_of_gpu(GpuId gpu) const { return nic_of_local_gpu(node_, gpu % node_.gpus); }
+  /// The node of a GPU, without a division (routing asks it for both ends of every hop).
+  [[nodiscard]] std::uint32_t node_of_gpu(GpuId gpu) const { return per_gpus_.div(gpu); }
 
   /// Appends the route between two GPUs of the same node: the direct link, or two links through the
   /// matrix's fixed intermediate GPU, or (NVSwitch) the sender's up link and the receiver's down link.
@@ -71,7 +73,7 @@ class NodeLinks {
   GpuLinkMatrix matrix_;
   std::uint32_t pair_slots_ = 0;  ///< GPU links per node (pairs, or 2 per GPU with an NVSwitch)
   std::uint32_t per_node_ = 0;
-  FastDivisor per_gpus_;                  ///< by node_.gpus: route_inside() runs for every hop inside a node
+  FastDivisor per_gpus_;                  ///< by node_.gpus: node_of_gpu(), route_inside()
   std::vector<std::uint32_t> pair_slot_;  ///< gpus x gpus -> slot among the node's GPU links, or none
   std::vector<std::uint32_t> via_;        ///< gpus x gpus -> intermediate GPU of unlinked pairs, or none
   std::vector<std::uint32_t> slot_pair_;  ///< slot -> from * gpus + to

@@ -305,7 +305,7 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     if (load != 0 && !entries[i].lone) scratch_[l].load += load;  // a new path's first flow counts for nothing yet
     // A link a bundle crosses k times is usually marked dirty k times; solve_components() skips
     // links it has already reached.
-    if (!alone && (!local || link.holds_bottleneck)) dirty_links_.push_back(l);
+    if (!alone) mark_dirty(l, link);
   }
   if (outgrown) {  // after the loop: the wake sums every entry, the new flow's included
     for (const topo::LinkId l : route)
@@ -365,7 +365,7 @@ std::uint64_t FlowNetwork::finish(FlowId id) {
       --link.flows;
       --loads_[route[i].link];
       if (load != 0 && !route[i].lone) scratch_[route[i].link].load -= load;
-      if (solver_ != Solver::Local || link.holds_bottleneck) dirty_links_.push_back(route[i].link);
+      mark_dirty(route[i].link, link);
     }
     --p.flows;
     p.lone_hop = kLoneStale;
@@ -400,7 +400,7 @@ void FlowNetwork::finish_path(PathId id, std::int64_t load) {
     route_pool_[paths_[moved.path].route_at + moved.hop].index = r.index;
     if (on_link.size() <= 1) link.asleep = kAwake;  // one path left or none: not a sleeping link
     if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
-    if (!on_link.empty() && (solver_ != Solver::Local || link.holds_bottleneck)) dirty_links_.push_back(r.link);
+    if (!on_link.empty()) mark_dirty(r.link, link);
     if (sleeping_ && on_link.size() > 1 && link.asleep == kAwake) (void)try_sleep(r.link);
   }
   p.flows = 0;

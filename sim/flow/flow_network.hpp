@@ -362,6 +362,11 @@ class FlowNetwork final : public topo::LinkLoadView {
   [[nodiscard]] double capacity(const RouteEntry& r) const {
     return r.capacity_class == kClassInLink ? capacity(r.link) : capacities_[r.capacity_class];
   }
+  /// A change on link l (whose record is `link`) may move other paths' rates: the component solver
+  /// starts from every such link, the local one only from those some path's bottleneck is on.
+  void mark_dirty(topo::LinkId l, const LinkState& link) {
+    if (solver_ != Solver::Local || link.holds_bottleneck) dirty_links_.push_back(l);
+  }
   /// Marks a link's entry (the route entry it points back to) as the link's only entry or not (or
   /// as an entry of a sleeping link, which the solver passes over like a lone one), with its class.
   void set_lone(const Entry& e, bool lone) {
