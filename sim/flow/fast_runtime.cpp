@@ -76,10 +76,11 @@ class FastNetwork final : public exec::NetworkBackend {
   FastNetwork(const topo::Topology& topo, const runtime::Job& job, const FastOptions& options)
       : network_(topo.links(), options.solver, node_layout(topo, job)),
         progress_(options.progress),
-        reverse_instants_(options.reverse_instants),
-        first_load_read_link_(topo.first_load_read_link()) {
+        reverse_instants_(options.reverse_instants) {
     if (options.meter_links) meter_.emplace(topo.links().size());
     network_.set_sleeping(FlowNetwork::Sleeping::Auto);  // on where re-solves cascade (flow_network.hpp)
+    // Only links that routing reads need to show a collective's earlier hops while its later ones are routed.
+    network_.set_first_held(topo.first_load_read_link());
   }
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {
@@ -95,11 +96,7 @@ class FastNetwork final : public exec::NetworkBackend {
   }
   [[nodiscard]] const topo::LinkLoadView* load_view() const override { return &network_; }
   [[nodiscard]] const SolverCounters& counters() const { return network_.counters(); }
-  void hold(const topo::LinkId* links, std::size_t count) override {
-    // Only links that routing reads need to show a collective's earlier hops while its later ones are routed.
-    for (std::size_t i = 0; i < count; ++i)
-      if (links[i] >= first_load_read_link_) network_.hold(links[i]);
-  }
+  void hold(const topo::LinkId* links, std::size_t count) override { network_.hold(links, count); }
 
   runtime::RunResult run(Core& core) {
     core_ = &core;
@@ -202,7 +199,6 @@ class FastNetwork final : public exec::NetworkBackend {
 
   const ProgressCallback progress_;
   const bool reverse_instants_;
-  const topo::LinkId first_load_read_link_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t next_progress_check_ = 0;
   double last_progress_s_ = 0;

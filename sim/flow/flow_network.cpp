@@ -16,7 +16,6 @@ FlowNetwork::FlowNetwork(const std::vector<topo::Link>& links, Solver solver, No
     : local_(solver == Solver::Reference ? std::nullopt : node_flows(links, layout)),
       links_(links.size()),
       loads_(links.size()),
-      held_(links.size()),
       scratch_(links.size()),
       solver_(solver) {
   std::unordered_map<double, std::uint32_t> classes;  // machines have a handful of distinct capacities
@@ -291,14 +290,18 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   const std::int64_t load = local ? quantum_of(p.new_rate) : 0;  // the new flow, at its path's rate so far
   const RouteEntry* entries = route_of(path);
   bool outgrown = false;  // a sleeping link with more flows than its room
+  // With holds pending, the route is a bundle of held hops (hold()): its entries from first_held_ on
+  // were held. Below it, the load grows.
+  const topo::LinkId held_from = holds_ > 0 ? first_held_ : kNoId;
+  std::uint64_t taken_holds = 0;
   for (std::size_t i = 0; i < route.size(); ++i) {
     const topo::LinkId l = route[i];
     LinkState& link = links_[l];
     // A held entry becomes a flow entry (the load stays); else the load grows. Without a branch:
     // routes mix held switch links and unheld NIC links in no pattern (3 % of adaptive runs'
     // mispredictions were here).
-    const std::uint32_t taken = held_[l] > 0 ? 1 : 0;
-    held_[l] -= taken;
+    const std::uint32_t taken = l >= held_from ? 1 : 0;
+    taken_holds += taken;
     loads_[l] += 1 - taken;
     ++link.flows;
     outgrown = outgrown || (link.asleep != kAwake && link.flows > class_room_[link.asleep]);
@@ -307,6 +310,10 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
     // links it has already reached.
     if (!alone) mark_dirty(l, link);
   }
+  if (taken_holds > holds_)
+    throw std::logic_error("FlowNetwork::add: a route takes " + std::to_string(taken_holds) + " holds, but only " +
+                           std::to_string(holds_) + " are pending (a bundle must be made of held hops)");
+  holds_ -= taken_holds;
   if (outgrown) {  // after the loop: the wake sums every entry, the new flow's included
     for (const topo::LinkId l : route)
       if (links_[l].asleep != kAwake && links_[l].flows > class_room_[links_[l].asleep]) wake(l);

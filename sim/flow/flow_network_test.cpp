@@ -76,12 +76,38 @@ TEST_CASE("a bundle crossing a link twice takes two shares of it", "[unit]") {
 
 TEST_CASE("held links count as load until the flow that takes them is added", "[unit]") {
   FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}, {10e9, 0, topo::LinkClass::NicUp}}, Solver::Local);
-  const std::vector<topo::LinkId> hop{0, 1};
+  const std::vector<topo::LinkId> hop{0, 1}, back{0};
   net.hold(hop.data(), hop.size());
   CHECK(net.load(0) == 1);
-  net.add({0, 1, 0}, 1e9, 1);  // the bundle: the held hop plus one more entry on link 0
+  net.hold(back.data(), back.size());
+  CHECK(net.load(0) == 2);
+  net.add({0, 1, 0}, 1e9, 1);  // the bundle of both hops: its entries take the holds, the load stays
   CHECK(net.load(0) == 2);
   CHECK(net.load(1) == 1);
+  net.add({0, 1}, 1e9, 2);  // no hold pending: a flow's entries add to the load
+  CHECK(net.load(0) == 3);
+  CHECK(net.load(1) == 2);
+}
+
+TEST_CASE("only links from first_held() on are held", "[unit]") {
+  // Link 0 is one routing never reads (a NIC link): a hop's hold skips it, and the bundle's entry
+  // on it adds to the load when the bundle starts.
+  FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}, {10e9, 0, topo::LinkClass::Local}}, Solver::Local);
+  net.set_first_held(1);
+  const std::vector<topo::LinkId> hop{0, 1};
+  net.hold(hop.data(), hop.size());
+  CHECK(net.load(0) == 0);
+  CHECK(net.load(1) == 1);
+  net.add({0, 1}, 1e9, 1);
+  CHECK(net.load(0) == 1);
+  CHECK(net.load(1) == 1);
+}
+
+TEST_CASE("a flow that takes more holds than are pending is a logic error", "[unit]") {
+  FlowNetwork net({{10e9, 0, topo::LinkClass::NicUp}, {10e9, 0, topo::LinkClass::NicUp}}, Solver::Local);
+  const std::vector<topo::LinkId> hop{0};
+  net.hold(hop.data(), hop.size());
+  CHECK_THROWS_WITH(net.add({0, 1}, 1e9, 1), Catch::Contains("takes 2 holds, but only 1 are pending"));
 }
 
 TEST_CASE("flows on the same route share a path and still finish on their own bytes", "[unit]") {
