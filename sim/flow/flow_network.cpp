@@ -205,9 +205,9 @@ FlowNetwork::PathId FlowNetwork::find_path(std::span<const topo::LinkId> route) 
   std::uint32_t tried = 0;
   for (const Entry* it = candidates.begin(spills_); it != candidates.end(spills_); ++it) {
     const Entry& e = *it;
-    if (e.hop != 0) continue;
-    if (++tried > kPathCandidates) break;  // a miss only costs a second path with the same route
     const Path& p = paths_[e.path];
+    if (e.at != p.route_at) continue;      // not the first entry of its route
+    if (++tried > kPathCandidates) break;  // a miss only costs a second path with the same route
     if (p.hops != route.size()) continue;
     const RouteEntry* r = route_of(e.path);
     std::size_t i = 1;
@@ -254,7 +254,7 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
     const bool lone = !reference() && (on_link.empty() || links_[l].asleep != kAwake);
     route_pool_[base + i] = {l, on_link.size(), lone, cls};
     mask[i / 64] |= std::uint64_t{!lone} << (i % 64);
-    on_link.push_back(spills_, {id, i});
+    on_link.push_back(spills_, {id, static_cast<std::uint32_t>(base + i)});
   }
   return id;
 }
@@ -404,7 +404,7 @@ void FlowNetwork::finish_path(PathId id, std::int64_t load) {
     const Entry moved = on_link.back(spills_);
     on_link.at(spills_, r.index) = moved;
     on_link.pop_back(spills_);
-    route_pool_[paths_[moved.path].route_at + moved.hop].index = r.index;
+    route_pool_[moved.at].index = r.index;
     if (on_link.size() <= 1) link.asleep = kAwake;  // one path left or none: not a sleeping link
     if (on_link.size() == 1 && !reference()) set_lone(on_link.back(spills_), true);
     if (!on_link.empty()) mark_dirty(r.link, link);

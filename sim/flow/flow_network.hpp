@@ -175,11 +175,12 @@ class FlowNetwork final : public topo::LinkLoadView {
     /// an entry's lone mark or class, or the path's flows, have changed since it was found.
     std::uint32_t lone_hop = kLoneStale;
   };
-  /// One route entry on a link: which path, and which entry of its route (finish() fixes that entry's
-  /// back index in O(1) when it moves another path's entry).
+  /// One route entry on a link: which path, and where its route entry is in route_pool_ (finish()
+  /// fixes that entry's back index in O(1) when it moves another path's entry; an index into the
+  /// path's route instead cost a cache miss on the path's record first).
   struct Entry {
     PathId path;
-    std::uint32_t hop;
+    std::uint32_t at;  ///< the path's route_at + the entry's hop, fixed while the path lives
   };
   /// Spill storage of busy links' entries: one arena of power-of-two segments, freed segments reused
   /// by size. A vector per busy link would cost a second dependent cache miss (its header, then its
@@ -376,21 +377,22 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// as an entry of a sleeping link, which the solver passes over like a lone one), with its class.
   void set_lone(const Entry& e, bool lone) {
     Path& p = paths_[e.path];
-    RouteEntry& r = route_pool_[p.route_at + e.hop];
+    RouteEntry& r = route_pool_[e.at];
+    const std::uint32_t hop = e.at - p.route_at;
     r.lone = lone;
     r.capacity_class = entry_class(r.link);
-    std::uint64_t& word = masks_[p.mask_at + e.hop / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (e.hop % 64);
+    std::uint64_t& word = masks_[p.mask_at + hop / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (hop % 64);
     word = lone ? word & ~bit : word | bit;
     // p's tightest lone entry (consider_lone_links()) stays known where that is cheap: links going
     // to sleep and waking mark thousands of entries, and finding it again walks the whole route.
-    if (p.lone_hop == e.hop) {
+    if (p.lone_hop == hop) {
       p.lone_hop = kLoneStale;  // its key changed, or it is no longer lone
     } else if (lone && p.lone_hop == kNoLone) {
-      p.lone_hop = e.hop;
+      p.lone_hop = hop;
     } else if (lone && p.lone_hop != kLoneStale &&
                lone_key(route_pool_[p.route_at + p.lone_hop], p.flows, e.path) > lone_key(r, p.flows, e.path)) {
-      p.lone_hop = e.hop;
+      p.lone_hop = hop;
     }
   }
   /// Words of the shared-entry mask of a path of the size class (one bit per entry of its segment).
