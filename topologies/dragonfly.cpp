@@ -162,6 +162,24 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
     const std::uint32_t at = node_of(g), nic = node_links_.nic_of_gpu(g);
     gpu_ports_.push_back({cursor(switch_of_nic(at, nic)), nic_link(at, nic, true), nic_link(at, nic, false)});
   }
+  // The latencies route_with_latency() adds up, by kind, and a check that every link has its kind's.
+  nic_up_latency_s_ = links()[gpu_ports_[0].up].latency_s;
+  nic_down_latency_s_ = links()[gpu_ports_[0].down].latency_s;
+  row_latency_s_ = p_.local_latency_s + p_.switch_latency_s;
+  column_latency_s_ = p_.column_latency_s + p_.switch_latency_s;
+  global_latency_s_ = p_.global_latency_s + p_.switch_latency_s;
+  for (const GpuPort& port : gpu_ports_)
+    if (links()[port.up].latency_s != nic_up_latency_s_ || links()[port.down].latency_s != nic_down_latency_s_)
+      throw std::logic_error("Dragonfly: NIC links of different latencies");
+  for (LinkId l = local_base_; l < links().size(); ++l)
+    if (links()[l].latency_s != switch_link_latency_s(l))
+      throw std::logic_error("Dragonfly: a switch link's latency differs from its kind's");
+}
+
+double Dragonfly::switch_link_latency_s(LinkId link) const {
+  if (link >= global_base_) return global_latency_s_;
+  // A switch's local links: its row's, then its column's (see the constructor).
+  return p_.rows == 1 || (link - local_base_) % local_per_switch_ < columns() - 1 ? row_latency_s_ : column_latency_s_;
 }
 
 std::string Dragonfly::describe() const {
@@ -311,11 +329,14 @@ bool Dragonfly::idle_inside_group(Cursor s, Cursor t, const SwitchPath& path, co
   return true;
 }
 
-void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
-                      std::vector<LinkId>& out) const {
+[[gnu::always_inline]] inline void Dragonfly::route_to(GpuId src, GpuId dst, std::uint64_t flow_key,
+                                                       const LinkLoadView* load, std::vector<LinkId>& out,
+                                                       double* latency) const {
   if (src == dst || src >= gpu_count() || dst >= gpu_count()) throw std::logic_error("Dragonfly::route: bad ends");
   if (node_links_.node_of_gpu(src) == node_links_.node_of_gpu(dst)) {
+    const std::size_t start = out.size();
     node_links_.route_inside(src, dst, out);
+    if (latency != nullptr) *latency = latency_s(out.data() + start, out.size() - start);
     return;
   }
 
@@ -408,6 +429,25 @@ void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLo
   out.push_back(from.up);
   out.insert(out.end(), path.links.begin(), path.links.begin() + path.hops);
   out.push_back(to.down);
+  if (latency != nullptr) {
+    // Summed in route order from 0, as latency_s() does, so the two agree to the last bit.
+    double total = 0;
+    total += nic_up_latency_s_;
+    for (std::uint32_t i = 0; i < path.hops; ++i) total += switch_link_latency_s(path.links[i]);
+    *latency = total + nic_down_latency_s_;
+  }
+}
+
+void Dragonfly::route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
+                      std::vector<LinkId>& out) const {
+  route_to(src, dst, flow_key, load, out, nullptr);
+}
+
+double Dragonfly::route_with_latency(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
+                                     std::vector<LinkId>& out) const {
+  double latency = 0;
+  route_to(src, dst, flow_key, load, out, &latency);
+  return latency;
 }
 
 std::size_t Dragonfly::link_count(LinkClass cls) const { return link_counts()[static_cast<std::size_t>(cls)]; }

@@ -138,3 +138,37 @@ TEST_CASE("dragonfly2d: every route is a chain of existing links within the hop 
     CHECK(longest == (policy == RoutingPolicy::Valiant ? 8u : 5u));
   }
 }
+
+TEST_CASE("dragonfly: route_with_latency() is route() and latency_s() of what it added", "[unit]") {
+  // Row, column and global links of different latencies, so that a link latency taken from the wrong
+  // kind shows; loads on some links, so that adaptive routing takes detours too.
+  DragonflyParams p = tiny2d(RoutingPolicy::Minimal);
+  p.node = {2, 100e9, 1e-6, 2, 25e9, 3e-6};
+  p.groups = 4;
+  p.rows = 3;
+  p.switches_per_group = 12;
+  p.endpoints_per_switch = 2;
+  p.global_links_per_group_pair = 2;
+  p.local_latency_s = 7e-9;
+  p.column_latency_s = 13e-9;
+  p.global_latency_s = 101e-9;
+  for (RoutingPolicy policy : {RoutingPolicy::Minimal, RoutingPolicy::Valiant, RoutingPolicy::Adaptive}) {
+    p.routing = policy;
+    const Dragonfly d(p);
+    testing::FakeLoad load;
+    for (LinkId l = d.first_load_read_link(); l < d.links().size(); l += 3) load.flows[l] = l % 5;
+    std::uint32_t differ = 0, inside = 0;
+    for (GpuId src = 0; src < d.gpu_count(); ++src) {
+      for (GpuId dst = 0; dst < d.gpu_count(); dst += 5) {
+        if (src == dst) continue;
+        std::vector<LinkId> plain{42}, timed{42};  // something before: only what is appended counts
+        d.route(src, dst, src * 11 + dst, &load, plain);
+        const double latency = d.route_with_latency(src, dst, src * 11 + dst, &load, timed);
+        differ += plain != timed || latency != d.latency_s(timed.data() + 1, timed.size() - 1);
+        inside += d.node_of(src) == d.node_of(dst);
+      }
+    }
+    CHECK(differ == 0);
+    CHECK(inside > 0);
+  }
+}

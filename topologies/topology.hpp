@@ -100,6 +100,14 @@ class Topology {
   /// paths deterministically; `load` (may be null) lets adaptive policies avoid busy links.
   virtual void route(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
                      std::vector<LinkId>& out) const = 0;
+  /// route(), and latency_s() of the links it appended: the same number, which a topology that knows
+  /// its links' latencies from how it built the route may find without reading a table per link.
+  virtual double route_with_latency(GpuId src, GpuId dst, std::uint64_t flow_key, const LinkLoadView* load,
+                                    std::vector<LinkId>& out) const {
+    const std::size_t start = out.size();
+    route(src, dst, flow_key, load, out);
+    return latency_s(out.data() + start, out.size() - start);
+  }
 
   /// route() reads the load of no link below this id (node links come first; adaptive policies only
   /// compare switch links). A caller that counts load for later routing decisions (a ring's earlier

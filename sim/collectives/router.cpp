@@ -24,10 +24,10 @@ std::uint64_t call_key(const GroupCall& call) {
 double route_hop(const topo::Topology& topology, const GroupCall& call, std::uint64_t key, Rank src, Rank dst,
                  std::uint32_t position, const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   const std::size_t start = out.links.size();
-  topology.route(call.gpu(src), call.gpu(dst), collective_flow_key(key, position), load, out.links);
-  const std::size_t count = out.links.size() - start;
-  if (on_hop) on_hop(out.links.data() + start, count);
-  return topology.latency_s(out.links.data() + start, count);
+  const double latency_s =
+      topology.route_with_latency(call.gpu(src), call.gpu(dst), collective_flow_key(key, position), load, out.links);
+  if (on_hop) on_hop(out.links.data() + start, out.links.size() - start);
+  return latency_s;
 }
 
 /// Closes the bundle that started at links[begin] with `bytes` per hop.
