@@ -297,20 +297,19 @@ LinkEnds Dragonfly::link_ends(LinkId link) const {
 
 [[gnu::always_inline]] inline bool Dragonfly::valiant_path(Cursor s, Cursor t, std::uint64_t hash,
                                                            SwitchPath& path) const {
+  // Built in `path` itself once it exists: built aside and copied, its links were read back in 16-byte
+  // loads from the 4-byte stores that had just written them, a stalled store forwarding a candidate.
+  if (s.group == t.group ? s.index == t.index || p_.switches_per_group < 3 : p_.groups < 3) return false;
   const std::uint64_t h1 = mix(hash), h2 = mix(h1), h3 = mix(h2);
-  SwitchPath p;
+  path.hops = 0;
   Cursor at = s;
   if (s.group == t.group) {
-    const std::uint32_t a = p_.switches_per_group;
-    if (s.index == t.index || a < 3) return false;
-    step_local(at, nth_excluding(other_switches_.mod64(h1), s.index, t.index), p);
+    step_local(at, nth_excluding(other_switches_.mod64(h1), s.index, t.index), path);
   } else {
-    if (p_.groups < 3) return false;
-    step_global(at, nth_excluding(other_groups_.mod64(h1), s.group, t.group), per_pair_.mod64(h2), p);
-    step_global(at, t.group, per_pair_.mod64(h3), p);
+    step_global(at, nth_excluding(other_groups_.mod64(h1), s.group, t.group), per_pair_.mod64(h2), path);
+    step_global(at, t.group, per_pair_.mod64(h3), path);
   }
-  step_local(at, t.index, p);
-  path = p;
+  step_local(at, t.index, path);
   return true;
 }
 
