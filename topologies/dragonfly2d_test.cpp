@@ -31,6 +31,19 @@ DragonflyParams tiny2d(RoutingPolicy routing) {
   return p;
 }
 
+// 4 groups of 3 x 4 switches, two endpoints each, nodes of 2 GPUs and 2 NICs, 2 global links per
+// group pair: large enough for every kind of route, small enough to route every pair.
+DragonflyParams grid3x4() {
+  DragonflyParams p = tiny2d(RoutingPolicy::Minimal);
+  p.node = {2, 100e9, 1e-6, 2, 25e9, 1e-6};
+  p.groups = 4;
+  p.rows = 3;
+  p.switches_per_group = 12;
+  p.endpoints_per_switch = 2;
+  p.global_links_per_group_pair = 2;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("dragonfly2d: tiny instance counts", "[unit]") {
@@ -114,13 +127,7 @@ TEST_CASE("dragonfly2d: hand-checked routes on the tiny instance", "[unit]") {
 }
 
 TEST_CASE("dragonfly2d: every route is a chain of existing links within the hop bounds", "[unit]") {
-  DragonflyParams p = tiny2d(RoutingPolicy::Minimal);
-  p.node = {2, 100e9, 1e-6, 2, 25e9, 1e-6};
-  p.groups = 4;
-  p.rows = 3;
-  p.switches_per_group = 12;
-  p.endpoints_per_switch = 2;
-  p.global_links_per_group_pair = 2;
+  DragonflyParams p = grid3x4();
   for (RoutingPolicy policy : {RoutingPolicy::Minimal, RoutingPolicy::Valiant, RoutingPolicy::Adaptive}) {
     p.routing = policy;
     const Dragonfly d(p);
@@ -142,13 +149,8 @@ TEST_CASE("dragonfly2d: every route is a chain of existing links within the hop 
 TEST_CASE("dragonfly: route_with_latency() is route() and latency_s() of what it added", "[unit]") {
   // Row, column and global links of different latencies, so that a link latency taken from the wrong
   // kind shows; loads on some links, so that adaptive routing takes detours too.
-  DragonflyParams p = tiny2d(RoutingPolicy::Minimal);
-  p.node = {2, 100e9, 1e-6, 2, 25e9, 3e-6};
-  p.groups = 4;
-  p.rows = 3;
-  p.switches_per_group = 12;
-  p.endpoints_per_switch = 2;
-  p.global_links_per_group_pair = 2;
+  DragonflyParams p = grid3x4();
+  p.node.nic_latency_s = 3e-6;
   p.local_latency_s = 7e-9;
   p.column_latency_s = 13e-9;
   p.global_latency_s = 101e-9;
