@@ -14,8 +14,7 @@ double max_latency(const CostInputs& in) { return std::max(in.intra.latency_s, i
 /// One sampled route's latency and bottleneck bandwidth (unloaded, flow key 0: deterministic).
 HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId dst) {
   std::vector<topo::LinkId> route;
-  topology.route(src, dst, 0, nullptr, route);
-  HopCost hop{topology.latency_s(route), std::numeric_limits<double>::infinity()};
+  HopCost hop{topology.route_with_latency(src, dst, 0, nullptr, route), std::numeric_limits<double>::infinity()};
   for (topo::LinkId l : route) hop.bandwidth_Bps = std::min(hop.bandwidth_Bps, topology.links()[l].bandwidth_Bps);
   return hop;
 }

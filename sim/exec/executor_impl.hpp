@@ -277,9 +277,10 @@ void BasicExecutor<Network>::launch_p2p(InstanceId id, Rank receiver, std::uint3
   Instance& inst = instances_[id];
   route_.clear();
   const std::uint64_t flow_key = collectives::p2p_flow_key(job_.seed, inst.first_member, receiver, sequence);
-  topo_.route(job_.gpu(inst.first_member), job_.gpu(receiver), flow_key, load_, route_);
+  const double latency_s =
+      topo_.route_with_latency(job_.gpu(inst.first_member), job_.gpu(receiver), flow_key, load_, route_);
   inst.stages_left = 1;
-  stage_latency_s_[id] = topo_.latency_s(route_) + job_.collective_step_overhead_s;
+  stage_latency_s_[id] = latency_s + job_.collective_step_overhead_s;
   if (inst.first_member == 0) wire_rank0_[inst.dim] += inst.bytes;
   ++flows_;
   backend_.start_flow(route_, inst.bytes, id);
