@@ -93,7 +93,7 @@
 #include <utility>
 #include <vector>
 
-#include "topologies/fast_divisor.hpp"
+#include "sim/core/fast_divisor.hpp"
 #include "topologies/gpu_links.hpp"
 #include "topologies/node.hpp"
 #include "topologies/node_links.hpp"

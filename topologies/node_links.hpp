@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "topologies/fast_divisor.hpp"
+#include "sim/core/fast_divisor.hpp"
 #include "topologies/gpu_links.hpp"
 #include "topologies/node.hpp"
 #include "topologies/topology.hpp"

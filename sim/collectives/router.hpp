@@ -58,6 +58,8 @@ struct GroupCall {
 
   [[nodiscard]] std::uint32_t size() const { return grid->dim(dim).size; }
   [[nodiscard]] Rank member(std::uint32_t k) const { return grid->group_member(first, dim, k); }
+  /// member(k + 1) - member(k): the members are evenly spaced, so a walk over them needs no division.
+  [[nodiscard]] std::uint32_t member_stride() const { return grid->dim(dim).stride; }
   [[nodiscard]] std::uint32_t gpu(Rank r) const {
     return gpu_of_rank == nullptr || gpu_of_rank->empty() ? r : (*gpu_of_rank)[r];
   }

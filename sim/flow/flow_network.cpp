@@ -192,6 +192,8 @@ FlowNetwork::PathId FlowNetwork::take_path(std::size_t hops) {
   // last segment's route without testing for its end.
   if (route_pool_.empty()) route_pool_.resize(kPrefetchAhead);
   paths_[id].route_at = static_cast<std::uint32_t>(route_pool_.size() - kPrefetchAhead);
+  // find_path() relies on it: segments are multiples of kMinSegment, laid end to end from 0.
+  if (paths_[id].route_at % kMinSegment != 0) throw std::logic_error("FlowNetwork: route segment misaligned");
   paths_[id].size_class = size_class;
   paths_[id].mask_at = static_cast<std::uint32_t>(masks_.size());
   masks_.resize(masks_.size() + mask_words(size_class));
@@ -205,6 +207,9 @@ FlowNetwork::PathId FlowNetwork::find_path(std::span<const topo::LinkId> route) 
   std::uint32_t tried = 0;
   for (const Entry* it = candidates.begin(spills_); it != candidates.end(spills_); ++it) {
     const Entry& e = *it;
+    // Every route starts at a multiple of kMinSegment (take_path()): most later entries are passed
+    // over without a read of their path's record.
+    if (e.at % kMinSegment != 0) continue;
     const Path& p = paths_[e.path];
     if (e.at != p.route_at) continue;      // not the first entry of its route
     if (++tried > kPathCandidates) break;  // a miss only costs a second path with the same route

@@ -27,7 +27,7 @@
 //    a ring that crosses nodes at some hops and not at others (node_layout() in fast_runtime.cpp), and
 //    FlowNetwork::add() throws on a route that mixes the two.
 
-#include "topologies/fast_divisor.hpp"
+#include "sim/core/fast_divisor.hpp"
 #include "topologies/topology.hpp"
 
 #include <algorithm>
@@ -112,7 +112,7 @@ class NodeFlows {
 
   std::uint32_t nodes_;
   std::uint32_t per_node_;
-  topo::FastDivisor per_node_div_;  ///< by per_node_
+  FastDivisor per_node_div_;  ///< by per_node_
   std::uint32_t local_links_;
   std::vector<double> capacities_;   ///< per local link number
   std::vector<std::uint32_t> head_;  ///< per node: its first path, kNoId if none

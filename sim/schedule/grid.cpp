@@ -1,20 +1,25 @@
 #include "sim/schedule/grid.hpp"
 
+#include <stdexcept>
+
 namespace exasim::schedule {
 
 ProcessGrid::ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>>& fastest_first) {
   for (const auto& [name, size] : fastest_first) {
+    // Plans are validated before a grid is built; a zero here is a caller's bug, not bad input.
+    if (size == 0) throw std::logic_error("ProcessGrid: dimension '" + name + "' has size 0");
     dims_.push_back({name, size, world_});
+    divisors_.push_back({FastDivisor(world_), FastDivisor(size), FastDivisor(world_ * size)});
     world_ *= size;
   }
 }
 
 std::uint32_t ProcessGrid::group_id(Rank rank, std::size_t d) const {
-  const auto& dim = dims_[d];
   // Drop the coordinate along d: the part below it stays, the part above shifts down by one factor.
-  std::uint32_t below = rank % dim.stride;
-  std::uint32_t above = rank / (dim.stride * dim.size);
-  return above * dim.stride + below;
+  const Divisors& by = divisors_[d];
+  const std::uint32_t below = by.stride.mod(rank);
+  const std::uint32_t above = by.span.div(rank);
+  return above * dims_[d].stride + below;
 }
 
 }  // namespace exasim::schedule

@@ -5,10 +5,11 @@
 // collective, and the dragonfly's wiring arithmetic divides by the group and row sizes several times
 // per path: a hardware division costs 10-40 cycles, these two or three. mod64() does the same for the
 // 64-bit flow hashes that pick parallel links and intermediate groups (four to six per candidate pair).
+// The process grid divides by its dimensions' sizes and strides for every collective a rank posts.
 
 #include <cstdint>
 
-namespace exasim::topo {
+namespace exasim {
 
 class FastDivisor {
   __extension__ using Wide = unsigned __int128;  // GCC and Clang; __extension__ keeps -Wpedantic quiet
@@ -42,4 +43,4 @@ class FastDivisor {
   Wide m128_ = 0;
 };
 
-}  // namespace exasim::topo
+}  // namespace exasim
