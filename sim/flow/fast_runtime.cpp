@@ -3,6 +3,7 @@
 #include "sim/exec/executor_impl.hpp"
 #include "sim/flow/flow_network.hpp"
 #include "sim/flow/internal/event_queue.hpp"
+#include "sim/flow/nic_mirrors.hpp"
 #include "sim/flow/prediction_heap.hpp"
 #include "sim/runtime/link_meter.hpp"
 
@@ -81,6 +82,10 @@ class FastNetwork final : public exec::NetworkBackend {
     network_.set_sleeping(FlowNetwork::Sleeping::Auto);  // on where re-solves cascade (flow_network.hpp)
     // Only links that routing reads need to show a collective's earlier hops while its later ones are routed.
     network_.set_first_held(topo.first_load_read_link());
+    if (options.mirror_nics && options.solver != Solver::Reference && options.router == nullptr) {
+      const auto pairs = mirrored_nic_pairs(topo, job);
+      if (!pairs.empty()) network_.set_mirrored(pairs);
+    }
   }
 
   void start_timer(double delay_s, exec::TimerKind kind, std::uint32_t id) override {

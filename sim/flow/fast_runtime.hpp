@@ -60,6 +60,9 @@ struct FastOptions {
   const exec::StageRouter* router = nullptr;
   /// Fill RunResult::link_bytes and link_busy_s (runtime/link_meter.hpp); costs a copy of every route.
   bool meter_links = false;
+  /// Leave the down link of mirrored NICs out of the flow network's paths (nic_mirrors.hpp; the same
+  /// answers with fewer route entries). Off: for tests and A/B measurements.
+  bool mirror_nics = true;
   /// Where run() leaves the flow network's counters at the end (for benchmarks); may be null.
   SolverCounters* counters = nullptr;
 };

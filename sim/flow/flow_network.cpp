@@ -264,15 +264,73 @@ FlowNetwork::PathId FlowNetwork::new_path(std::span<const topo::LinkId> route, b
   return id;
 }
 
-FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::uint64_t tag) {
-  if (route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
+void FlowNetwork::set_mirrored(std::span<const std::pair<topo::LinkId, topo::LinkId>> pairs) {
+  if (reference()) throw std::logic_error("FlowNetwork::set_mirrored: the reference solver keeps every link");
+  if (active_ > 0 || !mirror_balance_.empty())
+    throw std::logic_error("FlowNetwork::set_mirrored: only once, before the first flow");
+  if (pairs.size() >= kMirrorDown) throw std::length_error("FlowNetwork::set_mirrored: too many pairs");
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [up, down] = pairs[i];
+    if (up >= links_.size() || down >= links_.size() || !(up < down) || links_[up].mirror != kNoMirror ||
+        links_[down].mirror != kNoMirror || capacity(up) != capacity(down))
+      throw std::logic_error("FlowNetwork::set_mirrored: links " + std::to_string(up) + " and " + std::to_string(down) +
+                             " are not a pair (distinct, up < down, each in one pair, same capacity)");
+    links_[up].mirror = static_cast<std::uint32_t>(i);
+    links_[down].mirror = static_cast<std::uint32_t>(i) | kMirrorDown;
+  }
+  mirror_balance_.assign(pairs.size(), 0);
+}
+
+std::span<const topo::LinkId> FlowNetwork::without_mirrored(std::span<const topo::LinkId> route,
+                                                            std::uint64_t& dropped_holds) {
+  unmirrored_route_.clear();
+  mirror_touched_.clear();
+  // A held down link (routing read it) is taken here, as add() takes the others: its hold leaves the load.
+  const topo::LinkId held_from = holds_ > 0 ? first_held_ : kNoId;
+  dropped_holds = 0;
+  for (const topo::LinkId l : route) {
+    const std::uint32_t m = links_[l].mirror;
+    if (m == kNoMirror) {
+      unmirrored_route_.push_back(l);
+      continue;
+    }
+    const std::uint32_t pair = m & ~kMirrorDown;
+    if (mirror_balance_[pair] == 0) mirror_touched_.push_back(pair);
+    if (m & kMirrorDown) {
+      --mirror_balance_[pair];
+      if (l >= held_from) {
+        --loads_[l];
+        ++dropped_holds;
+      }
+    } else {
+      ++mirror_balance_[pair];
+      unmirrored_route_.push_back(l);
+    }
+  }
+  bool balanced = true;
+  for (const std::uint32_t pair : mirror_touched_) {
+    balanced = balanced && mirror_balance_[pair] == 0;
+    mirror_balance_[pair] = 0;
+  }
+  if (!balanced)
+    throw std::logic_error(
+        "FlowNetwork::add: a route crosses the two links of a mirrored pair unequally often (set_mirrored(): "
+        "whoever chose the pairs missed a kind of traffic)");
+  return unmirrored_route_;
+}
+
+FlowId FlowNetwork::add(std::span<const topo::LinkId> full_route, double bytes, std::uint64_t tag) {
+  if (full_route.empty()) throw std::logic_error("FlowNetwork::add: empty route");
   if (local_) {
-    if (local_->takes(route)) return kNodeLocal | local_->add(route, bytes, tag);
-    for (const topo::LinkId l : route)
+    if (local_->takes(full_route)) return kNodeLocal | local_->add(full_route, bytes, tag);
+    for (const topo::LinkId l : full_route)
       if (local_->is_local(l))
         throw std::logic_error("FlowNetwork::add: a route leaves a node through a GPU-GPU link (link " +
                                std::to_string(l) + "), which node-local flows assume no other route does");
   }
+  std::uint64_t taken_holds = 0;  // holds of the route's entries at or above first_held_ (see below)
+  const std::span<const topo::LinkId> route =
+      mirror_balance_.empty() ? full_route : without_mirrored(full_route, taken_holds);
   const FlowId id = take_flow(route.size());
   bool alone = false;
   PathId path = find_path(route);
@@ -298,7 +356,6 @@ FlowId FlowNetwork::add(std::span<const topo::LinkId> route, double bytes, std::
   // With holds pending, the route is a bundle of held hops (hold()): its entries from first_held_ on
   // were held. Below it, the load grows.
   const topo::LinkId held_from = holds_ > 0 ? first_held_ : kNoId;
-  std::uint64_t taken_holds = 0;
   for (std::size_t i = 0; i < route.size(); ++i) {
     const topo::LinkId l = route[i];
     LinkState& link = links_[l];

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace exasim;
 using flow::FlowNetwork;
 using flow::Solver;
@@ -402,5 +404,177 @@ TEST_CASE("the solver counters say which paths a re-solve filled and released", 
     CHECK(c.rate_changes == 3);        // A twice, B once
     net.resolve(0.02, p.scheduler());  // nothing changed: no re-solve
     CHECK(net.counters().resolves == 2);
+  }
+}
+
+namespace {
+
+/// A machine of `nics` NICs (NIC n: up link 2n, down link 2n + 1, of one of two capacities) and
+/// `switches` switch links, and ring bundles over distinct NICs: hop k leaves member k's NIC, crosses
+/// one to three switch links, and enters member k + 1's.
+struct RingMachine {
+  std::vector<topo::Link> links;
+  std::vector<std::pair<topo::LinkId, topo::LinkId>> pairs;
+  std::vector<std::vector<topo::LinkId>> rings;
+  RingMachine(std::uint32_t nics, std::uint32_t switches, std::uint64_t seed) {
+    for (std::uint32_t n = 0; n < nics; ++n) {
+      const double bw = n % 3 == 0 ? 12.5e9 : 25e9;
+      links.push_back({bw, 0, topo::LinkClass::NicUp});
+      links.push_back({bw, 0, topo::LinkClass::NicDown});
+      pairs.emplace_back(2 * n, 2 * n + 1);
+    }
+    for (std::uint32_t s = 0; s < switches; ++s) links.push_back({25e9 * (1 + s % 3), 0, topo::LinkClass::Global});
+    std::uint64_t state = seed;
+    const auto next = [&state](std::uint64_t n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return (state >> 33) % n;
+    };
+    for (int r = 0; r < 40; ++r) {
+      std::vector<std::uint32_t> members;
+      while (members.size() < 2 + next(5)) {
+        const auto m = static_cast<std::uint32_t>(next(nics));
+        if (std::find(members.begin(), members.end(), m) == members.end()) members.push_back(m);
+      }
+      std::vector<topo::LinkId> route;
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        route.push_back(2 * members[k]);
+        for (auto hops = 1 + next(3); hops > 0; --hops)
+          route.push_back(static_cast<topo::LinkId>(2 * nics + next(switches)));
+        route.push_back(2 * members[(k + 1) % members.size()] + 1);
+      }
+      rings.push_back(route);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mirrored NIC down links left out of the paths change no rate", "[unit]") {
+  // Rings over distinct NICs cross each member's NIC once up and once down, so a NIC's down link
+  // carries the up link's entries: leaving it out must give the same rates, to rounding, as the same
+  // solver without it and as the reference solver. Few switch links tie the rings
+  // together (changes cascade), and two NIC capacities make NICs the bottleneck of some rings only.
+  for (const Solver solver : {Solver::Local, Solver::Components})
+    for (const bool sleeping : {false, true}) {
+      if (sleeping && solver != Solver::Local) continue;
+      INFO((solver == Solver::Local ? "local" : "components") << (sleeping ? ", sleeping links" : ""));
+      const RingMachine m(24, 12, 31);
+      FlowNetwork mirrored(m.links, solver), plain(m.links, solver), reference(m.links, Solver::Reference);
+      mirrored.set_mirrored(m.pairs);
+      CHECK(mirrored.mirrored_pairs() == 24);
+      for (FlowNetwork* net : {&mirrored, &plain})
+        net->set_sleeping(sleeping ? FlowNetwork::Sleeping::On : FlowNetwork::Sleeping::Off);
+      Predictions mp, pp, rp;
+      std::uint64_t state = 5;
+      const auto next = [&state](std::uint64_t n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % n;
+      };
+      struct Ids {
+        flow::FlowId mirrored, plain, reference;
+      };
+      std::vector<Ids> active;
+      std::size_t checked = 0;
+      bool same = true;
+      double now = 0;
+      for (int step = 0; step < 1500; ++step) {
+        if (active.size() < 6 || (active.size() < 40 && next(2) == 0)) {
+          const auto& route = m.rings[next(m.rings.size())];
+          const double bytes = 1e6 * static_cast<double>(1 + next(100));
+          active.push_back(
+              {mirrored.add(route, bytes, step), plain.add(route, bytes, step), reference.add(route, bytes, step)});
+        } else {
+          std::size_t first = 0;
+          for (std::size_t i = 1; i < active.size(); ++i)
+            if (rp.finish[active[i].reference] < rp.finish[active[first].reference]) first = i;
+          now = rp.finish[active[first].reference];
+          mirrored.finish(active[first].mirrored);
+          plain.finish(active[first].plain);
+          reference.finish(active[first].reference);
+          active.erase(active.begin() + static_cast<std::ptrdiff_t>(first));
+        }
+        mirrored.resolve(now, mp.scheduler());
+        plain.resolve(now, pp.scheduler());
+        reference.resolve(now, rp.scheduler());
+        for (const auto& ids : active) {
+          INFO("step " << step);
+          REQUIRE(mirrored.rate_Bps(ids.mirrored) == Approx(plain.rate_Bps(ids.plain)).epsilon(1e-13));
+          REQUIRE(mp.finish[ids.mirrored] == Approx(pp.finish[ids.plain]).epsilon(1e-13));
+          same = same && mirrored.rate_Bps(ids.mirrored) == plain.rate_Bps(ids.plain);
+          REQUIRE(mirrored.rate_Bps(ids.mirrored) == Approx(reference.rate_Bps(ids.reference)).epsilon(1e-12));
+          ++checked;
+        }
+      }
+      CHECK(checked > 10000);
+      // The component solver fills whole components, up and down links alike: bit for bit the same.
+      // The local solver's region sums start from kept loads, and come out the same to rounding.
+      if (solver == Solver::Components) CHECK(same);
+      // The down links carry nothing in the mirrored network, and their entries in the plain one.
+      double down_load = 0, plain_down_load = 0;
+      for (const auto& [up, down] : m.pairs) {
+        down_load += mirrored.load(down);
+        plain_down_load += plain.load(down);
+      }
+      CHECK(down_load == 0);
+      CHECK(plain_down_load > 0);
+      CHECK(mirrored.counters().route_entries < plain.counters().route_entries);
+    }
+}
+
+TEST_CASE("a route that crosses a mirrored pair unequally is a logic error", "[unit]") {
+  const RingMachine m(4, 2, 1);
+  FlowNetwork net(m.links, Solver::Local);
+  net.set_mirrored(m.pairs);
+  (void)net.add({0, 8, 3, 2, 9, 1}, 1e6, 1);                               // NIC 0 -> NIC 1 -> NIC 0: balanced
+  CHECK_THROWS_AS(net.add({0, 8, 3}, 1e6, 2), std::logic_error);           // a one-way transfer
+  CHECK_THROWS_AS(net.add({0, 8, 1, 0, 9, 3}, 1e6, 3), std::logic_error);  // NIC 0 up twice, NIC 1 down twice
+  (void)net.add({4, 9, 5}, 1e6, 4);                                        // NIC 2 to itself: balanced
+  CHECK(net.active_flows() == 2);
+}
+
+TEST_CASE("a held mirrored down link is taken with its bundle, not kept as load", "[unit]") {
+  // Where routing reads every link (first_held() 0), a bundle's hops hold the down links too: the
+  // flow takes those holds even though it leaves the links out, and their load goes with them.
+  const RingMachine m(4, 2, 1);
+  FlowNetwork net(m.links, Solver::Local);
+  net.set_mirrored(m.pairs);
+  const std::vector<topo::LinkId> hop1{0, 8, 3}, hop2{2, 9, 1};
+  net.hold(hop1.data(), hop1.size());
+  net.hold(hop2.data(), hop2.size());
+  CHECK(net.load(1) == 1);
+  const auto f = net.add({0, 8, 3, 2, 9, 1}, 1e6, 1);
+  CHECK(net.load(1) == 0);  // left out, and its hold taken
+  CHECK(net.load(3) == 0);
+  CHECK(net.load(0) == 1);
+  CHECK(net.load(8) == 1);
+  CHECK_NOTHROW(net.add({4, 9, 5}, 1e6, 2));  // no holds pending: none taken
+  Predictions p;
+  net.resolve(0, p.scheduler());
+  CHECK(net.rate_Bps(f) == Approx(12.5e9));  // NIC 0's 12.5 GB/s
+  net.finish(f);
+  CHECK(net.load(0) == 0);
+}
+
+TEST_CASE("mirrored pairs are refused where they cannot hold", "[unit]") {
+  const RingMachine m(4, 2, 1);
+  using Pairs = std::vector<std::pair<topo::LinkId, topo::LinkId>>;
+  {
+    FlowNetwork net(m.links, Solver::Reference);
+    CHECK_THROWS_AS(net.set_mirrored(m.pairs), std::logic_error);  // the reference keeps every link
+  }
+  {
+    FlowNetwork net(m.links, Solver::Local);
+    CHECK_THROWS_AS(net.set_mirrored(Pairs{{1, 0}}), std::logic_error);   // down before up
+    CHECK_THROWS_AS(net.set_mirrored(Pairs{{0, 8}}), std::logic_error);   // 12.5 and 25 GB/s
+    CHECK_THROWS_AS(net.set_mirrored(Pairs{{0, 99}}), std::logic_error);  // no such link
+  }
+  {
+    FlowNetwork net(m.links, Solver::Local);
+    CHECK_THROWS_AS(net.set_mirrored(Pairs{{0, 1}, {0, 1}}), std::logic_error);  // a link in two pairs
+  }
+  {
+    FlowNetwork net(m.links, Solver::Local);
+    (void)net.add({8}, 1e6, 1);
+    CHECK_THROWS_AS(net.set_mirrored(m.pairs), std::logic_error);  // after the first flow
   }
 }
