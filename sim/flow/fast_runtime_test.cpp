@@ -1,6 +1,7 @@
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/exec/test_support.hpp"
 #include "sim/flow/flow_network.hpp"
+#include "sim/flow/internal/test_jobs.hpp"
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
@@ -20,6 +21,8 @@
 using namespace exasim;
 using schedule::CollKind;
 using namespace exec::testing;  // one_node, one_dim_plan, job_for
+using flow::testing::scattered_job;
+using flow::testing::small_dragonfly;
 
 namespace {
 
@@ -32,21 +35,6 @@ double run_time(const topo::Topology& topo, const runtime::Job& job, flow::Solve
 schedule::Plan scattered_plan() {
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
   return schedule::build_axonn4d_plan(model, {2, 2, 4, 4}, {64, schedule::Recompute::Full}, {true, true, true, true});
-}
-
-/// A job of `plan` with its ranks on a shuffled GPU order, as a spread or random placement makes
-/// them: on small_dragonfly() every ring crosses groups, components tie most flows together and a
-/// completion moves many rates (the cascades the local solver exists for).
-runtime::Job scattered_job(const schedule::Plan& plan) {
-  auto job = job_for(plan, 20e-6, 1e-6);
-  std::uint64_t state = 11;
-  job.gpu_of_rank.resize(plan.grid.world_size());
-  for (std::uint32_t r = 0; r < job.gpu_of_rank.size(); ++r) job.gpu_of_rank[r] = r;
-  for (std::uint32_t r = static_cast<std::uint32_t>(job.gpu_of_rank.size()) - 1; r > 0; --r) {  // Fisher-Yates
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    std::swap(job.gpu_of_rank[r], job.gpu_of_rank[(state >> 33) % (r + 1)]);
-  }
-  return job;
 }
 
 }  // namespace
@@ -320,27 +308,6 @@ TEST_CASE("Megatron plans run to the end and put the plan's bytes on the wire", 
     }
   }
 }
-
-namespace {
-
-topo::Dragonfly small_dragonfly(topo::RoutingPolicy routing) {
-  topo::DragonflyParams p;
-  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
-  p.groups = 4;
-  p.switches_per_group = 4;
-  p.endpoints_per_switch = 2;
-  p.global_links_per_group_pair = 2;
-  p.local_bandwidth_Bps = 25e9;
-  p.local_latency_s = 10e-9;
-  p.global_bandwidth_Bps = 12.5e9;  // flows meet on global links
-  p.global_latency_s = 100e-9;
-  p.switch_latency_s = 350e-9;
-  p.routing = routing;
-  p.seed = 3;
-  return topo::Dragonfly(p);
-}
-
-}  // namespace
 
 TEST_CASE("incremental solver matches the reference on a dragonfly under every routing policy", "[unit]") {
   // Adaptive routing reads link loads at launch, so this also checks that both solvers present the

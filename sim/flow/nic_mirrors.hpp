@@ -31,6 +31,6 @@ namespace exasim::flow {
 
 /// The (up, down) link pairs of the NICs whose links every route of `job` crosses equally often.
 [[nodiscard]] std::vector<std::pair<topo::LinkId, topo::LinkId>> mirrored_nic_pairs(const topo::Topology& topology,
-                                                                                     const runtime::Job& job);
+                                                                                    const runtime::Job& job);
 
 }  // namespace exasim::flow

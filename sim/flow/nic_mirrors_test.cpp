@@ -1,10 +1,10 @@
 #include "sim/flow/nic_mirrors.hpp"
 #include "sim/exec/test_support.hpp"
 #include "sim/flow/fast_runtime.hpp"
+#include "sim/flow/internal/test_jobs.hpp"
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
-#include "topologies/dragonfly.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,24 +12,10 @@
 
 using namespace exasim;
 using exec::testing::job_for;
+using flow::testing::scattered_job;
+using flow::testing::small_dragonfly;
 
 namespace {
-
-/// 16 nodes of 4 GPUs and 2 NICs (two GPUs a NIC) in 4 groups.
-topo::Dragonfly dragonfly(topo::RoutingPolicy routing) {
-  topo::DragonflyParams p;
-  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
-  p.groups = 4;
-  p.switches_per_group = 4;
-  p.endpoints_per_switch = 2;
-  p.global_links_per_group_pair = 2;
-  p.local_bandwidth_Bps = 25e9;
-  p.global_bandwidth_Bps = 12.5e9;  // flows meet on global links
-  p.global_latency_s = 100e-9;
-  p.switch_latency_s = 350e-9;
-  p.routing = routing;
-  return topo::Dragonfly(p);
-}
 
 schedule::Plan axonn_plan() {
   const schedule::ModelSpec model{"t", 2, 512, 8, 256, 1024};
@@ -49,7 +35,7 @@ bool mirrored(const topo::Topology& topology, const std::vector<std::pair<topo::
 
 TEST_CASE("a packed 4D job mirrors every NIC, each pair a NIC's up and down link", "[unit]") {
   // x and y groups stay inside a node (no NIC), z and data groups have one member a node.
-  const auto topology = dragonfly(topo::RoutingPolicy::Adaptive);
+  const auto topology = small_dragonfly(topo::RoutingPolicy::Adaptive);
   const auto plan = axonn_plan();
   const auto pairs = flow::mirrored_nic_pairs(topology, job_for(plan, 20e-6));
   REQUIRE(pairs.size() == topology.node_count() * topology.nics_per_node());
@@ -64,7 +50,7 @@ TEST_CASE("a packed 4D job mirrors every NIC, each pair a NIC's up and down link
 TEST_CASE("NICs of a node with two members of a group that spans nodes are not mirrored", "[unit]") {
   // Rank 4 (z group {0, 4, 8, 12}) onto GPU 1, rank 1 onto GPU 4: node 0 then holds ranks 0 and 4 of
   // one z group, whose ring may leave node 0 through one NIC and enter through the other.
-  const auto topology = dragonfly(topo::RoutingPolicy::Minimal);
+  const auto topology = small_dragonfly(topo::RoutingPolicy::Minimal);
   const auto plan = axonn_plan();
   auto job = job_for(plan, 20e-6);
   job.gpu_of_rank.resize(plan.grid.world_size());
@@ -85,13 +71,13 @@ TEST_CASE("NICs of a node with two members of a group that spans nodes are not m
     plain.mirror_nics = false;
     const double with = flow::FastRuntime(topology, {solver}).run(job, {}, {}).iteration_s;
     CHECK(with == Approx(flow::FastRuntime(topology, plain).run(job, {}, {}).iteration_s).epsilon(1e-12));
-    CHECK(with == Approx(flow::FastRuntime(topology, {flow::Solver::Reference}).run(job, {}, {}).iteration_s)
-                      .epsilon(1e-9));
+    CHECK(with ==
+          Approx(flow::FastRuntime(topology, {flow::Solver::Reference}).run(job, {}, {}).iteration_s).epsilon(1e-9));
   }
 }
 
 TEST_CASE("a plan with point-to-point transfers mirrors no NIC", "[unit]") {
-  const auto topology = dragonfly(topo::RoutingPolicy::Adaptive);
+  const auto topology = small_dragonfly(topo::RoutingPolicy::Adaptive);
   const schedule::ModelSpec model{"t", 8, 256, 8, 128, 1000};
   const auto plan = schedule::build_megatron_plan(model, {4, 4, 2, 2, 1, 2, true}, {32, schedule::Recompute::Full},
                                                   {true, true, true, true});
@@ -106,16 +92,9 @@ TEST_CASE("a scattered job leaves the mirrored down links out and gives the same
   // Ranks on a shuffled GPU order: rings cross groups, and some groups share nodes (those NICs keep
   // both links). Fixed routes keep the run well-conditioned: the answers agree to rounding.
   const auto plan = axonn_plan();
-  auto job = job_for(plan, 20e-6, 1e-6);
-  std::uint64_t state = 11;
-  job.gpu_of_rank.resize(plan.grid.world_size());
-  for (std::uint32_t r = 0; r < job.gpu_of_rank.size(); ++r) job.gpu_of_rank[r] = r;
-  for (std::uint32_t r = static_cast<std::uint32_t>(job.gpu_of_rank.size()) - 1; r > 0; --r) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    std::swap(job.gpu_of_rank[r], job.gpu_of_rank[(state >> 33) % (r + 1)]);
-  }
+  const auto job = scattered_job(plan);
   for (const auto routing : {topo::RoutingPolicy::Minimal, topo::RoutingPolicy::Valiant}) {
-    const auto topology = dragonfly(routing);
+    const auto topology = small_dragonfly(routing);
     const auto pairs = flow::mirrored_nic_pairs(topology, job);
     CHECK_FALSE(pairs.empty());
     CHECK(pairs.size() < topology.node_count() * topology.nics_per_node());
