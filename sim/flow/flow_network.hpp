@@ -84,11 +84,14 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// them is add()ed: the hops of a bundle routed so far, so that an adaptive choice for its next hop
   /// sees them. Below first_held() routing reads no load (set_first_held()), and nothing is held.
   void hold(const topo::LinkId* links, std::size_t count) {
-    for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t i = 0; i < count; ++i) {
+      // add() reads every link record of the bundle once its last hop is routed: ask for them now.
+      __builtin_prefetch(&links_[links[i]]);
       if (links[i] >= first_held_) {
         ++loads_[links[i]];
         ++holds_;
       }
+    }
   }
   /// The least link id hold() holds (default 0: every link).
   void set_first_held(topo::LinkId first) { first_held_ = first; }
