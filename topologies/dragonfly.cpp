@@ -88,6 +88,11 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
   for (std::uint32_t i = 0; i < (p_.groups - 1) * p_.global_links_per_group_pair; ++i)
     port_switch_.push_back(i % p_.switches_per_group);
   if (p_.groups > 1 && p_.global_links_per_group_pair == 0) fail("global_links_per_group_pair must be positive");
+  // A link of no bandwidth would carry a flow at rate 0 forever: the run would end as a deadlock
+  // instead of naming the field (the JSON loader checks these; code that builds params may not).
+  if (p_.switches_per_group > 1 && !(p_.local_bandwidth_Bps > 0)) fail("local_bandwidth_Bps must be > 0");
+  if (two_dimensional() && !(p_.column_bandwidth_Bps > 0)) fail("column_bandwidth_Bps must be > 0 (2D groups)");
+  if (p_.groups > 1 && !(p_.global_bandwidth_Bps > 0)) fail("global_bandwidth_Bps must be > 0");
   if (n.nics > p_.switches_per_group) fail("a node's NICs must land on different switches: nics > switches_per_group");
   p_.gpu_links = node_links_.matrix();
   if (!(p_.adaptive_bias >= 0)) fail("adaptive_bias must be >= 0");

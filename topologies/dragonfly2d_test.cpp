@@ -59,6 +59,9 @@ TEST_CASE("dragonfly2d: tiny instance counts", "[unit]") {
   CHECK(d.links()[d.local_link(0, 1)].bandwidth_Bps == 10e9);
   CHECK(d.links()[d.local_link(0, 2)].bandwidth_Bps == 30e9);
   CHECK_THROWS_AS(d.local_link(0, 3), std::invalid_argument);  // diagonal: no link
+  DragonflyParams no_columns = tiny2d(RoutingPolicy::Minimal);
+  no_columns.column_bandwidth_Bps = 0;  // a 2D group needs its column links
+  CHECK_THROWS_WITH(Dragonfly(no_columns), Catch::Contains("column_bandwidth_Bps must be > 0"));
   CHECK(d.switch_link_ends(d.local_link(3, 1)) == std::pair<std::uint32_t, std::uint32_t>{3, 1});
   CHECK(d.switch_link_ends(d.global_link(0, 2, 0)) == std::pair<std::uint32_t, std::uint32_t>{1, 8});
   CHECK(d.longest_minimal_route_hops() == 5);

@@ -410,6 +410,13 @@ TEST_CASE("dragonfly: NVLink all-to-all helper and parameter checks", "[unit]") 
   p.node.nics = 3;  // more NICs than switches in a group
   p.node.gpus = 4;
   CHECK_THROWS_AS(Dragonfly(p), std::invalid_argument);
+  // A link of no bandwidth is refused by name (a run would otherwise end as a deadlock).
+  p = tiny(RoutingPolicy::Minimal);
+  p.local_bandwidth_Bps = 0;
+  CHECK_THROWS_WITH(Dragonfly(p), Catch::Contains("local_bandwidth_Bps must be > 0"));
+  p = tiny(RoutingPolicy::Minimal);
+  p.global_bandwidth_Bps = 0;
+  CHECK_THROWS_WITH(Dragonfly(p), Catch::Contains("global_bandwidth_Bps must be > 0"));
   p = tiny(RoutingPolicy::Minimal);
   p.nodes_per_group = 1;  // partly populated groups (Alps-like)
   const Dragonfly d(p);
