@@ -4,26 +4,20 @@
 
 #include "sim/exec/test_support.hpp"
 #include "topologies/dragonfly.hpp"
+#include "topologies/test_support.hpp"
 
 #include <cstdint>
 #include <utility>
 
 namespace exasim::flow::testing {
 
-/// 16 nodes of 4 GPUs and 2 NICs in 4 groups of 4 switches, global links at half the local bandwidth.
+/// 16 nodes of 4 GPUs and 2 NICs in 4 groups of 4 switches, global links at half the local bandwidth
+/// (topologies' small_dragonfly_params()), with wire and switch latencies and a fixed routing seed.
 inline topo::Dragonfly small_dragonfly(topo::RoutingPolicy routing) {
-  topo::DragonflyParams p;
-  p.node = {4, 100e9, 1e-6, 2, 25e9, 1e-6};
-  p.groups = 4;
-  p.switches_per_group = 4;
-  p.endpoints_per_switch = 2;
-  p.global_links_per_group_pair = 2;
-  p.local_bandwidth_Bps = 25e9;
+  topo::DragonflyParams p = topo::testing::small_dragonfly_params(4, 4, 2, 2, 12.5e9, routing);
   p.local_latency_s = 10e-9;
-  p.global_bandwidth_Bps = 12.5e9;  // flows meet on global links
   p.global_latency_s = 100e-9;
   p.switch_latency_s = 350e-9;
-  p.routing = routing;
   p.seed = 3;
   return topo::Dragonfly(p);
 }
