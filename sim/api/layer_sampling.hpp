@@ -1,7 +1,7 @@
 #pragma once
 // Layer sampling (scenario field simulation.sample_layers = K, or `exasim simulate --sample-layers K`): an
 // explicit approximation for runs too large to simulate layer by layer, such as 32,768 GCDs with
-// spread placement (about 9 s of wall time a layer on 2 cores: docs/performance.md).
+// spread placement (about 3 s of wall time a layer on 2 cores, 276 s for 100 layers: docs/performance.md).
 //
 // The iteration is simulated twice, with K and with 2K layers (in the scheme's layer units: pipeline
 // stages x virtual stages for megatron, 1 for axonn4d), every rank and every flow as usual; the two
@@ -23,7 +23,8 @@
 //    layer) is extrapolated as linear; 2K >= L simulates every layer (no approximation);
 //  - traces and link loads of the samples describe K or 2K layers, not the iteration: sampling refuses
 //    them (api::simulate) rather than report them as the iteration's;
-//  - events, flows and wall time are those of the two sampled runs, not an estimate for the whole.
+//  - events, flows and wall time are those of the two sampled runs (wall time: the longer one's where
+//    they ran at once), not an estimate for the whole.
 
 #include "sim/runtime/runtime.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -52,7 +53,8 @@ struct LayerSampling {
 
 /// The run of the model's layers from runs of `sampling.fewer` and `sampling.more` layers: the iteration,
 /// every rank's times (a finish at most the iteration's) and rank 0's figures extrapolated; events,
-/// flows and wall time those of both runs together. Link loads are left empty.
+/// flows and wall time those of both runs together (api::simulate() gives the longer wall time where
+/// they ran at once). Link loads are left empty.
 [[nodiscard]] runtime::RunResult extrapolate(const runtime::RunResult& fewer, const runtime::RunResult& more,
                                              const LayerSampling& sampling);
 
