@@ -2,7 +2,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <map>
 #include <stdexcept>
 
@@ -300,12 +299,8 @@ TEST_CASE("dragonfly: flow keys spread over parallel global links, deterministic
   CHECK(differ > 0);
 }
 
-TEST_CASE("dragonfly: Frontier-sized instance builds fast with the expected counts", "[unit]") {
-  const auto start = std::chrono::steady_clock::now();
+TEST_CASE("dragonfly: a Frontier-sized instance has the expected counts", "[unit]") {
   const Dragonfly d(frontier());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  INFO("Frontier dragonfly built in " << seconds << " s, " << d.links().size() << " links");
-  CHECK(seconds < 1.0);
 
   const std::size_t nodes = 74 * 128, switches = 74 * 32;
   CHECK(d.node_count() == nodes);

@@ -4,7 +4,6 @@
 
 #include <sys/resource.h>
 
-#include <chrono>
 #include <random>
 
 #include "sim/core/error.hpp"
@@ -19,10 +18,6 @@ using exasim::topo::testing::Json;
 using exasim::topo::testing::route_error;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 double peak_rss_bytes() {
   rusage u{};
@@ -100,11 +95,8 @@ TEST_CASE("node: gpu_links chooses the GPU link matrix", "[unit]") {
 
 TEST_CASE("network: Frontier-sized dragonfly from JSON: counts, links per pair, routes", "[integration]") {
   const Json net(kFrontierNetwork);
-  const auto start = std::chrono::steady_clock::now();
+  // How long building takes is scale_bench's prepare_s, not a limit here (no wall clock in tests).
   const auto topo = build_network(frontier_node(), net.view(), {.nodes_needed = 9000, .seed = 1});
-  const double build_s = seconds_since(start);
-  WARN("Frontier dragonfly built in " << build_s << " s, " << topo->links().size() << " links");
-  CHECK(build_s < 2.0);
 
   const auto* d = dynamic_cast<const Dragonfly*>(topo.get());
   REQUIRE(d != nullptr);
@@ -157,7 +149,6 @@ TEST_CASE("network: routing 1,000,000 random GPU pairs on Frontier stays lazy", 
   std::mt19937_64 rng(7);
   std::vector<LinkId> r;
   std::uint64_t links_walked = 0, out_of_range = 0;
-  const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 1'000'000; ++i) {
     const GpuId src = static_cast<GpuId>(rng() % topo->gpu_count());
     GpuId dst = static_cast<GpuId>(rng() % topo->gpu_count());
@@ -167,12 +158,12 @@ TEST_CASE("network: routing 1,000,000 random GPU pairs on Frontier stays lazy", 
     links_walked += r.size();
     for (LinkId l : r) out_of_range += l >= topo->links().size();
   }
-  const double route_s = seconds_since(start);
+  // Lazy: no table per GPU pair (memory, not time, is checked: tests hold no wall-clock limits).
   const double rss = peak_rss_bytes();
-  WARN("1M Frontier routes (adaptive, idle load view) in " << route_s << " s, " << links_walked << " links; peak RSS "
-                                                           << rss / (1 << 20) << " MiB");
+  INFO("1M Frontier routes (adaptive, idle load view): " << links_walked << " links; peak RSS " << rss / (1 << 20)
+                                                         << " MiB");
   CHECK(out_of_range == 0);
-  CHECK(route_s < 5.0);
+  CHECK(links_walked > 1'900'000);  // nearly every pair spans two nodes: a NIC up and one down at least
   CHECK(rss < double(1 << 30));
 }
 
