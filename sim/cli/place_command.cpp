@@ -2,7 +2,9 @@
 // (sim/place) scores node orders x grid dimension orders analytically; the baselines (packed or the
 // scheduler's order, spread, random 1-3) and the best --top K candidates are simulated in full (batch.hpp,
 // over --jobs processes or --ranks MPI ranks), ranked by simulated iteration time; the fastest is the plan,
-// simulated once more with its links metered. docs/place.md.
+// simulated once more with its links metered. With layer sampling (simulation.sample_layers) every
+// simulation is sampled and the plan's links go unmetered (a sampled run has no link loads of the
+// iteration). docs/place.md.
 
 #include "sim/api/layer_sampling.hpp"
 #include "sim/api/simulate.hpp"
@@ -23,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -85,8 +88,9 @@ struct PlaceOutcome {
   place::SearchResult search;
   std::vector<Placed> simulated;  ///< fastest first
   std::vector<std::pair<std::string, std::string>> failed;
-  std::size_t candidates_picked = 0;  ///< simulated besides the baselines
-  report::Summary planned;            ///< the fastest, simulated again with its links metered
+  std::size_t candidates_picked = 0;           ///< simulated besides the baselines
+  report::Summary planned;                     ///< the fastest, simulated again with its links metered (not sampled)
+  std::optional<api::LayerSampling> sampling;  ///< simulation.sample_layers: every simulation sampled
   [[nodiscard]] const Placed& best() const { return simulated.front(); }
   [[nodiscard]] const Placed* baseline(const std::string& name) const {
     for (const auto& p : simulated)
@@ -99,14 +103,11 @@ struct PlaceOutcome {
 
 PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& nodes_file, double budget_s,
                             std::int64_t top, const BatchOptions& batch, std::ostream& log) {
-  // Refused before any simulation: the plan is re-simulated with its links metered at the end.
-  if (const auto sampling = api::layer_sampling(base))
-    throw InputError(
-        base.source, "simulation.sample_layers",
-        "exasim place meters the links of the placement it plans, which needs every layer simulated; "
-        "leave simulation.sample_layers out (or 0), or compare placements with sweep --vary placement=...");
   PlaceOutcome t;
   t.base = base;
+  // Sampled, every placement is simulated from K and 2K layers (a 32,768-GCD spread run takes minutes
+  // whole, seconds sampled); the plan's links are then not metered, which needs every layer.
+  t.sampling = api::layer_sampling(base);
   const auto topology = scenario::build_topology(base.machine, base.gpus, base.seed);
   const std::uint32_t per_node = topology->gpus_per_node();
   t.nodes_needed = (base.gpus + per_node - 1) / per_node;
@@ -160,7 +161,10 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
     std::ofstream(file) << placement_text(picked[i].gpu_of_rank, picked[i].label);
     docs.push_back(with_placement_file(base, file.string()));
   }
-  log << "exasim: simulating " << docs.size() << " placements in full\n";
+  log << "exasim: simulating " << docs.size() << " placements"
+      << (t.sampling ? " from " + std::to_string(t.sampling->fewer) + " and " + std::to_string(t.sampling->more) +
+                           " layers each\n"
+                     : " in full\n");
   const auto rows = run_batch(docs, batch, log);
   std::vector<nlohmann::json> docs_of;
   for (std::size_t i = 0; i < picked.size(); ++i) {
@@ -183,6 +187,7 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
 
   // The plan once more, its links metered: the hot links it leaves, and a check that the file re-simulates
   // to the time claimed.
+  if (t.sampling) return t;
   api::SimulateOptions metered;
   metered.hottest_links = 5;
   t.planned = api::simulate(scenario::parse_scenario(best_doc, base.source), metered);
@@ -226,6 +231,8 @@ nlohmann::ordered_json place_json(const PlaceOutcome& t) {
                                  t.baseline("packed") ? nlohmann::ordered_json(improvement_pct(t, t.baseline("packed")))
                                                       : nlohmann::ordered_json(nullptr)}};
   if (t.allocation.from_file) out["improvement_vs_scheduler_pct"] = improvement_pct(t, t.baseline("scheduler"));
+  out["sampled_layers"] = t.sampling ? nlohmann::ordered_json{{"fewer", t.sampling->fewer}, {"more", t.sampling->more}}
+                                     : nlohmann::ordered_json(nullptr);
   out["ranked"] = ranked;
   out["hot_links"] = links.contains("links") ? links["links"]["hottest"] : nlohmann::ordered_json::array();
   return out;
@@ -245,7 +252,12 @@ void print_place(std::ostream& out, const PlaceOutcome& t) {
     out << "; the budget stopped the search after " << t.search.orders_scored << " of " << t.search.orders.size()
         << " node orders";
   out << "\n  simulated the baselines and the best " << t.candidates_picked
-      << " candidates by score, ranked by simulated time:\n";
+      << " candidates by score, ranked by simulated time";
+  if (t.sampling)
+    out << "\n  (approximate: " << t.sampling->fewer << " and " << t.sampling->more << " of " << t.sampling->layers
+        << " layers simulated each, times extrapolated: simulation.sample_layers;\n   errors of a few "
+           "percent, so simulate close candidates whole)";
+  out << ":\n";
   char line[320];
   const Placed* reference = t.reference();
   std::snprintf(line, sizeof line, "  %4s  %-72s %11s %12s %8s\n", "rank",
@@ -269,6 +281,9 @@ void print_place(std::ostream& out, const PlaceOutcome& t) {
     out << line;
   }
   out << "\n";
+  if (t.sampling)
+    out << "  hottest links of the plan: not metered under layer sampling (simulate the written scenario with "
+           "--set simulation.sample_layers=0 --links 5)\n";
   if (t.planned.links && !t.planned.links->hottest.empty()) {
     out << "  hottest links of the plan:\n";
     for (const auto& h : t.planned.links->hottest) {
