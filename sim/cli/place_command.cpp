@@ -88,8 +88,8 @@ struct PlaceOutcome {
   place::SearchResult search;
   std::vector<Placed> simulated;  ///< fastest first
   std::vector<std::pair<std::string, std::string>> failed;
-  std::size_t candidates_picked = 0;           ///< simulated besides the baselines
-  report::Summary planned;                     ///< the fastest, simulated again with its links metered (not sampled)
+  std::size_t candidates_picked = 0;  ///< simulated besides the baselines
+  report::Summary planned;            ///< the fastest, simulated again with its links metered (empty when sampled)
   std::optional<api::LayerSampling> sampling;  ///< simulation.sample_layers: every simulation sampled
   [[nodiscard]] const Placed& best() const { return simulated.front(); }
   [[nodiscard]] const Placed* baseline(const std::string& name) const {
@@ -185,9 +185,9 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
   const auto best_doc = docs_of[by_time.front()];
   t.simulated = std::move(sorted);
 
+  if (t.sampling) return t;  // a sampled run meters no links of the iteration (t.planned stays empty)
   // The plan once more, its links metered: the hot links it leaves, and a check that the file re-simulates
   // to the time claimed.
-  if (t.sampling) return t;
   api::SimulateOptions metered;
   metered.hottest_links = 5;
   t.planned = api::simulate(scenario::parse_scenario(best_doc, base.source), metered);
