@@ -20,6 +20,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
   }
   const auto& m = s.memory;
   const auto& basis = s.memory_basis;
+  const schedule::MemoryVerdict verdict = schedule::memory_verdict(m, s.memory_capacity_bytes);
   json out = {
       {"scenario", s.scenario},
       {"backend", s.backend},
@@ -59,6 +60,10 @@ nlohmann::ordered_json to_json(const Summary& s) {
         {"recompute", basis.recompute},
         {"attention", basis.attention},
         {"dropout", basis.dropout}}},
+      {"memory_workspace_bytes", {{"logits", m.logits}, {"buffers", m.buffers}, {"runtime", m.runtime}}},
+      {"memory_largest_term", verdict.largest},
+      {"memory_over_capacity_bytes", verdict.over_bytes},
+      {"memory_over_terms", verdict.over_terms},
       {"memory_capacity_bytes", s.memory_capacity_bytes},
       {"comm_bytes_per_rank", bytes},
       {"collectives_per_rank", count},

@@ -126,6 +126,17 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << "                     " << mb.dtype << " weights, " << fixed(mb.gradient_bytes, 0)
       << " B gradients, recompute " << mb.recompute << ", " << mb.attention << " attention, dropout "
       << fixed(mb.dropout, 2) << "\n";
+  const schedule::MemoryVerdict v = schedule::memory_verdict(m, s.memory_capacity_bytes);
+  out << "                     largest term " << v.largest << " ("
+      << fixed(m.total() > 0 ? 100 * v.largest_bytes / m.total() : 0, 0) << "%); ";
+  if (v.over_bytes <= 0) {
+    out << fixed((s.memory_capacity_bytes - m.total()) / 1e9, 1) << " GB free\n";
+  } else {
+    std::string terms;
+    for (const auto& term : v.over_terms) terms += (terms.empty() ? "" : ", ") + term;
+    out << "over by " << fixed(v.over_bytes / 1e9, 1) << " GB; "
+        << (terms.empty() ? "no single term is larger" : "larger than that: " + terms) << "\n";
+  }
   out << "\n  communication of rank 0 (bytes on the wire):\n";
   for (const auto& d : s.dimensions) {
     char buf[160];

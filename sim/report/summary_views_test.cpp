@@ -88,6 +88,10 @@ TEST_CASE("the JSON view holds every field of the summary under its documented k
   CHECK(j["memory_basis"].dump() ==
         R"({"dtype":"bf16","gradient_bytes":4.0,"recompute":"selective","attention":"flash","dropout":0.1})");
   CHECK(j["memory_capacity_bytes"] == s.memory_capacity_bytes);
+  CHECK(j["memory_workspace_bytes"].dump() == R"({"logits":0.0,"buffers":0.0,"runtime":0.0})");
+  CHECK(j["memory_largest_term"] == "workspace");
+  CHECK(j["memory_over_capacity_bytes"] == 0.0);
+  CHECK(j["memory_over_terms"].dump() == "[]");
   CHECK(j["comm_bytes_per_rank"].dump() == R"({"tp":3000000000.0,"dp":4500000.0})");
   CHECK(j["collectives_per_rank"].dump() == R"({"tp":96,"dp":1})");
   CHECK(j["events"] == s.events);
@@ -96,7 +100,7 @@ TEST_CASE("the JSON view holds every field of the summary under its documented k
   // Wall time would make outputs differ run to run; per-rank figures are for callers, not the view.
   CHECK_FALSE(j.contains("wall_s"));
   CHECK_FALSE(j.contains("compute_by_kernel_s"));
-  CHECK(j.size() == 33);
+  CHECK(j.size() == 37);
 }
 
 TEST_CASE("compute by kernel class is in both views only when the summary has it", "[unit]") {
@@ -135,12 +139,31 @@ TEST_CASE("the text view shows the summary's numbers", "[unit]") {
            "  memory per GPU     15.0 GB of 40.0 GB (weights 1.0, gradients 2.0, optimizer 3.0, activations 4.0, "
            "workspace 5.0)\n",
            "bf16 weights, 4 B gradients, recompute selective, flash attention, dropout 0.10\n",
+           // The largest term, workspace, is 5 of the 15 GB; 40 - 15 GB free.
+           "                     largest term workspace (33%); 25.0 GB free\n",
            "    tp          3.00 GB in     96 collectives\n",
            "    dp          4.50 MB in      1 collective\n",
            "  simulated 1234 events and 567 flows (fast backend)\n",
        })
     CHECK(text.find(expected) != std::string::npos);
   CHECK(text.find("9.75") == std::string::npos);  // wall time stays out
+}
+
+TEST_CASE("a summary over the GPU's memory names the overflow and the terms larger than it", "[unit]") {
+  report::Summary s = sample();
+  s.memory_capacity_bytes = 11e9;  // 15 GB needed: 4 GB over, which only workspace (5) exceeds
+  std::ostringstream out;
+  report::print_summary(out, s);
+  INFO(out.str());
+  CHECK(out.str().find("                     largest term workspace (33%); over by 4.0 GB; larger than that: "
+                       "workspace\n") != std::string::npos);
+  const auto j = report::to_json(s);
+  CHECK(j["memory_over_capacity_bytes"] == 4e9);
+  CHECK(j["memory_over_terms"].dump() == R"(["workspace"])");
+  s.memory_capacity_bytes = 12.5e9;  // 2.5 GB over: optimizer (3), activations (4), workspace (5)
+  std::ostringstream near;
+  report::print_summary(near, s);
+  CHECK(near.str().find("over by 2.5 GB; larger than that: optimizer, activations, workspace\n") != std::string::npos);
 }
 
 TEST_CASE("the text view of an emulation says measured, not simulated", "[unit]") {

@@ -2,23 +2,50 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace exasim::schedule {
 
 namespace {
 
-constexpr double kSoftmaxStatBytes = 4;         // flash attention's log-sum-exp per row is fp32
-constexpr double kLossLogitBytes = 4;           // the cross-entropy upcasts the logits to fp32 and keeps them
-constexpr double kRuntimeReserveBytes = 1.5e9;  // estimate: context, BLAS workspace, collective buffers
-constexpr double kFragmentation = 0.10;         // estimate: caching-allocator slack on everything else
-// Gradient elements reduced at once: DeepSpeed's default reduce_bucket_size (5e8); a bucket never spans
-// more than one layer in our plans.
+constexpr double kSoftmaxStatBytes = 4;  // flash attention's log-sum-exp per row is fp32 (flash-attn, TE)
+// Megatron-core's vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py) upcasts the logits to fp32
+// (calculate_logits_max: .float()) while the caller still holds the 16-bit ones, then subtracts the max,
+// exponentiates and normalises in place and saves that fp32 softmax; its backward writes the gradient into
+// the saved tensor in place and the .float()'s backward casts it to the math type. Either peak holds one
+// fp32 and one math-type copy: 4 + e B per token per local vocabulary entry. In fp32 training .float()
+// returns the same tensor and there is no cast: 4 B.
+constexpr double kLossLogitBytes = 4;
+// Gradient elements reduced at once with ZeRO 2/3: DeepSpeed's default reduce_bucket_size (5e8), the
+// size of its contiguous "ipg" bucket that gradients are copied into before the reduce-scatter; a bucket
+// never spans more than one layer in our plans. ZeRO 0/1 (Megatron-LM's DDP and distributed optimizer)
+// reduce in place, in the contiguous gradient buffer the gradients are accumulated in: no copy.
 constexpr double kBucketElements = 5e8;
+// NCCL's buffers, allocated per communicator, per channel, per receiving connection, one per protocol:
+// Simple NCCL_BUFFSIZE (default 4 MiB, NCCL docs, environment variables), LL128 DEFAULT_LL128_BUFFSIZE
+// (NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS 640 x NCCL_STEPS 8 x 8 B, src/include/device.h)
+// and LL DEFAULT_LL_BUFFSIZE (NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 x NCCL_STEPS 8 x 16 B).
+constexpr double kNcclBytesPerConnection = 4194304.0 + 120.0 * 640 * 8 * 8 + 8.0 * 512 * 8 * 16;
+// Channels a ring communicator opens at most: MAXCHANNELS (32, NCCL src/include/device.h, 2.12 to 2.18;
+// fewer on slower links, so this bounds the buffers from above). A ring receives from one peer per channel.
+constexpr double kNcclRingChannels = 32;
+// Estimate, unconfirmed: the CUDA context with the kernels a training step loads (lazy module loading,
+// CUDA_MODULE_LOADING=LAZY, PyTorch's default since 2.0), outside PyTorch's caching allocator. A round
+// half gigabyte, not measured here and not fitted to any run.
+constexpr double kCudaContextBytes = 0.5e9;
 
-/// Everything but the runtime reserve and fragmentation is computed by the caller.
-MemoryEstimate finish(MemoryEstimate e, double transient_bytes) {
-  const double resident = e.weights + e.gradients + e.optimizer + e.activations + transient_bytes;
-  e.workspace = transient_bytes + kRuntimeReserveBytes + kFragmentation * resident;
+/// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
+/// that communicates (`groups`: grid dimensions of more than one GPU). Pipeline Send/Recv use NCCL's p2p
+/// buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB): left out.
+double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
+
+/// Logits of one micro-batch at the cross-entropy's peak, per token and local vocabulary entry.
+double logit_bytes(const TrainingSpec& t) {
+  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
+}
+
+MemoryEstimate finish(MemoryEstimate e) {
+  e.workspace = e.logits + e.buffers + e.runtime;
   return e;
 }
 
@@ -34,8 +61,11 @@ std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std:
 }  // namespace
 
 ParamBytes param_bytes(const TrainingSpec& t) {
-  if (!t.mixed_precision()) return {4, 4, 8};       // fp32: the weights are the master copy; Adam m + v
-  return {t.element_bytes(), t.dp_grad_bytes, 12};  // math copy; main-grad buffers; fp32 master + m + v
+  if (!t.mixed_precision()) return {4, 4, 8};  // fp32: the weights are the master copy; Adam m + v
+  // Math copy; the gradient buffer in the reduction dtype; fp32 master + m + v, and with a 16-bit gradient
+  // buffer the fp32 copy of the gradient the optimizer steps on (Megatron-LM's distributed optimizer
+  // guide: bf16 param + fp32 grads 6 + 12/d, 16-bit param + 16-bit grads 4 + 16/d bytes per parameter).
+  return {t.element_bytes(), t.dp_grad_bytes, t.dp_grad_bytes < 4 ? 16.0 : 12.0};
 }
 
 double LayerActivations::kept(Recompute mode) const {
@@ -107,10 +137,12 @@ MemoryEstimate estimate_axonn4d_memory(const ModelSpec& m, const Axonn4DConfig& 
   // OAG: the current and the prefetched linear layer gathered over z; the largest is the MLP's up
   // projection (SwiGLU: gate and up fused) or the QKV one (never smaller than h x h).
   const double widest = H * static_cast<double>(std::max({m.qkv_out(), m.mlp_up_out(), m.ffn()}));
-  const double gathered = 2 * pb.weights * widest / (gx * gy);
-  const double logits = (kLossLogitBytes + t.element_bytes()) * tokens * V / (gx * gy);
-  const double bucket = t.dp_grad_bytes * std::min(kBucketElements, m.layer_params() / (gx * gy * gz));
-  return finish(e, gathered + logits + bucket);
+  e.logits = logit_bytes(t) * tokens * V / (gx * gy);
+  e.buffers = 2 * pb.weights * widest / (gx * gy) +
+              t.dp_grad_bytes * std::min(kBucketElements, m.layer_params() / (gx * gy * gz));
+  const int groups = (g.gx > 1) + (g.gy > 1) + (g.gz > 1) + (g.gdata > 1);
+  e.runtime = runtime_bytes(groups);
+  return finish(e);
 }
 
 MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t,
@@ -141,10 +173,31 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   const double kept_layers = static_cast<double>(in_flight(c, megatron_micro_batches(c, t), stage) * layers_per_chunk);
   e.activations = kept_layers * layer.kept(t.recompute) + layer.working_set(t.recompute);
 
-  double transient = t.dp_grad_bytes * std::min(kBucketElements, layer_params);  // one gradient bucket in flight
-  if (c.zero >= 3) transient += 2 * pb.weights * layer_params;                   // gathered layer + the prefetched one
-  if (last) transient += (kLossLogitBytes + t.element_bytes()) * tokens * local_vocab;
-  return finish(e, transient);
+  // ZeRO 2/3: DeepSpeed's gradient bucket; ZeRO 3 also the gathered layer and the prefetched one.
+  if (c.zero >= 2) e.buffers += t.dp_grad_bytes * std::min(kBucketElements, layer_params);
+  if (c.zero >= 3) e.buffers += 2 * pb.weights * layer_params;
+  if (last) e.logits = logit_bytes(t) * tokens * local_vocab;
+  // Process groups that communicate (torch creates a NCCL communicator at a group's first collective):
+  // TP, DP, and the tied embedding's between the first and the last stage.
+  const bool embedding_group = m.tied_embeddings && c.pp > 1 && (first || last);
+  e.runtime = runtime_bytes((c.tp > 1) + (c.dp > 1) + embedding_group);
+  return finish(e);
+}
+
+MemoryVerdict memory_verdict(const MemoryEstimate& e, double capacity_bytes) {
+  const std::pair<const char*, double> parts[] = {{"weights", e.weights},
+                                                  {"gradients", e.gradients},
+                                                  {"optimizer", e.optimizer},
+                                                  {"activations", e.activations},
+                                                  {"workspace", e.workspace}};
+  MemoryVerdict v;
+  for (const auto& [name, bytes] : parts)
+    if (v.largest.empty() || bytes > v.largest_bytes) v = {name, bytes, 0, {}};
+  v.over_bytes = std::max(0.0, e.total() - capacity_bytes);
+  if (v.over_bytes > 0)
+    for (const auto& [name, bytes] : parts)
+      if (bytes > v.over_bytes) v.over_terms.emplace_back(name);
+  return v;
 }
 
 MemoryEstimate estimate_megatron_memory(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t) {

@@ -8,11 +8,15 @@
 // SwiGLU's third matrix, GQA's narrower K and V and an untied LM head count), as the frameworks keep them:
 //   mixed precision (training.dtype bf16 or fp16):
 //     weights 2 B (the math copy);
-//     gradients training.dp_grad_bytes: Megatron-LM accumulates into fp32 "main_grad" buffers and
-//       reduces them (4 B, the default); with dp_grad_dtype bf16 the buffers are bf16 (2 B);
-//     optimizer 12 B: fp32 master weights + Adam m + v (the ZeRO paper's K = 12, Rajbhandari et al. SC20);
+//     gradients training.dp_grad_bytes: the buffer the gradients are accumulated in and reduced from
+//       (Megatron-LM's contiguous "main_grad" buffer: fp32, 4 B, with --accumulate-allreduce-grads-in-fp32 /
+//       NeMo's grad_reduce_in_fp32, the default here; 16-bit, 2 B, with training.dp_grad_dtype bf16);
+//     optimizer 12 B: fp32 master weights + Adam m + v (the ZeRO paper's K = 12, Rajbhandari et al. SC20),
+//       16 B with a 16-bit gradient buffer: the optimizer steps on an fp32 copy of the gradient (Megatron-LM's
+//       distributed optimizer guide, docs/source/api-guide/dist_optimizer.md: bf16 param + fp32 grads
+//       6 + 12/d, 16-bit param + 16-bit grads 4 + 16/d bytes per parameter with d-way sharding);
 //   fp32 (training.dtype fp32): weights 4, gradients 4 (param.grad is fp32 whatever dtype the reduction
-//     uses), optimizer 8 (Adam m + v: the weights are already the master copy).
+//     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d).
 // ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3). AxoNN 4D: layer weights
 // over gx*gy*gz, the embedding over gx*gy (not z-sharded). Megatron: the first pipeline stage holds the
 // input embedding, the last the LM head (untied: its own matrix; tied: a copy when pp > 1, the same
@@ -29,7 +33,9 @@
 // total sbh(34 + 5as/h). Tensor parallelism t splits everything between the column- and the row-parallel
 // GEMMs (Q, K, V, the s^2 terms, the projection input, the MLP's inner 16sbh: 24sbh + 5as^2b) and
 // replicates the rest (norm inputs, QKV and MLP inputs, the two masks: 10sbh): sbh(10 + 24/t + 5as/(ht));
-// sequence parallelism splits the rest over t too: sbh(34/t + 5as/(ht)).
+// sequence parallelism splits the rest over t too: sbh(34/t + 5as/(ht)) (the column-parallel GEMMs keep
+// their sequence-sharded input and all-gather it again in backward, Korthikanti's section 4.2.3, as
+// Megatron-core's and Transformer Engine's linear layers do).
 // Generalised, with element size e (training.dtype: 2 for bf16/fp16, 4 for fp32; masks stay 1 B),
 // ffn = ModelSpec::ffn(), kvh = ModelSpec::kv_hidden() (= h without GQA), and two divisors: `inner` for
 // the tensors between column- and row-parallel GEMMs (Megatron t; AxoNN gy) and `outer` for the others
@@ -55,15 +61,26 @@
 //   full:      the layer's input e sbh (/outer); working set: one layer's everything.
 // Which micro-batches are in flight: a Megatron stage holds every (chunk-)micro-batch it has run forward
 // but not yet backward: min(m, p - s) for 1F1B, the interleaved schedule's warm-up + 1 chunk-micro-batches
-// (internal/pipeline_schedule.hpp); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
+// (internal/pipeline_schedule.hpp; Megatron-core's schedules.py: 2(p - s - 1) + (v - 1)p warm-up, all of the
+// v*m when that is more, so the first stage holds L(1 + (p - 1)/(pv)) layers' worth, Narayanan et al.
+// SC21); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
 //
-// WORKSPACE (an estimate, not a measured figure): transient buffers that scale with the configuration -
-// the logits on the stage with the LM head (kept in fp32 by the cross-entropy, 4 B, plus their gradient in
-// the math type, e B, per token per local vocabulary entry), gathered ZeRO-3 / AxoNN z-sharded weights of
-// the current and the prefetched layer (AxoNN: its largest linear layer), one gradient bucket (a layer,
-// at most DeepSpeed's default 5e8 elements) in the data-parallel reduction dtype - a fixed 1.5 GB for the
-// runtime context, BLAS workspaces and communication buffers, and 10% of everything else for
-// caching-allocator fragmentation.
+// WORKSPACE, three parts:
+//   logits, on the stage with the LM head: the cross-entropy's peak, one micro-batch's logits in fp32 and
+//     in the math type at once (4 + e B per token per local vocabulary entry; 4 B in fp32 training):
+//     Megatron-core's vocab-parallel cross-entropy upcasts them while the caller holds the 16-bit ones,
+//     works in place on the fp32 copy, saves it, writes the gradient into it and casts that back;
+//   buffers: with ZeRO 2/3, DeepSpeed's gradient bucket (a layer, at most its default reduce_bucket_size of
+//     5e8 elements, in the reduction dtype); ZeRO 3 / AxoNN's z-sharding, the current and the prefetched
+//     layer gathered (AxoNN: its largest linear layer). ZeRO 0/1 reduce in place in the gradient buffer
+//     (Megatron-LM's DDP and distributed optimizer), and the distributed optimizer all-gathers the updated
+//     parameters in place in the parameter buffer: nothing more;
+//   runtime, outside PyTorch's allocator: the CUDA context (an estimate, 0.5 GB) and NCCL's buffers for
+//     each process group that communicates (TP, DP, the tied embedding's; AxoNN's x, y, z, data): per
+//     channel one Simple (NCCL_BUFFSIZE, 4 MiB), one LL128 and one LL buffer, 9.6 MB, for each of the at
+//     most 32 channels of a ring: 0.31 GB per group.
+// The total compares with PyTorch's peak allocated memory (torch.cuda.max_memory_allocated) plus the
+// runtime part; what the caching allocator reserves but does not hand out is not counted (LIMITATIONS).
 // For Megatron the estimate is of the stage that needs the most (the first: most activations in flight
 // and the embedding; or the last: LM head and logits).
 //
@@ -77,7 +94,13 @@
 //    Adam state over dp like ZeRO-1: such a run is parallel.zero = 1 here;
 //  - a recomputed layer's transient tensors (GEMM outputs not kept, cuBLAS workspaces) beyond the kept
 //    set are not counted; nor are the optimizer step's temporaries;
-//  - the workspace and fragmentation terms are round estimates, not calibrated against any run;
+//  - caching-allocator fragmentation (reserved minus allocated memory) is not counted: it depends on the
+//    order of allocations and on PYTORCH_CUDA_ALLOC_CONF (expandable_segments reduces it), not on a
+//    closed form; a run within a few GB of the capacity may still need it, or allocator settings;
+//  - the CUDA context is a round estimate; NCCL's buffers assume 32 ring channels per process group and
+//    leave out p2p (pipeline) and tree buffers, NVLink SHARP's and user-buffer (TP overlap) registrations;
+//  - FP8 training is not modelled (Transformer Engine keeps FP8 copies of the GEMM inputs);
+//  - the logits of only one micro-batch are counted, at the cross-entropy's peak;
 //  - no activation offloading, CPU optimizer, activation checkpointing of a subset of layers, or
 //    fp32 residual stream (--fp32-residual-connection).
 
@@ -86,17 +109,35 @@
 #include "sim/schedule/model.hpp"
 #include "sim/schedule/training.hpp"
 
+#include <string>
+#include <vector>
+
 namespace exasim::schedule {
 
 /// Bytes per GPU. `activations` holds what the layers keep for backward plus the recomputation working
-/// set (one layer's, see above).
+/// set (one layer's, see above); `workspace` = logits + buffers + runtime.
 struct MemoryEstimate {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, workspace = 0;
+  double logits = 0;   ///< the cross-entropy's peak on the stage with the LM head
+  double buffers = 0;  ///< ZeRO 2/3 gradient bucket, ZeRO-3 / AxoNN z gathered layers
+  double runtime = 0;  ///< CUDA context and NCCL buffers, outside PyTorch's allocator
   [[nodiscard]] double total() const { return weights + gradients + optimizer + activations + workspace; }
 };
 
+/// Which term decides. `largest`: the largest of the five parts (the first on a tie, in the breakdown's
+/// order). Above `capacity_bytes`: `over_bytes` by how much, and `over_terms` the parts each larger than
+/// that, in the breakdown's order: the ones that alone could bring the rest under the capacity (none when
+/// the overflow exceeds every part).
+struct MemoryVerdict {
+  std::string largest;
+  double largest_bytes = 0;
+  double over_bytes = 0;  ///< total - capacity when positive, else 0
+  std::vector<std::string> over_terms;
+};
+[[nodiscard]] MemoryVerdict memory_verdict(const MemoryEstimate& estimate, double capacity_bytes);
+
 /// Bytes per parameter of weights, gradients and optimizer state before any ZeRO sharding (header:
-/// mixed precision 2, dp_grad_bytes, 12; fp32 4, 4, 8).
+/// mixed precision 2, dp_grad_bytes, 12 with fp32 gradients or 16 with 16-bit ones; fp32 4, 4, 8).
 struct ParamBytes {
   double weights = 0, gradients = 0, optimizer = 0;
 };
