@@ -186,7 +186,7 @@ struct MpiRuntime::Impl {
       }
       case Algorithm::Ring:
       case Algorithm::Auto:  // never returned by emulated_algorithm
-        break;
+      case Algorithm::Nccl: break;
     }
     // Ring: libnbc's ring all-reduce, exasim's rings otherwise.
     if (op.coll == CollKind::AllReduce)

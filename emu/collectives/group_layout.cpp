@@ -25,7 +25,9 @@ MemberPlace member_place(const topo::Topology& topology, const collectives::Grou
 
 Algorithm emulated_algorithm(Algorithm requested, const topo::Topology& topology, const collectives::GroupCall& call,
                              bool hierarchical_ready) {
-  const Algorithm chosen = collectives::resolve_algorithm(requested, topology, call);
+  Algorithm chosen = collectives::resolve_algorithm(requested, topology, call);
+  // NCCL's choice is a model of a GPU library the MPI host does not have: the emulation runs its ring.
+  if (chosen == Algorithm::Nccl) chosen = Algorithm::Ring;
   const bool runnable = chosen == Algorithm::Ring ||
                         (chosen == Algorithm::Tree && call.kind == schedule::CollKind::AllReduce) ||
                         (chosen == Algorithm::Hierarchical && hierarchical_ready);

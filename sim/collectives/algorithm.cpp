@@ -14,12 +14,13 @@ std::string_view to_string(Algorithm algorithm) {
     case Algorithm::Tree: return "tree";
     case Algorithm::Hierarchical: return "hierarchical";
     case Algorithm::Auto: return "auto";
+    case Algorithm::Nccl: return "nccl";
   }
   return "?";
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto})
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto, Algorithm::Nccl})
     if (name == to_string(a)) return a;
   return std::nullopt;
 }

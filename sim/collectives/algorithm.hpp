@@ -15,10 +15,12 @@
 //    index (one ring per local index), intra-node all-gather; all-gather: inter-node then intra-node
 //    all-gather; reduce-scatter: intra-node then inter-node reduce-scatter;
 //  - auto: chosen per collective from its size and group shape (cost_model.hpp);
+//  - nccl: what NCCL (RCCL) chooses by its own cost model, ring or tree and a protocol, run over channels
+//    striped across the nodes' NIC rails (nccl_tuner.hpp chooses, internal/nccl_route.hpp routes);
 //  - direct all-to-all: every member sends S/p to every other member at once. No CollKind names it
 //    and no plan emits one yet; router.hpp's route_all_to_all routes it.
 //
-// LIMITATIONS: no PAT, CollNet/SHARP or NVLS algorithms; rings follow the group's rank order, trees
+// LIMITATIONS: no PAT, CollNet/SHARP or NVLS algorithms (nccl_tuner.hpp); rings follow the group's rank order, trees
 // span the members in group order (NCCL builds its trees over nodes, with a chain inside each node);
 // hierarchical's inter-node stage is always rings, never trees.
 
@@ -32,10 +34,10 @@ namespace exasim::collectives {
 
 using schedule::CollKind;
 
-enum class Algorithm : std::uint8_t { Ring, Tree, Hierarchical, Auto };
+enum class Algorithm : std::uint8_t { Ring, Tree, Hierarchical, Auto, Nccl };
 
 [[nodiscard]] std::string_view to_string(Algorithm algorithm);
-/// "ring", "tree", "hierarchical" or "auto"; nullopt for anything else.
+/// "ring", "tree", "hierarchical", "auto" or "nccl"; nullopt for anything else.
 [[nodiscard]] std::optional<Algorithm> parse_algorithm(std::string_view name);
 
 // ---- ring ----

@@ -11,7 +11,8 @@ namespace {
 
 double max_latency(const CostInputs& in) { return std::max(in.intra.latency_s, in.inter.latency_s); }
 
-/// One sampled route's latency and bottleneck bandwidth (unloaded, flow key 0: deterministic).
+}  // namespace
+
 HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId dst) {
   std::vector<topo::LinkId> route;
   HopCost hop{topology.route_with_latency(src, dst, 0, nullptr, route), std::numeric_limits<double>::infinity()};
@@ -19,15 +20,14 @@ HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId 
   return hop;
 }
 
-}  // namespace
-
 bool applies(Algorithm algorithm, CollKind kind, const CostInputs& in) {
   if (schedule::is_p2p(kind)) return algorithm == Algorithm::Ring;
   switch (algorithm) {
     case Algorithm::Ring: return true;
     case Algorithm::Tree: return tree_applies(kind, in.p);
     case Algorithm::Hierarchical: return hierarchical_applies(in.nodes, in.per_node);
-    case Algorithm::Auto: return false;
+    case Algorithm::Auto:
+    case Algorithm::Nccl: return false;
   }
   return false;
 }
@@ -53,7 +53,8 @@ double estimate_s(Algorithm algorithm, CollKind kind, const CostInputs& in, doub
       }
       return t;
     }
-    case Algorithm::Auto: break;
+    case Algorithm::Auto:
+    case Algorithm::Nccl: break;
   }
   return std::numeric_limits<double>::infinity();
 }

@@ -33,7 +33,7 @@ namespace exasim::collectives {
 }
 
 /// Algorithms other than ring, for hop_position.
-enum class PositionTag : std::uint32_t { Tree = 1, Hierarchical = 2, AllToAll = 3 };
+enum class PositionTag : std::uint32_t { Nccl = 0, Tree = 1, Hierarchical = 2, AllToAll = 3 };
 
 /// The position of hop `index` (counted over the stage's bundles) of stage `stage` (0 .. 3) of an
 /// algorithm other than ring. Bit 31 is set, so it never equals a ring's position (k < p < 2^31); the

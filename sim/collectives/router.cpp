@@ -4,6 +4,8 @@
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/group_layout.hpp"
 #include "sim/collectives/internal/cost_model.hpp"
+#include "sim/collectives/internal/nccl_route.hpp"
+#include "sim/collectives/internal/route_support.hpp"
 #include "sim/core/hash.hpp"
 
 #include <algorithm>
@@ -14,27 +16,9 @@ namespace exasim::collectives {
 
 namespace {
 
-/// The part of `call`'s flow keys its hops share (collective_call_key()).
-std::uint64_t call_key(const GroupCall& call) {
-  return collective_call_key(call.seed, call.dim, call.group_id, call.sequence);
-}
-
-/// Routes the hop src -> dst as hop `position` of `call` (whose call_key() is `key`) onto the end of
-/// out.links, reports it, and returns its route latency.
-double route_hop(const topo::Topology& topology, const GroupCall& call, std::uint64_t key, Rank src, Rank dst,
-                 std::uint32_t position, const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
-  const std::size_t start = out.links.size();
-  const double latency_s =
-      topology.route_with_latency(call.gpu(src), call.gpu(dst), collective_flow_key(key, position), load, out.links);
-  if (on_hop) on_hop(out.links.data() + start, out.links.size() - start);
-  return latency_s;
-}
-
-/// Closes the bundle that started at links[begin] with `bytes` per hop.
-void end_bundle(StageRoute& out, std::size_t begin, double bytes) {
-  out.bundles.push_back(
-      {static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(out.links.size() - begin), bytes});
-}
+using detail::call_key;
+using detail::end_bundle;
+using detail::route_hop;
 
 std::int64_t rank0_member(const GroupCall& call) {
   for (std::uint32_t k = 0; k < call.size(); ++k)
@@ -137,6 +121,7 @@ Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology,
     case Algorithm::Hierarchical:
       if (schedule::is_p2p(call.kind)) return Algorithm::Ring;
       return group_layout(topology, call).hierarchical() ? Algorithm::Hierarchical : Algorithm::Ring;
+    case Algorithm::Nccl: return schedule::is_p2p(call.kind) || call.size() < 2 ? Algorithm::Ring : Algorithm::Nccl;
     case Algorithm::Auto: {
       if (schedule::is_p2p(call.kind) || call.size() < 2) return Algorithm::Ring;
       const GroupLayout layout = group_layout(topology, call);
@@ -149,7 +134,8 @@ Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology,
 std::uint32_t stage_count(Algorithm resolved, const topo::Topology& /*topology*/, const GroupCall& call) {
   switch (resolved) {
     case Algorithm::Ring:
-    case Algorithm::Tree: return 1;
+    case Algorithm::Tree:
+    case Algorithm::Nccl: return 1;
     case Algorithm::Hierarchical: return hierarchical_stage_count(call.kind);
     case Algorithm::Auto: break;
   }
@@ -171,6 +157,7 @@ void route_whole_stage(Algorithm resolved, const topo::Topology& topology, const
       route_tree(topology, call, load, on_hop, out);
       return;
     case Algorithm::Hierarchical: route_hierarchical(topology, call, stage, load, on_hop, out); return;
+    case Algorithm::Nccl: route_nccl(topology, call, load, on_hop, out); return;
     case Algorithm::Auto: break;
   }
 }

@@ -23,6 +23,8 @@
 //    in group order, or one ring bundle per local index over the nodes in node-id order
 //    (group_layout.hpp); each hop carries the stage's ring wire bytes; latency: the stage's ring steps
 //    x (its slowest hop + overhead).
+//  - nccl: one stage, NCCL's choice of ring or tree and protocol over channels striped across NIC
+//    rails (internal/nccl_route.hpp), latency the library's own;
 //  - direct all-to-all (route_all_to_all): one stage of p(p-1) one-hop bundles of S/p.
 // Hops of algorithms other than ring take flow-key positions from hop_position (flow_key.hpp), so
 // ring keys are those of before and no two hops of one collective share a key.
@@ -32,6 +34,7 @@
 // hop's rate, so a tree's fast intra-node edges wait for its slowest edge, as a pipelined tree does.
 
 #include "sim/collectives/algorithm.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/schedule/grid.hpp"
 #include "topologies/topology.hpp"
 
@@ -54,7 +57,8 @@ struct GroupCall {
   std::uint32_t group_id = 0;
   std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along `dim`
   schedule::CollKind kind = schedule::CollKind::AllReduce;
-  double bytes = 0;  ///< the full buffer S
+  double bytes = 0;                   ///< the full buffer S
+  const NcclProfile* nccl = nullptr;  ///< the library's constants, for Algorithm::Nccl
 
   [[nodiscard]] std::uint32_t size() const { return grid->dim(dim).size; }
   [[nodiscard]] Rank member(std::uint32_t k) const { return grid->group_member(first, dim, k); }
@@ -103,6 +107,11 @@ using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
 /// each time seeing the earlier ones as load, into P times the bundles, each with 1/P of the bytes.
 void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out);
+
+/// What `collectives.algorithm: nccl`'s tuner sees of `call` on `topology` (nccl_tuner.hpp): n, N, the
+/// slowest hop between consecutive members of the first node, one hop to the next node, the distinct NIC
+/// rails the first node's members send through.
+[[nodiscard]] TunerInputs nccl_inputs(const topo::Topology& topology, const GroupCall& call);
 
 /// Routes a direct all-to-all among `call`'s members into `out` (cleared first): one stage in which
 /// every member sends call.bytes / p to every other member, each pair its own one-hop bundle (member i's

@@ -17,7 +17,8 @@ using namespace exasim::collectives;
 
 TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scenario", "[integration]") {
   const std::string path = std::string(EXASIM_TEST_DATA_DIR) + "/configs/scenarios/perlmutter-gpt-40b-4096.json";
-  for (Algorithm requested : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto}) {
+  for (Algorithm requested :
+       {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto, Algorithm::Nccl}) {
     CAPTURE(to_string(requested));
     // The scenario has no "collectives" object, so --set sets the whole object (every object on a --set
     // path must exist).
@@ -62,6 +63,7 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
           CHECK(estimate_s(resolved, kind, in, bytes) <= estimate_s(Algorithm::Ring, kind, in, bytes));
           break;
         }
+        case Algorithm::Nccl: CHECK(resolved == Algorithm::Nccl); break;
       }
 
       // Route every stage; rank 0's bytes over the stages must be the resolved algorithm's closed form.
@@ -83,12 +85,15 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
         } else if (resolved == Algorithm::Tree) {
           CHECK(out.bundles.size() == 2);
           CHECK(hops == 4 * (p - 1));
+        } else if (resolved == Algorithm::Nccl) {
+          CHECK(hops >= p);  // a ring's p hops (+ one over NVLink per node and channel), or a tree's
         } else {
           CHECK(hops == p);  // every member sends one hop per stage
         }
       }
       switch (resolved) {
-        case Algorithm::Ring: CHECK(rank0 == Approx(ring_wire_bytes(kind, p, bytes))); break;
+        case Algorithm::Ring:
+        case Algorithm::Nccl: CHECK(rank0 == Approx(ring_wire_bytes(kind, p, bytes))); break;
         case Algorithm::Tree: CHECK(rank0 == Approx(tree_wire_bytes(p, 0, bytes))); break;
         default: CHECK(rank0 == Approx(hierarchical_wire_bytes(kind, layout.nodes, layout.per_node, bytes)));
       }

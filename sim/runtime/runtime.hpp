@@ -25,6 +25,10 @@ struct Job {
   std::vector<std::uint32_t> gpu_of_rank;  ///< placement; empty means rank r on GPU r
   double collective_step_overhead_s = 0;   ///< software cost of one collective step, added to link latencies
   collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;  ///< resolved per collective
+  collectives::NcclProfile nccl_profile;  ///< the library's constants (collective_algorithm nccl)
+  /// Fraction by which compute slows while communication it overlaps is in flight (0: none); the
+  /// execution core's LIMITATIONS say how (sim/exec/executor.hpp).
+  double compute_slowdown_beside_comm = 0;
   std::uint64_t seed = 1;
 
   [[nodiscard]] std::uint32_t gpu(Rank r) const { return gpu_of_rank.empty() ? r : gpu_of_rank[r]; }
@@ -45,6 +49,7 @@ struct Job {
   call.sequence = sequence;
   call.kind = kind;
   call.bytes = bytes;
+  call.nccl = &job.nccl_profile;
   return call;
 }
 
@@ -54,6 +59,8 @@ struct RankTimes {
   double finish_s = 0;
   double compute_s = 0;
   std::vector<double> exposed_s;  ///< per grid dimension
+  /// Of compute_s, the time kernels lost beside communication (Job::compute_slowdown_beside_comm).
+  double slowed_s = 0;
 };
 
 struct RunResult {

@@ -1,5 +1,6 @@
 #include "sim/scenario/machine.hpp"
 
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 #include "topologies/network.hpp"
@@ -19,11 +20,15 @@ MachineSpec load_machine_spec(const JsonView& v) {
   m.network = net.json();
   m.network_source = net.source();
   m.network_path = net.path();
+  std::string library = collectives::default_nccl_profile(m.gpu_choice.device.name);
   if (v.has("collectives")) {
     auto coll = v.object("collectives");
-    coll.check_keys({"step_overhead_s", "sources"});
+    coll.check_keys({"step_overhead_s", "library", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
+    // The names of collectives::nccl_profiles() (machine_test.cpp checks that both lists agree).
+    library = coll.choice("library", {"nccl-ampere", "nccl-hopper", "nccl-blackwell", "rccl-mi200"}, library);
   }
+  m.nccl_profile = *collectives::find_nccl_profile(library);
   return m;
 }
 

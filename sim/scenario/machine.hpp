@@ -4,7 +4,8 @@
 //
 //   {"name": ..., "gpu": "mi250x-gcd" | {"device": ..., overrides, "calibration": csv},
 //    "node": {...}, "network": {"topology": "single_switch" | "dragonfly" | ..., ...},
-//    "collectives": {"step_overhead_s": ...}}
+//    "collectives": {"step_overhead_s": ..., "library": "nccl-ampere" | "nccl-hopper" | "nccl-blackwell" |
+//                    "rccl-mi200" (default: the GPU's, collectives::default_nccl_profile)}}
 //
 // The network object is kept as JSON and handed to topologies/ when a topology is built, so that each
 // topology validates its own fields in one place.
@@ -12,6 +13,7 @@
 // LIMITATIONS: one GPU kind and one node kind per machine (no mixed partitions such as Perlmutter's
 // 40 GB and 80 GB A100 nodes); storage and service groups are not modelled.
 
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/gpu/device_loader.hpp"
 #include "sim/gpu/gpu_model.hpp"
 #include "topologies/node.hpp"
@@ -38,6 +40,7 @@ struct MachineSpec {
   std::string network_source;             ///< file the network object came from
   std::string network_path;               ///< its dotted path there ("machine.network" or "network")
   double collective_step_overhead_s = 0;  ///< software cost per ring step (NCCL/RCCL kernel, proxy)
+  collectives::NcclProfile nccl_profile;  ///< the library `collectives.algorithm: nccl` models
 
   [[nodiscard]] std::string topology_kind() const { return network.value("topology", std::string{}); }
 };

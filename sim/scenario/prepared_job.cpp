@@ -21,7 +21,10 @@ std::unique_ptr<PreparedJob> prepare_job(const Scenario& s) {
   p->job.plan = &p->plan;
   p->job.gpu_of_rank = place_ranks(s.placement, *p->topology, s.gpus);
   p->job.collective_step_overhead_s = s.machine.collective_step_overhead_s;
+  p->job.nccl_profile = s.machine.nccl_profile;
   p->job.collective_algorithm = s.collective_algorithm;
+  p->job.compute_slowdown_beside_comm =
+      s.overlap.interference ? s.machine.gpu_choice.device.comm_overlap_slowdown.value : 0.0;
   p->job.seed = s.seed;
   for (const auto& kernel : p->plan.kernels) p->job.kernel_time_s.push_back(p->gpu->time_s(kernel));
   return p;

@@ -25,6 +25,9 @@ struct HopCost {
   double bandwidth_Bps = std::numeric_limits<double>::infinity();
 };
 
+/// One sampled route's latency and bottleneck bandwidth (unloaded, flow key 0: deterministic).
+[[nodiscard]] HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId dst);
+
 /// What the estimate needs to know about one collective, besides its kind and size.
 struct CostInputs {
   std::uint32_t p = 1;         ///< members
