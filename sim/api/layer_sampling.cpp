@@ -53,6 +53,7 @@ runtime::RunResult extrapolate(const runtime::RunResult& fewer, const runtime::R
     auto& rank = out.ranks[r];
     rank.finish_s = std::min(out.iteration_s, time(a.finish_s, b.finish_s));
     rank.compute_s = time(a.compute_s, b.compute_s);
+    rank.slowed_s = std::max(0.0, time(a.slowed_s, b.slowed_s));
     rank.exposed_s.resize(b.exposed_s.size());
     for (std::size_t d = 0; d < b.exposed_s.size(); ++d) rank.exposed_s[d] = time(a.exposed_s[d], b.exposed_s[d]);
   }

@@ -68,7 +68,7 @@ struct Sample {
 nlohmann::json to_json(const Sample& sample) {
   const runtime::RunResult& r = sample.result;
   nlohmann::json ranks = nlohmann::json::array();
-  for (const auto& t : r.ranks) ranks.push_back({t.finish_s, t.compute_s, t.exposed_s});
+  for (const auto& t : r.ranks) ranks.push_back({t.finish_s, t.compute_s, t.exposed_s, t.slowed_s});
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : sample.by_kernel) kernels.push_back({k.kernel_class, k.seconds});
   return {{"backend", r.backend},
@@ -87,7 +87,8 @@ Sample sample_from_json(const nlohmann::json& j) {
   runtime::RunResult& r = sample.result;
   r.backend = j.at("backend");
   r.iteration_s = j.at("iteration_s");
-  for (const auto& t : j.at("ranks")) r.ranks.push_back({t.at(0), t.at(1), t.at(2).get<std::vector<double>>()});
+  for (const auto& t : j.at("ranks"))
+    r.ranks.push_back({t.at(0), t.at(1), t.at(2).get<std::vector<double>>(), t.at(3)});
   r.rank0_wire_bytes = j.at("rank0_wire_bytes").get<std::vector<double>>();
   r.rank0_collectives = j.at("rank0_collectives").get<std::vector<std::uint64_t>>();
   r.events = j.at("events");

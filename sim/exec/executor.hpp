@@ -33,8 +33,17 @@
 //
 // LIMITATIONS:
 //  - the latency term is paid after a stage's bandwidth phase, not interleaved with it;
+//  - communication beside compute keeps its rate (only compute slows); the slowdown is one factor
+//    whatever the collective, its size or the SMs it takes; a posted collective counts as running from
+//    its post on (NCCL's kernel is launched, and spins, from then); the wait after a run assumes that
+//    communication either goes on through it or had ended before it (not that it ends within it);
 //  - Send/Recv is a rendezvous: no eager protocol for small messages, no send buffering;
-//  - compute never slows down because of communication (no SM/CU or memory-bandwidth contention);
+//  - compute beside communication: while a rank computes and a collective or transfer it has posted is
+//    still in flight, its kernels progress Job::compute_slowdown_beside_comm (f) slower (NCCL/RCCL
+//    kernels take SMs/CUs and memory bandwidth). The core keeps, per rank, the time O both were true
+//    during a compute run; when the run's timer ends the rank waits the work it did not do: f x O more
+//    if communication still runs, f x O / (1 + f) if it has ended, then moves on; the extra time counts
+//    as compute (RankTimes::slowed_s);
 //  - at most `handle slots` collectives of one group can be open at once (a plan error beyond).
 
 #include "sim/exec/network_backend.hpp"
@@ -277,6 +286,23 @@ class BasicExecutor {
     backend_.hold(links, count);
   };
   std::vector<ReadyLaunch> ready_;  ///< collectives, stages and transfers to launch at launch_ready()
+  // Compute beside communication (all empty when the job's slowdown is 0).
+  /// Per rank: collectives and transfers it posted that have not completed.
+  std::vector<std::uint16_t> in_flight_;
+  /// Per rank: when its current compute run (or slowdown wait) began overlapping communication, or -1.
+  std::vector<double> overlap_since_;
+  /// Per rank: f x the overlap of its current compute run so far.
+  std::vector<double> owed_s_;
+  /// Per rank: the slowdown waited so far (added to its compute time).
+  std::vector<double> slowed_s_;
+  std::vector<std::uint8_t> computing_;  ///< per rank: 0 idle or waiting, 1 in a run, 2 in a slowdown wait
+  std::vector<Rank> receiver_;           ///< per instance: a transfer's receiver
+  void comm_started(Rank r);
+  void comm_ended(Rank r);
+  void overlap_ends(Rank r);
+  /// The run of r just ended (or its slowdown wait): true when r must first wait the work it did not do
+  /// (a timer was started).
+  bool wait_slowdown(Rank r);
   std::vector<bool> observed_;
   std::vector<std::vector<PostRecord>> post_;
 };

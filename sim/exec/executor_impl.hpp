@@ -48,6 +48,13 @@ BasicExecutor<Network>::BasicExecutor(const topo::Topology& topology, const runt
     open_ids_[d].assign(groups_[d].size() * open_ring_, kNone);
   }
   wire_rank0_.assign(dims_, 0.0);
+  if (job_.compute_slowdown_beside_comm > 0) {
+    in_flight_.assign(world_, 0);
+    overlap_since_.assign(world_, -1.0);
+    owed_s_.assign(world_, 0.0);
+    slowed_s_.assign(world_, 0.0);
+    computing_.assign(world_, 0);
+  }
   for (Rank r = 0; r < world_; ++r) ops_total_ += ops_of(r).size();
   for (const auto& stream : plan_.streams) {
     runs_.push_back(compute_runs(stream.ops));
@@ -82,8 +89,50 @@ void BasicExecutor<Network>::start() {
 }
 
 template <class Network>
+void BasicExecutor<Network>::overlap_ends(Rank r) {
+  if (overlap_since_[r] < 0) return;
+  owed_s_[r] += (now_ - overlap_since_[r]) * job_.compute_slowdown_beside_comm;
+  overlap_since_[r] = -1;
+}
+
+template <class Network>
+void BasicExecutor<Network>::comm_started(Rank r) {
+  if (in_flight_.empty()) return;
+  if (in_flight_[r]++ == 0 && computing_[r] == 1) overlap_since_[r] = now_;
+}
+
+template <class Network>
+void BasicExecutor<Network>::comm_ended(Rank r) {
+  if (in_flight_.empty()) return;
+  if (--in_flight_[r] == 0) overlap_ends(r);
+}
+
+template <class Network>
+bool BasicExecutor<Network>::wait_slowdown(Rank r) {
+  if (in_flight_.empty()) return false;
+  if (computing_[r] == 2) {  // the slowdown has been waited
+    computing_[r] = 0;
+    return false;
+  }
+  overlap_ends(r);
+  // The run's timer let its kernels progress at full rate; over the O seconds they overlapped they did
+  // O x f / (1 + f) less work than that. What is left runs at the slowed rate while communication goes
+  // on (f x O more seconds), at full rate once it has ended (f x O / (1 + f)).
+  const double f = job_.compute_slowdown_beside_comm;
+  const double wait_s = in_flight_[r] > 0 ? owed_s_[r] : owed_s_[r] / (1 + f);
+  owed_s_[r] = 0;
+  computing_[r] = 0;
+  if (!(wait_s > 0)) return false;
+  slowed_s_[r] += wait_s;
+  computing_[r] = 2;
+  backend_.start_timer(wait_s, TimerKind::Compute, r);
+  return true;
+}
+
+template <class Network>
 void BasicExecutor<Network>::compute_ended(Rank r) {
   ++events_;
+  if (wait_slowdown(r)) return;
   // The whole run of kernels ended: each counts as an event, as if timed one by one.
   const std::uint32_t end = run_of(r)[pc_[r]].end;
   if (observed(r)) {
@@ -136,6 +185,10 @@ void BasicExecutor<Network>::advance(Rank r) {
         // A rank runs consecutive kernels as one timer: nothing else can happen to it in between
         // (compute does not depend on the network), so only the run's end matters.
         if (observed(r)) since_[r] = now_;  // only a trace needs the start of the run
+        if (!in_flight_.empty()) {
+          computing_[r] = 1;
+          if (in_flight_[r] > 0) overlap_since_[r] = now_;
+        }
         backend_.start_timer(run_of(r)[pc_[r]].time_s, TimerKind::Compute, r);
         return;
       case schedule::OpType::CollStart:
@@ -195,6 +248,7 @@ void BasicExecutor<Network>::post(Rank r, const schedule::Op& op) {
   const InstanceId id = open;
   slot(r, op.slot) = id;
   if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
+  comm_started(r);
   Instance& inst = instances_[id];
   if (inst.kind != op.coll || inst.bytes != op.bytes)
     throw std::logic_error("plan mismatch: group members posted different collectives at " + plan_.names[op.name]);
@@ -249,6 +303,8 @@ void BasicExecutor<Network>::post_p2p(Rank r, const schedule::Op& op) {
   }
   slot(r, op.slot) = id;
   if (observed(r)) post_[r].push_back({op.slot, pc_[r], now_});
+  comm_started(r);
+  if (!in_flight_.empty()) receiver_[id] = receiver;
 }
 
 template <class Network>
@@ -326,6 +382,16 @@ void BasicExecutor<Network>::complete(InstanceId id) {
   inst.done = true;
   if (observer_) done_s_[id] = now_;
   const std::uint8_t dim = inst.dim;
+  if (!in_flight_.empty()) {
+    if (schedule::is_p2p(inst.kind)) {
+      comm_ended(inst.first_member);
+      comm_ended(receiver_[id]);
+    } else {
+      const std::uint32_t p = grid_.dim(dim).size;
+      const std::uint32_t stride = grid_.dim(dim).stride;
+      for (std::uint32_t k = 0; k < p; ++k) comm_ended(inst.first_member + k * stride);
+    }
+  }
   Rank r = inst.first_waiter;
   inst.first_waiter = inst.last_waiter = kNone;
   // The waiters are a group's members, often a stride apart in the per-rank arrays: ask for all of
@@ -369,6 +435,7 @@ InstanceId BasicExecutor<Network>::allocate() {
   stage_latency_s_.emplace_back();
   bundles_left_.emplace_back();
   later_stages_.emplace_back();
+  if (!in_flight_.empty()) receiver_.emplace_back();
   if (observer_) done_s_.push_back(0);
   return static_cast<InstanceId>(instances_.size() - 1);
 }
@@ -383,7 +450,8 @@ runtime::RunResult BasicExecutor<Network>::finish(std::string backend) {
   std::vector<runtime::RankTimes> times(world_);
   for (Rank r = 0; r < world_; ++r) {
     times[r].finish_s = finish_s_[r];
-    times[r].compute_s = stream_compute_s_[stream_index(r)];
+    times[r].slowed_s = slowed_s_.empty() ? 0.0 : slowed_s_[r];
+    times[r].compute_s = stream_compute_s_[stream_index(r)] + times[r].slowed_s;
     times[r].exposed_s.resize(dims_);
     for (std::size_t d = 0; d < dims_; ++d) times[r].exposed_s[d] = exposed_s(r, static_cast<std::uint8_t>(d));
   }

@@ -175,3 +175,51 @@ TEST_CASE("observed ranks see each kernel and each collective from post to compl
   CHECK(std::get<3>(seen[2]) == Approx(result.iteration_s));
   CHECK(result.events == 2 * 2 + 1 + 1);  // every kernel of both ranks, the bundle, its latency
 }
+
+TEST_CASE("compute beside an in-flight collective slows by the job's factor, only while it overlaps", "[unit]") {
+  // Each rank posts an all-reduce (1 GB at 1 GB/s: the ring's 2(p-1)/p S over one flow = 1 s for p = 2),
+  // computes 3 s while it runs, then waits for it.
+  const double S = 1e9;
+  auto plan = one_dim_plan(2);
+  schedule::StreamBuilder b(plan, plan.streams[0]);
+  const auto h = b.start("ar", CollKind::AllReduce, 0, S);
+  b.compute("k", gpu::gemm(1, 1, 1));
+  b.wait(h);
+  const auto topo = one_node(2, 100e9, 0);
+  auto job = job_for(plan, 3.0);
+  SECTION("no slowdown: the kernel's own 3 s") {
+    ToyNetwork network(1e9);
+    exec::Executor core(topo, job, network, {}, {});
+    const auto result = network.run(core);
+    CHECK(result.iteration_s == Approx(3.0));
+    for (const auto& r : result.ranks) CHECK(r.slowed_s == 0);
+  }
+  SECTION("20 %: the first second runs at 1 / 1.2 of the rate, the rest at full rate") {
+    job.compute_slowdown_beside_comm = 0.2;
+    ToyNetwork network(1e9);
+    exec::Executor core(topo, job, network, {}, {});
+    const auto result = network.run(core);
+    // 1 s of overlap does 1 / 1.2 s of work; the 0.2 / 1.2 s left runs after the kernel's 3 s.
+    CHECK(result.iteration_s == Approx(3.0 + 0.2 / 1.2));
+    for (const auto& r : result.ranks) {
+      CHECK(r.slowed_s == Approx(0.2 / 1.2));
+      CHECK(r.compute_s == Approx(3.0 + 0.2 / 1.2));
+      CHECK(r.exposed_s[0] == Approx(0.0));
+    }
+  }
+  SECTION("a collective that outlasts the kernel: the rest of the work runs slowed as well") {
+    job.compute_slowdown_beside_comm = 0.5;
+    job.kernel_time_s.assign(job.kernel_time_s.size(), 0.5);
+    ToyNetwork network(1e9);
+    exec::Executor core(topo, job, network, {}, {});
+    const auto result = network.run(core);
+    // The kernel overlaps the collective (0-1 s) throughout: 0.5 s of work at 1 / 1.5 of its rate ends at
+    // 0.75 s; the rank then waits for the collective until 1 s.
+    CHECK(result.iteration_s == Approx(1.0));
+    for (const auto& r : result.ranks) {
+      CHECK(r.slowed_s == Approx(0.25));
+      CHECK(r.compute_s == Approx(0.75));
+      CHECK(r.exposed_s[0] == Approx(0.25));
+    }
+  }
+}

@@ -41,6 +41,7 @@ constexpr Overridable kOverridableFigures[] = {
     {"activation_efficiency", &DeviceSpec::activation_efficiency, kMinFraction, 1},
     {"optimizer_efficiency", &DeviceSpec::optimizer_efficiency, kMinFraction, 1},
     {"kernel_launch_s", &DeviceSpec::kernel_launch_s, 0, 1},
+    {"comm_overlap_slowdown", &DeviceSpec::comm_overlap_slowdown, 0, 10},
     {"layout_nt_factor", &DeviceSpec::layout_nt_factor, 0.01, 100},
     {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 0.01, 100},
 };
@@ -90,6 +91,7 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
                 "activation_efficiency",
                 "optimizer_efficiency",
                 "kernel_launch_s",
+                "comm_overlap_slowdown",
                 "layout_nt_factor",
                 "layout_tn_factor"});
   choice.device = require_device(v.string("device"), v.source(), v.field("device"));

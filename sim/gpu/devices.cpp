@@ -67,6 +67,12 @@ void set_family_estimates(DeviceSpec& d, Vendor vendor) {
   }
 }
 
+Figure overlap_slowdown_measured() {
+  return {0.189,
+          "[KR2] compute kernels overlapped with communication ran 18.9% slower on average (max 40%), measured "
+          "per kernel on A100, H100, MI250 and MI210 in GPT and LLaMA training; the mean over devices, no "
+          "per-device figure is published"};
+}
 Figure launch_estimate() {
   return {5e-6, est("a few microseconds of launch and tail per kernel, as in topologies/presets/simple-a100.json")};
 }
@@ -87,6 +93,7 @@ Figure nvidia_layout_factor() {
 void set_nvidia_estimates(DeviceSpec& d) {
   set_family_estimates(d, Vendor::Nvidia);
   d.kernel_launch_s = launch_estimate();
+  d.comm_overlap_slowdown = overlap_slowdown_measured();
   d.layout_nt_factor = nvidia_layout_factor();
   d.layout_tn_factor = nvidia_layout_factor();
   d.gemm_tile_m = tile_estimate();
@@ -131,10 +138,10 @@ DeviceSpec a100_common(std::string name, std::string description) {
   d.compute_units = {108, est("A100 has 108 SMs (NVIDIA whitepaper, not in docs/sources.md); consistent with 312 TF = "
                               "108 SM x 2048 flop/clk x 1.41 GHz")};
   d.clock_hz = {1.41e9, est("A100 boost clock 1.41 GHz (NVIDIA whitepaper, not in docs/sources.md)")};
-  d.gemm_achievable_fraction = {280.0 / 312.0,
-                                "docs/sources.md 2.5 [S2]: ~280 TF measured on a single A100 bf16 GEMM / 312 TF peak; "
-                                "microbenchmark, secondary source; whether the 40 or 80 GB part was measured is "
-                                "unconfirmed (same silicon and clocks)"};
+  d.gemm_achievable_fraction = {271.2 / 312.0,
+                                "[KR1] 271.2 TF, the maximum achievable bf16 matmul rate of an A100 SXM over a search "
+                                "of shapes (best 1024x10240x5120, torch 2.6/cu126) / 312 TF peak; it replaces the "
+                                "~280 TF that docs/sources.md 2.5 [S2] quotes second-hand from one microbenchmark"};
   d.attention_efficiency = {0.55, est("FlashAttention-2 reports roughly 50-70% of A100 peak (same figure as "
                                       "topologies/presets/simple-a100.json)")};
   set_nvidia_estimates(d);
@@ -170,6 +177,7 @@ std::vector<DeviceSpec> build_table() {
                                         "ratio 125/191.5 times A100's attention/GEMM ratio gives ~0.35")};
     set_family_estimates(d, Vendor::Amd);
     d.kernel_launch_s = launch_estimate();
+    d.comm_overlap_slowdown = overlap_slowdown_measured();
     d.layout_nt_factor = {1.0, est("no NT measurement in docs/sources.md; assumed as fast as NN")};
     d.layout_tn_factor = {2.0, est("docs/axonn.md section 5: [S2] reports TN->NN ~8x faster for GEMMs of a 320B model "
                                    "(rocBLAS TN kernels weak); 8x is one secondary, shape-specific figure, so a "
@@ -204,9 +212,9 @@ std::vector<DeviceSpec> build_table() {
     DeviceSpec d = nvidia_h100_common("h100-sxm", "NVIDIA H100 SXM5 80 GB HBM3");
     d.hbm_bandwidth_Bps = {3.35e12, "[H2][H5] 3,350 GB/s"};
     d.hbm_capacity_bytes = {80e9, "[H2][H5] 80 GB HBM3"};
-    d.gemm_achievable_fraction = {813.0 / 989.0,
-                                  est("no H100 SXM measurement; GH200's H100 figure 813/989 (docs/sources.md 2.5 [S2]) "
-                                      "reused, same silicon")};
+    d.gemm_achievable_fraction = {794.5 / 989.0,
+                                  "[KR1] 794.5 TF, the maximum achievable bf16 matmul rate of an H100 SXM over a "
+                                  "search of shapes (best 2048x2048x13312, torch 2.7/cu126) / 989 TF peak"};
     table.push_back(std::move(d));
   }
   {
@@ -215,9 +223,9 @@ std::vector<DeviceSpec> build_table() {
     d.peak_fp16_flops = {989e12, "[H3][H5] same tensor-core peak as H100 SXM (fp16 equal to bf16)"};
     d.hbm_bandwidth_Bps = {4.8e12, "[H3][H5] 4,800 GB/s"};
     d.hbm_capacity_bytes = {141e9, "[H3][H5] 141 GB HBM3e"};
-    d.gemm_achievable_fraction = {813.0 / 989.0,
-                                  est("no H200 measurement; GH200's H100 figure 813/989 (docs/sources.md 2.5 [S2]) "
-                                      "reused, same compute silicon")};
+    d.gemm_achievable_fraction = {794.5 / 989.0,
+                                  "[KR1] H100 SXM's 794.5 TF / 989 TF (the source lists H200 as the same: same "
+                                  "compute silicon and clocks)"};
     table.push_back(std::move(d));
   }
   return table;

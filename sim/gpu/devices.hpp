@@ -4,8 +4,9 @@
 // tags ([H1], [F1], [S2], ...) are entries of docs/sources.md, section 3. A figure marked "estimate,
 // unconfirmed" is a best guess that no source there backs.
 //
-// The achievable large-GEMM fraction is taken from single-GPU bf16 GEMM microbenchmarks (AxoNN, SC24,
-// as quoted by [S2], docs/sources.md 2.5) rather than from end-to-end training throughput, because the GEMM model
+// The achievable large-GEMM fraction is taken from single-GPU bf16 GEMM microbenchmarks ([KR1]'s maximum
+// achievable matmul rates; AxoNN, SC24, as quoted by [S2], docs/sources.md 2.5) rather than from
+// end-to-end training throughput, because the GEMM model
 // must not double count the communication and pipeline losses that the simulator models separately.
 //
 // LIMITATIONS:
@@ -13,9 +14,10 @@
 //    or clock differences between parts (Alps' GH200 caps are unknown, docs/sources.md 2.3);
 //  - capacities are the vendor "GB" figures (10^9 bytes); the memory a framework can actually use is
 //    lower (driver, allocator and communication buffers are not subtracted here);
-//  - H100 SXM and H200 have no GEMM measurement in docs/sources.md: they reuse GH200's H100 figure, which
-//    assumes the same silicon and clocks reach the same fraction (H200's faster HBM does not help
-//    compute-bound GEMMs);
+//  - the large-GEMM fraction is one number per device (A100 and H100/H200: the maximum over a search of
+//    shapes, [KR1]; GH200 and MI250X: one microbenchmark each, [S2]); per-shape rates come only from a
+//    calibration CSV (internal/calibration.hpp), and no per-shape table is shipped: no GPU measurement
+//    of the shapes the plans emit is in docs/sources.md;
 //  - peak_fp32_flops is the vector (non-tensor-core) rate that bounds streaming kernels' arithmetic;
 //    peak_fp32_gemm_flops is the rate an fp32 GEMM runs at as PyTorch runs it by default (no TF32 for
 //    matmul since PyTorch 1.12): vector FP32 on NVIDIA, FP32 matrix cores on MI250X; TF32 and packed-fp32
@@ -70,6 +72,9 @@ struct DeviceSpec {
   Figure activation_efficiency;
   Figure optimizer_efficiency;
   Figure kernel_launch_s;  ///< fixed cost per kernel
+  /// Fraction by which compute kernels slow while NCCL/RCCL kernels run beside them on the device (the
+  /// execution core applies it: sim/exec/executor.hpp).
+  Figure comm_overlap_slowdown;
   /// GEMM time multipliers of the NT and TN operand layouts relative to NN (see shape_aware_gpu.hpp).
   Figure layout_nt_factor;
   Figure layout_tn_factor;

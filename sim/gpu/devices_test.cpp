@@ -55,18 +55,18 @@ TEST_CASE("every device figure is positive and says where it came from", "[unit]
 }
 
 TEST_CASE("achievable GEMM fractions are the measured microbenchmark figures", "[unit]") {
-  CHECK(find_device("a100-40gb")->achievable_gemm_flops() == Approx(280e12));
-  CHECK(find_device("a100-80gb")->achievable_gemm_flops() == Approx(280e12));
+  // [KR1]'s maximum achievable matmul rates for A100 and H100 (H200: the same silicon), [S2]'s for the
+  // others.
+  CHECK(find_device("a100-40gb")->achievable_gemm_flops() == Approx(271.2e12));
+  CHECK(find_device("a100-80gb")->achievable_gemm_flops() == Approx(271.2e12));
   CHECK(find_device("mi250x-gcd")->achievable_gemm_flops() == Approx(125e12));
   CHECK(find_device("gh200")->achievable_gemm_flops() == Approx(813e12));
-  // No measurement for these: they borrow GH200's and must say so.
   for (const char* name : {"h100-sxm", "h200"}) {
     auto d = find_device(name);
-    CHECK(d->achievable_gemm_flops() == Approx(813e12));
-    CHECK(d->gemm_achievable_fraction.source.find("estimate, unconfirmed") != std::string::npos);
-    CHECK(d->gemm_achievable_fraction.source.find("GH200") != std::string::npos);
+    CHECK(d->achievable_gemm_flops() == Approx(794.5e12));
+    CHECK(d->gemm_achievable_fraction.source.find("[KR1]") != std::string::npos);
   }
-  CHECK(find_device("gh200")->gemm_achievable_fraction.source.find("estimate") == std::string::npos);
+  for (const auto& d : devices()) CHECK(d.gemm_achievable_fraction.source.find("estimate") == std::string::npos);
 }
 
 TEST_CASE("vendor memory figures match docs/sources.md", "[unit]") {
@@ -107,7 +107,7 @@ TEST_CASE("to_gpu_spec carries the roofline numbers", "[unit]") {
   GpuSpec s = to_gpu_spec(d);
   CHECK(s.name == "a100-40gb");
   CHECK(s.peak_bf16_flops == 312e12);
-  CHECK(s.gemm_efficiency == Approx(280.0 / 312.0));
+  CHECK(s.gemm_efficiency == Approx(271.2 / 312.0));
   CHECK(s.hbm_bandwidth_Bps == 1.555e12);
   CHECK(s.hbm_capacity_bytes == 40e9);
 }

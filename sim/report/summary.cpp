@@ -19,6 +19,9 @@ Summary make_summary(const scenario::Scenario& s, const schedule::Plan& plan, co
   out.routing = s.machine.network.value("routing", std::string("minimal"));
   out.placement = std::string(scenario::to_string(s.placement.policy));
   out.collectives = std::string(collectives::to_string(s.collective_algorithm));
+  // nccl models one library release: say which.
+  if (s.collective_algorithm == collectives::Algorithm::Nccl)
+    out.collectives += " (" + s.machine.nccl_profile.name + ")";
   out.scheme = std::string(entry.name);
   out.layout = entry.describe(s);
   out.global_batch = s.training.global_batch;
@@ -45,15 +48,17 @@ Summary make_summary(const scenario::Scenario& s, const schedule::Plan& plan, co
 
   // Mean over ranks of where the iteration went.
   const auto& dims = plan.grid.dims();
-  double compute = 0, idle = 0;
+  double compute = 0, idle = 0, slowed = 0;
   std::vector<double> exposed(dims.size(), 0.0);
   for (const auto& rank : r.ranks) {
     compute += rank.compute_s;
+    slowed += rank.slowed_s;
     idle += t - rank.finish_s;
     for (std::size_t d = 0; d < dims.size(); ++d) exposed[d] += rank.exposed_s[d];
   }
   const double n = std::max<double>(1, static_cast<double>(r.ranks.size()));
   out.compute_s = compute / n;
+  out.compute_slowed_s = slowed / n;
   out.idle_s = idle / n;
   for (std::size_t d = 0; d < dims.size(); ++d)
     out.dimensions.push_back({dims[d].name, exposed[d] / n, r.rank0_wire_bytes[d], r.rank0_collectives[d]});

@@ -40,8 +40,9 @@ struct Summary {
   double parameters = 0;
   std::uint32_t gpus = 0;
   std::string network, routing, placement;
-  std::string collectives;                    ///< collectives.algorithm as asked (auto resolves per collective)
-  std::string scheme;                         ///< parallel.scheme (the scheme table's name)
+  std::string
+      collectives;     ///< collectives.algorithm as asked (auto, nccl resolve per collective); nccl names its profile
+  std::string scheme;  ///< parallel.scheme (the scheme table's name)
   std::vector<scenario::LayoutField> layout;  ///< the scheme's figures (Scheme::describe)
   std::int64_t global_batch = 0;
   std::string recompute, attention, dtype;
@@ -56,6 +57,7 @@ struct Summary {
 
   // Where the time went: means over ranks, per dimension, and every rank's own figures.
   double compute_s = 0, idle_s = 0;
+  double compute_slowed_s = 0;  ///< of compute_s, what kernels lost beside communication
   std::vector<DimensionSummary> dimensions;
   std::vector<runtime::RankTimes> ranks;
   /// Compute per kernel class; absent when the caller had no kernel times to attribute (exasim-emu).

@@ -111,6 +111,7 @@ void print_summary(std::ostream& out, const Summary& s) {
     out << buf;
   };
   line("compute", s.compute_s);
+  if (s.compute_slowed_s > 0) line("  of it beside comm", s.compute_slowed_s);
   for (const auto& d : s.dimensions) line("exposed comm " + d.name, d.exposed_comm_s);
   line("idle (waiting to end)", s.idle_s);
   if (s.compute_by_kernel) {

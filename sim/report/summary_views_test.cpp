@@ -80,7 +80,8 @@ TEST_CASE("the JSON view holds every field of the summary under its documented k
   CHECK(j["percent_of_peak"] == s.percent_of_peak);
   CHECK(j["mfu_percent"] == s.mfu_percent);
   CHECK(j["total_pflops"] == s.total_pflops);
-  CHECK(j["breakdown_s"].dump() == R"({"compute":2.0,"exposed_comm":{"tp":0.25,"dp":0.125},"idle":0.125})");
+  CHECK(j["breakdown_s"].dump() ==
+        R"({"compute":2.0,"compute_slowed_beside_comm":0.0,"exposed_comm":{"tp":0.25,"dp":0.125},"idle":0.125})");
   CHECK(j["memory_per_gpu_bytes"] == 15e9);
   CHECK(j["memory_breakdown_bytes"].dump() ==
         R"({"weights":1000000000.0,"gradients":2000000000.0,"optimizer":3000000000.0,)"

@@ -46,6 +46,9 @@ struct OverlapSpec {
   bool ors = true;
   bool oag = true;
   bool dp = false;
+  /// Compute slows while communication it overlaps runs (the device's comm_overlap_slowdown); not a
+  /// plan setting: the execution core applies it (runtime::Job::compute_slowdown_beside_comm).
+  bool interference = true;
 };
 
 /// Builds the plan. Preconditions (checked by the scenario loader with file and field in the message,

@@ -20,6 +20,7 @@ std::vector<char> serialise(const runtime::RunResult& result, const std::vector<
   for (const auto& r : result.ranks) {
     out.put(r.finish_s);
     out.put(r.compute_s);
+    out.put(r.slowed_s);
     out.put_vector(r.exposed_s);
   }
   out.put_vector(result.rank0_wire_bytes);
@@ -41,6 +42,7 @@ runtime::RunResult deserialise(const std::vector<char>& bytes, std::vector<Obser
   for (auto& r : result.ranks) {
     r.finish_s = in.get<double>();
     r.compute_s = in.get<double>();
+    r.slowed_s = in.get<double>();
     r.exposed_s = in.get_vector<double>();
   }
   result.rank0_wire_bytes = in.get_vector<double>();
