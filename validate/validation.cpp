@@ -169,6 +169,10 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
       doc["machine"].erase(key);
   }
   auto s = scenario::parse_scenario(doc, scenario_path);
+  // The host is MPI processes with emulated GPUs: no NCCL, whose choice the emulation runs as its ring,
+  // and no GPU for communication to slow.
+  if (s.collective_algorithm == collectives::Algorithm::Nccl) s.collective_algorithm = collectives::Algorithm::Ring;
+  s.overlap.interference = false;
   api::SimulateOptions options;
   options.check_memory = false;
   options.adjust_job = [&](scenario::PreparedJob& job) { emu::apply_emulation_scales(job, emu); };

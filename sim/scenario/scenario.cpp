@@ -94,9 +94,9 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
 
   if (root.has("overlap")) {
     auto overlap = root.object("overlap");
-    overlap.check_keys({"oar", "ors", "oag", "dp"});
+    overlap.check_keys({"oar", "ors", "oag", "dp", "interference"});
     s.overlap = {overlap.boolean_or("oar", true), overlap.boolean_or("ors", true), overlap.boolean_or("oag", true),
-                 overlap.boolean_or("dp", false)};
+                 overlap.boolean_or("dp", false), overlap.boolean_or("interference", true)};
   }
 
   if (root.has("collectives")) {
@@ -104,7 +104,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
     collectives.check_keys({"algorithm"});
     // choice() has checked the name, so the parse cannot fail.
     s.collective_algorithm = *collectives::parse_algorithm(
-        collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto"}, "ring"));
+        collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto", "nccl"}, "nccl"));
   }
 
   if (root.has("simulation")) {

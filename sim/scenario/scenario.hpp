@@ -42,8 +42,8 @@ struct Scenario {
   schedule::TrainingSpec training;
   schedule::OverlapSpec overlap;
   PlacementSpec placement;
-  /// collectives.algorithm: ring (default, the behaviour before the key existed), tree, hierarchical, auto
-  collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;
+  /// collectives.algorithm: nccl (default: what NCCL/RCCL would run), ring, tree, hierarchical, auto
+  collectives::Algorithm collective_algorithm = collectives::Algorithm::Nccl;
   std::uint64_t seed = 1;
   /// simulation.sample_layers: 0 (default) simulates every layer; K > 0 simulates K and 2K layers (in
   /// the scheme's layer units) and extrapolates linearly to the model's: an approximation for runs too

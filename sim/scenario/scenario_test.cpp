@@ -34,7 +34,7 @@ TEST_CASE("presets are inlined and --set overrides any field", "[unit]") {
 TEST_CASE("a --set override creates a missing optional section and still rejects a misspelt one", "[unit]") {
   auto s = scenario::parse_scenario(base(), "s.json", {"collectives.algorithm=tree"});
   CHECK(s.collective_algorithm == collectives::Algorithm::Tree);
-  CHECK(scenario::parse_scenario(base(), "s.json").collective_algorithm == collectives::Algorithm::Ring);
+  CHECK(scenario::parse_scenario(base(), "s.json").collective_algorithm == collectives::Algorithm::Nccl);
   CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"colectives.algorithm=tree"}),
                     Catch::Contains("colectives") && Catch::Contains("collectives"));
   CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"collectives.algorithm=star"}),

@@ -29,21 +29,50 @@ AnalyticModel::AnalyticModel(const scenario::Scenario& base)
       gpu_(gpu::make_gpu_model(base.machine.gpu_choice)),
       gpu_of_rank_(scenario::place_ranks(base.placement, *topology_, base.gpus)),
       ranks_(base.gpus),
-      step_overhead_s_(base.machine.collective_step_overhead_s) {}
+      step_overhead_s_(base.machine.collective_step_overhead_s),
+      nccl_(base.collective_algorithm == collectives::Algorithm::Nccl),
+      nccl_profile_(base.machine.nccl_profile) {}
 
 AnalyticModel::~AnalyticModel() = default;
 
 RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
   const auto key = std::make_pair(stride, size);
   auto it = rings_.find(key);
-  if (it == rings_.end())
-    it = rings_.emplace(key, route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_)).first;
+  if (it == rings_.end()) {
+    RingLink link = route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_);
+    if (nccl_ && size > 1) {
+      // Rank 0's group along a dimension of `size` members `stride` apart, as the tuner sees it.
+      const schedule::ProcessGrid grid({{"below", stride}, {"dim", size}, {"above", ranks_ / (stride * size)}});
+      collectives::GroupCall call;
+      call.grid = &grid;
+      call.gpu_of_rank = &gpu_of_rank_;
+      call.dim = 1;
+      link.nccl = &nccl_profile_;
+      link.nccl_inputs = collectives::nccl_inputs(*topology_, call);
+    }
+    it = rings_.emplace(key, link).first;
+  }
   return it->second;
+}
+
+CollectiveCost collective_cost(schedule::CollKind kind, std::uint32_t p, double bytes, const RingLink& link) {
+  if (p < 2) return {};
+  if (link.nccl != nullptr) {
+    collectives::TunerInputs in = link.nccl_inputs;
+    in.kind = kind;
+    in.bytes = bytes;
+    const auto choice = collectives::nccl_choose(*link.nccl, in);
+    return {bytes / choice.algorithm_Bps, choice.latency_s + collectives::nccl_pipeline_s(*link.nccl, choice, in)};
+  }
+  return {schedule::ring_wire_bytes(kind, p, bytes) / link.bandwidth_Bps,
+          schedule::ring_steps(kind, p) * link.step_latency_s};
 }
 
 RingLink route_ring(const topo::Topology& topo, const std::vector<std::uint32_t>& gpu_of_rank, std::uint32_t ranks,
                     std::uint32_t stride, std::uint32_t size, double step_overhead_s) {
-  if (size < 2) return {std::numeric_limits<double>::infinity(), 0};
+  RingLink out;
+  out.bandwidth_Bps = std::numeric_limits<double>::infinity();
+  if (size < 2) return out;
   const auto& links = topo.links();
   auto gpu_of = [&](std::uint32_t rank) { return gpu_of_rank.empty() ? rank : gpu_of_rank[rank]; };
   auto next_of = [&](std::uint32_t rank) {
@@ -68,7 +97,6 @@ RingLink route_ring(const topo::Topology& topo, const std::vector<std::uint32_t>
     }
   }
   // Each part gets its bottleneck link's equal share; the ring runs at its slowest edge.
-  RingLink out{std::numeric_limits<double>::infinity(), 0};
   for (std::size_t f = 0; f + 1 < starts.size(); ++f) {
     const auto* route = routes.data() + starts[f];
     const std::size_t hops = starts[f + 1] - starts[f];
@@ -152,8 +180,8 @@ double AnalyticModel::replay_s(const schedule::Plan& plan, const std::vector<Rin
         const auto p = plan.grid.dim(op.dim).size;
         const auto& link = rings[op.dim];
         slot_dim[op.slot] = op.dim;
-        channels[op.dim].start(t, op.slot, schedule::ring_wire_bytes(op.coll, p, op.bytes) / link.bandwidth_Bps,
-                               schedule::ring_steps(op.coll, p) * link.step_latency_s, slot_done);
+        const CollectiveCost cost = collective_cost(op.coll, p, op.bytes, link);
+        channels[op.dim].start(t, op.slot, cost.bandwidth_s, cost.latency_s, slot_done);
         break;
       }
       case schedule::OpType::Wait:
@@ -181,11 +209,10 @@ double AnalyticModel::iteration_s(const scenario::Scenario& s) {
 
 namespace {
 
-/// A collective of `kind` over `p` members of `ring` on an S-byte buffer: the ring closed form.
+/// A collective of `kind` over `p` members of `ring` on an S-byte buffer (collective_cost).
 double collective_s(schedule::CollKind kind, std::uint32_t p, double bytes, const RingLink& ring) {
-  if (p < 2) return 0;
-  return schedule::ring_steps(kind, p) * ring.step_latency_s +
-         schedule::ring_wire_bytes(kind, p, bytes) / ring.bandwidth_Bps;
+  const CollectiveCost c = collective_cost(kind, p, bytes, ring);
+  return c.bandwidth_s + c.latency_s;
 }
 
 /// The backward's share of a layer's forward, recomputation and backward (what overlaps ZeRO's

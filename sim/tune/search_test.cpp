@@ -61,6 +61,7 @@ TEST_CASE("a ring inside a node runs at the GPU link, across nodes at the node's
 
 TEST_CASE("the replay overlaps collectives with compute and shares a dimension among those in flight", "[unit]") {
   auto s = small(4, R"({"scheme": "axonn4d", "gx": 4})");
+  s.collective_algorithm = collectives::Algorithm::Ring;  // the ring closed form, checked by hand below
   tune::AnalyticModel model(s);
   auto plan = x4_plan(256, 2);
   auto& ops = plan.streams[0].ops;
@@ -152,4 +153,20 @@ TEST_CASE("the Megatron search refuses what the memory model puts above the GPU'
   const auto result = tune::search_megatron(s, model);
   CHECK(result.refused.at("memory") > 0);
   for (const auto& c : result.ranked) CHECK(c.memory_bytes <= s.machine.gpu_choice.device.hbm_capacity_bytes.value);
+}
+
+TEST_CASE("under nccl a collective costs the library tuner's choice, unloaded", "[unit]") {
+  auto s = small(16, R"({"scheme": "axonn4d", "gx": 4, "gdata": 4})");
+  REQUIRE(s.collective_algorithm == collectives::Algorithm::Nccl);
+  tune::AnalyticModel model(s);
+  const auto link = model.ring(4, 4);  // one member per node on 4 nodes
+  REQUIRE(link.nccl != nullptr);
+  CHECK(link.nccl_inputs.nodes == 4);
+  auto in = link.nccl_inputs;
+  in.kind = schedule::CollKind::AllReduce;
+  in.bytes = 1e9;
+  const auto choice = collectives::nccl_choose(*link.nccl, in);
+  const auto cost = tune::collective_cost(schedule::CollKind::AllReduce, 4, 1e9, link);
+  CHECK(cost.latency_s == Approx(choice.latency_s + collectives::nccl_pipeline_s(*link.nccl, choice, in)));
+  CHECK(cost.bandwidth_s == Approx(1e9 / choice.algorithm_Bps));
 }
