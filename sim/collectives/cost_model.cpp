@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <vector>
 
 namespace exasim::collectives {
@@ -81,17 +80,11 @@ CostInputs cost_inputs(const topo::Topology& topology, const GroupCall& call, co
   if (layout.p < 2) return in;
   auto gpu_of = [&](std::uint32_t i) { return call.gpu(call.member(layout.by_node[i])); };
   const topo::GpuId first = gpu_of(0);
-  // by_node is node-major: the first node's members are a prefix.
-  std::uint32_t on_first = 1;
-  while (on_first < layout.p && topology.node_of(gpu_of(on_first)) == topology.node_of(first)) ++on_first;
+  const std::uint32_t on_first = first_node_members(topology, call, layout);
   if (on_first > 1) in.intra = sample_hop(topology, first, gpu_of(1));
   if (on_first < layout.p) in.inter = sample_hop(topology, first, gpu_of(on_first));
-  const std::uint32_t gpn = topology.gpus_per_node(), nics = topology.nics_per_node();
-  if (nics > 0) {
-    std::set<std::uint32_t> used;
-    for (std::uint32_t i = 0; i < on_first; ++i) used.insert(gpu_of(i) % gpn * nics / gpn);
-    in.nic_share = std::ceil(static_cast<double>(on_first) / static_cast<double>(used.size()));
-  }
+  if (const std::uint32_t rails = first_node_rails(topology, call, layout, on_first); rails > 0)
+    in.nic_share = std::ceil(static_cast<double>(on_first) / static_cast<double>(rails));
   return in;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/collectives/group_layout.hpp"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace exasim::collectives {
@@ -30,6 +31,23 @@ GroupLayout group_layout(const topo::Topology& topology, const GroupCall& call) 
   }
   if (!even) layout.per_node = 0;
   return layout;
+}
+
+std::uint32_t first_node_members(const topo::Topology& topology, const GroupCall& call, const GroupLayout& layout) {
+  if (layout.p == 0) return 0;
+  auto node_of = [&](std::uint32_t i) { return topology.node_of(call.gpu(call.member(layout.by_node[i]))); };
+  std::uint32_t count = 1;
+  while (count < layout.p && node_of(count) == node_of(0)) ++count;
+  return count;
+}
+
+std::uint32_t first_node_rails(const topo::Topology& topology, const GroupCall& call, const GroupLayout& layout,
+                               std::uint32_t members) {
+  const std::uint32_t gpn = topology.gpus_per_node(), nics = topology.nics_per_node();
+  if (nics == 0) return 0;
+  std::set<std::uint32_t> used;
+  for (std::uint32_t i = 0; i < members; ++i) used.insert(call.gpu(call.member(layout.by_node[i])) % gpn * nics / gpn);
+  return static_cast<std::uint32_t>(used.size());
 }
 
 }  // namespace exasim::collectives

@@ -27,4 +27,13 @@ struct GroupLayout {
 
 [[nodiscard]] GroupLayout group_layout(const topo::Topology& topology, const GroupCall& call);
 
+/// How many members sit on the first node of `layout` (a prefix of by_node, which is node-major).
+[[nodiscard]] std::uint32_t first_node_members(const topo::Topology& topology, const GroupCall& call,
+                                               const GroupLayout& layout);
+
+/// The NICs the first node's members send through (GPU g of a node sends through NIC g x nics / gpus,
+/// topologies/node.hpp), of its first `members` members; 0 when the machine has no NICs.
+[[nodiscard]] std::uint32_t first_node_rails(const topo::Topology& topology, const GroupCall& call,
+                                             const GroupLayout& layout, std::uint32_t members);
+
 }  // namespace exasim::collectives

@@ -5,7 +5,6 @@
 #include "sim/collectives/internal/route_support.hpp"
 
 #include <algorithm>
-#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -17,14 +16,6 @@ using detail::call_key;
 using detail::end_bundle;
 using detail::route_hop;
 
-/// Members (indices into the group) on the first node, in by_node order.
-std::uint32_t first_node_count(const topo::Topology& topology, const GroupCall& call, const GroupLayout& layout) {
-  const std::uint32_t node = topology.node_of(call.gpu(call.member(layout.by_node[0])));
-  std::uint32_t count = 1;
-  while (count < layout.p && topology.node_of(call.gpu(call.member(layout.by_node[count]))) == node) ++count;
-  return count;
-}
-
 TunerInputs inputs_of(const topo::Topology& topology, const GroupCall& call, const GroupLayout& layout) {
   TunerInputs in;
   in.kind = call.kind;
@@ -33,7 +24,7 @@ TunerInputs inputs_of(const topo::Topology& topology, const GroupCall& call, con
   in.nodes = std::max(1u, layout.nodes);
   if (layout.p < 2) return in;
   auto gpu_of = [&](std::uint32_t i) { return call.gpu(call.member(layout.by_node[i])); };
-  const std::uint32_t on_first = first_node_count(topology, call, layout);
+  const std::uint32_t on_first = first_node_members(topology, call, layout);
   if (on_first > 1) {
     // The slowest hop between consecutive members of the first node, as a ring inside it runs them.
     double slowest = std::numeric_limits<double>::infinity();
@@ -41,14 +32,9 @@ TunerInputs inputs_of(const topo::Topology& topology, const GroupCall& call, con
       slowest = std::min(slowest, sample_hop(topology, gpu_of(j), gpu_of((j + 1) % on_first)).bandwidth_Bps);
     in.intra_Bps = slowest;
   }
-  const std::uint32_t gpn = topology.gpus_per_node(), nics = topology.nics_per_node();
   if (on_first < layout.p) {
     in.nic_Bps = sample_hop(topology, gpu_of(0), gpu_of(on_first)).bandwidth_Bps;
-    if (nics > 0) {
-      std::set<std::uint32_t> used;
-      for (std::uint32_t i = 0; i < on_first; ++i) used.insert(gpu_of(i) % gpn * nics / gpn);
-      in.rails = static_cast<std::uint32_t>(used.size());
-    }
+    in.rails = std::max(1u, first_node_rails(topology, call, layout, on_first));
   }
   return in;
 }
