@@ -37,6 +37,7 @@ struct Shape {
   LayerWidths w;  ///< the layer's tensor widths before the TP split
   std::uint32_t tp, pp, dp, v, zero, m;
   bool sp;
+  bool tp_overlap;          ///< tp_comm_overlap (with SP, tp > 1)
   bool scatter_gather;      ///< pipeline tensors split over TP on the wire (only without SP)
   bool tied;                ///< LM head shares the word embedding
   bool accumulation_fused;  ///< gradient accumulation inside the dW GEMM (no kernel of its own)
@@ -160,23 +161,60 @@ class StageBuilder {
     return gpu::gemm(m, n, k, layout, k_.dtype());
   }
 
+  /// "f" then a GEMM of the gathered tokens (T x n x k). With tp_comm_overlap, TE's ring-exchange
+  /// all-gather: the GEMM runs in tp chunks of T/tp rows, the first on the local shard, each next one
+  /// once its shard has arrived, the exchange of the shard after it running beside: tp - 1 pieces of
+  /// the gather (each an all-gather carrying 1/tp of the buffer per member).
+  void gathered_gemm(const std::string& name, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+    if (!s_.tp_overlap) {
+      tp_gather(name);
+      out_.compute(name + ".gemm", gemm(s_.T, n, k, layout));
+      return;
+    }
+    const std::int64_t tp = s_.tp, rows = s_.T / tp;
+    const double piece = s_.full_hidden_bytes() / static_cast<double>(tp - 1);
+    Handle next = out_.start(name + ".sp_all_gather.overlapped", CollKind::AllGather, kMegDimTp, piece);
+    for (std::int64_t c = 0; c < tp; ++c) {
+      out_.compute(name + ".gemm", gemm(c + 1 == tp ? s_.T - rows * (tp - 1) : rows, n, k, layout));
+      if (c + 1 == tp) break;
+      out_.wait(next);
+      if (c + 2 < tp) next = out_.start(name + ".sp_all_gather.overlapped", CollKind::AllGather, kMegDimTp, piece);
+    }
+  }
+
+  /// A GEMM (T x n x k) then "g". With tp_comm_overlap, TE's pipelined reduce-scatter: the GEMM runs in
+  /// tp chunks of T/tp rows, each chunk's reduce-scatter piece (1/tp of the buffer) sent while the next
+  /// chunk computes; the last piece is waited for after the last chunk.
+  void reduced_gemm(const std::string& name, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+    if (!s_.tp_overlap) {
+      out_.compute(name + ".gemm", gemm(s_.T, n, k, layout));
+      tp_reduce(name);
+      return;
+    }
+    const std::int64_t tp = s_.tp, rows = s_.T / tp;
+    const double piece = s_.full_hidden_bytes() / static_cast<double>(tp);
+    Handle previous = StreamBuilder::kNoHandle;
+    for (std::int64_t c = 0; c < tp; ++c) {
+      out_.compute(name + ".gemm", gemm(c + 1 == tp ? s_.T - rows * (tp - 1) : rows, n, k, layout));
+      out_.wait(previous);
+      previous = out_.start(name + ".sp_reduce_scatter.overlapped", CollKind::ReduceScatter, kMegDimTp, piece);
+    }
+    out_.wait(previous);
+  }
+
   void layer_forward(std::int64_t layer, const char* pass) {
     const std::string p = std::string(".") + pass;
     const std::int64_t H = s_.H, tp = s_.tp;
     gather_use();
     out_.compute(tag(layer, "ln1") + p, k_.norm_forward(s_.hidden_elements()));
-    tp_gather(tag(layer, "qkv") + p);
-    out_.compute(tag(layer, "qkv") + p + ".gemm", gemm(s_.T, s_.w.qkv_out / tp, H, kForwardLayout));
+    gathered_gemm(tag(layer, "qkv") + p, s_.w.qkv_out / tp, H, kForwardLayout);
     out_.compute(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
-    out_.compute(tag(layer, "attn_out") + p + ".gemm", gemm(s_.T, H, H / tp, kForwardLayout));
-    tp_reduce(tag(layer, "attn_out") + p);
+    reduced_gemm(tag(layer, "attn_out") + p, H, H / tp, kForwardLayout);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
     out_.compute(tag(layer, "ln2") + p, k_.norm_forward(s_.hidden_elements()));
-    tp_gather(tag(layer, "mlp_up") + p);
-    out_.compute(tag(layer, "mlp_up") + p + ".gemm", gemm(s_.T, s_.w.mlp_up_out / tp, H, kForwardLayout));
+    gathered_gemm(tag(layer, "mlp_up") + p, s_.w.mlp_up_out / tp, H, kForwardLayout);
     out_.compute(tag(layer, activation_name()) + p, k_.activation_forward(s_.ffn_elements()));
-    out_.compute(tag(layer, "mlp_down") + p + ".gemm", gemm(s_.T, H, s_.w.ffn / tp, kForwardLayout));
-    tp_reduce(tag(layer, "mlp_down") + p);
+    reduced_gemm(tag(layer, "mlp_down") + p, H, s_.w.ffn / tp, kForwardLayout);
     out_.compute(tag(layer, "residual2") + p, k_.residual_forward(s_.hidden_elements()));
   }
 
@@ -213,8 +251,12 @@ class StageBuilder {
   /// Row-parallel layer (input features split over TP): the output gradient is replicated (gathered
   /// with SP), no reduction of dX.
   void row_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
-    if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
-    out_.compute(name + ".dx_gemm", gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
+    if (s_.tp_overlap) {
+      gathered_gemm(name + ".dx", k_in / s_.tp, n_out, kDgradLayout);
+    } else {
+      if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
+      out_.compute(name + ".dx_gemm", gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
+    }
     out_.compute(name + ".dw_gemm", gemm(n_out, k_in / s_.tp, s_.T, kWgradLayout));
   }
 
@@ -425,6 +467,12 @@ Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c
   if (m.ffn() % c.tp != 0)
     return {"parallel.tp", "model ffn_hidden " + str(m.ffn()) + " is not divisible by tp = " + str(c.tp) +
                                " (the MLP's inner width is split over tensor parallel ranks)"};
+  if (c.tp_comm_overlap && (!c.sequence_parallel || c.tp < 2))
+    return {"parallel.tp_comm_overlap",
+            "the tensor-parallel communication overlap (Transformer Engine's userbuffers) pipelines sequence "
+            "parallelism's all-gathers and reduce-scatters: it needs sequence_parallel true and tp >= 2 (got "
+            "sequence_parallel " +
+                std::string(c.sequence_parallel ? "true" : "false") + ", tp " + str(c.tp) + ")"};
   if (c.sequence_parallel && m.seq_len % c.tp != 0)
     return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) + " over tp = " + str(c.tp) +
                                ", which does not divide it"};
@@ -468,6 +516,7 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   s.zero = cfg.zero;
   s.m = static_cast<std::uint32_t>(megatron_micro_batches(cfg, training));
   s.sp = cfg.sequence_parallel && cfg.tp > 1;
+  s.tp_overlap = cfg.tp_comm_overlap && s.sp;
   s.scatter_gather = cfg.scatter_gather;
   s.tied = model.tied_embeddings;
   s.accumulation_fused = cfg.grad_accumulation_fusion;

@@ -83,6 +83,12 @@ struct MegatronConfig {
   /// gradient_accumulation_fusion, its default). false: autograd's main_grad += dW, one streaming kernel
   /// per layer per micro-batch (as in frameworks without the fused wgrad kernel).
   bool grad_accumulation_fusion = true;
+  /// Transformer Engine's tensor-parallel communication overlap (Megatron-LM/NeMo `tp_comm_overlap`,
+  /// userbuffers): with sequence parallelism, the all-gather before a column-parallel GEMM and the
+  /// reduce-scatter after a row-parallel one run in tp pieces, each piece's GEMM chunk beside the next
+  /// piece's transfer, in forward and in the backward dgrad GEMMs (the wgrad GEMMs already hide them).
+  /// Needs sequence_parallel and tp > 1.
+  bool tp_comm_overlap = false;
   [[nodiscard]] std::uint32_t gpus() const { return tp * pp * dp; }
 };
 

@@ -221,3 +221,35 @@ TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations
     CHECK(p2p > 0);
   }
 }
+
+TEST_CASE("tensor-parallel communication overlap moves the same bytes in pieces beside GEMM chunks", "[unit]") {
+  const TrainingSpec t{16, Recompute::Full};
+  MegatronConfig c{.tp = 4, .pp = 2, .dp = 2, .zero = 1, .sequence_parallel = true};
+  const auto plain = build_megatron_plan(kModel, c, t);
+  c.tp_comm_overlap = true;
+  const auto overlapped = build_megatron_plan(kModel, c, t);
+  // Same wire bytes on every dimension (the closed forms of sequence parallelism).
+  for (Rank r : {0u, 9u}) {
+    const auto a = wire_bytes_per_dim(plain, r), b = wire_bytes_per_dim(overlapped, r);
+    for (std::size_t d = 0; d < a.size(); ++d) CHECK(b[d] == Approx(a[d]));
+  }
+  // Same GEMM flops, in tp chunks; and collectives posted before a GEMM chunk and waited after it.
+  auto gemm_flops = [](const Plan& plan) {
+    double f = 0;
+    for (const auto& op : plan.streams[0].ops)
+      if (op.type == OpType::Compute && plan.kernels[op.kernel].kind == exasim::gpu::KernelKind::Gemm)
+        f += plan.kernels[op.kernel].flops;
+    return f;
+  };
+  CHECK(gemm_flops(overlapped) == Approx(gemm_flops(plain)));
+  std::size_t beside = 0;
+  const auto& ops = overlapped.streams[0].ops;
+  for (std::size_t i = 0; i + 1 < ops.size(); ++i)
+    if (ops[i].type == OpType::CollStart && ops[i].dim == kMegDimTp && ops[i + 1].type == OpType::Compute &&
+        overlapped.kernels[ops[i + 1].kernel].kind == exasim::gpu::KernelKind::Gemm)
+      ++beside;
+  CHECK(beside > 0);
+  // It pipelines sequence parallelism's collectives: without them it is refused, naming the field.
+  c.sequence_parallel = false;
+  CHECK(megatron_infeasibility(kModel, c, t, c.gpus()).field == "parallel.tp_comm_overlap");
+}

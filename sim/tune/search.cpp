@@ -149,7 +149,7 @@ SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& mode
   std::vector<Candidate> fitting;
   Candidate c;
   c.scheme = scenario::SchemeId::Megatron;
-  c.megatron = base.megatron;  // scatter_gather, grad_accumulation_fusion
+  c.megatron = base.megatron;  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap
   auto& m = c.megatron;
   for (auto tp : divisors(base.gpus)) {
     for (auto pp : divisors(base.gpus / tp)) {
@@ -236,6 +236,7 @@ scenario::Scenario with_config(const scenario::Scenario& base, const Candidate& 
                             {"sequence_parallel", m.sequence_parallel},
                             {"scatter_gather", m.scatter_gather},
                             {"grad_accumulation_fusion", m.grad_accumulation_fusion}};
+  if (m.tp_comm_overlap) s.resolved["parallel"]["tp_comm_overlap"] = true;
   return s;
 }
 

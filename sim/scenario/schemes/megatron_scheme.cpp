@@ -11,7 +11,7 @@ namespace {
 // Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
 void load_megatron(const JsonView& parallel, Scenario& s) {
   parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-                       "scatter_gather", "grad_accumulation_fusion"});
+                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap"});
   auto& m = s.megatron;
   m.tp = parallel_degree(parallel, "tp");
   m.pp = parallel_degree(parallel, "pp");
@@ -22,6 +22,7 @@ void load_megatron(const JsonView& parallel, Scenario& s) {
   m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
   m.scatter_gather = parallel.boolean_or("scatter_gather", true);
   m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
+  m.tp_comm_overlap = parallel.boolean_or("tp_comm_overlap", false);
   if (auto bad = megatron_refusal(s); !bad.why.empty()) throw InputError(s.source, bad.field, bad.why);
 }
 
@@ -33,17 +34,20 @@ schedule::MemoryEstimate memory_megatron(const Scenario& s) {
   return schedule::estimate_megatron_memory(s.model, s.megatron, s.training);
 }
 
-// grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it.
+// grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it;
+// tp_comm_overlap is shown only when on (off is how every Megatron run before it was described).
 std::vector<LayoutField> describe_megatron(const Scenario& s) {
   const auto& m = s.megatron;
-  return {{"tp", std::int64_t{m.tp}},
-          {"pp", std::int64_t{m.pp}},
-          {"dp", std::int64_t{m.dp}},
-          {"zero", std::int64_t{m.zero}},
-          {"micro_batch", std::int64_t{m.micro_batch}},
-          {"virtual_stages", std::int64_t{m.virtual_stages}},
-          {"sequence_parallel", m.sequence_parallel},
-          {"scatter_gather", m.scatter_gather}};
+  std::vector<LayoutField> out = {{"tp", std::int64_t{m.tp}},
+                                  {"pp", std::int64_t{m.pp}},
+                                  {"dp", std::int64_t{m.dp}},
+                                  {"zero", std::int64_t{m.zero}},
+                                  {"micro_batch", std::int64_t{m.micro_batch}},
+                                  {"virtual_stages", std::int64_t{m.virtual_stages}},
+                                  {"sequence_parallel", m.sequence_parallel},
+                                  {"scatter_gather", m.scatter_gather}};
+  if (m.tp_comm_overlap) out.push_back({"tp_comm_overlap", true});
+  return out;
 }
 
 std::uint32_t layer_unit_megatron(const Scenario& s) { return s.megatron.pp * s.megatron.virtual_stages; }
