@@ -20,7 +20,7 @@ double bus_factor(CollKind kind, std::uint32_t n) {
 }
 
 CollectiveRun simulate_collective(const scenario::MachineSpec& machine, std::uint32_t gpus, CollKind kind, double bytes,
-                                  collectives::Algorithm algorithm) {
+                                  collectives::Algorithm algorithm, bool rings_only) {
   const auto topology = scenario::build_topology(machine, gpus);
   schedule::Plan plan;
   plan.scheme = "collective";
@@ -35,6 +35,7 @@ CollectiveRun simulate_collective(const scenario::MachineSpec& machine, std::uin
   job.collective_step_overhead_s = machine.collective_step_overhead_s;
   job.collective_algorithm = algorithm;
   job.nccl_profile = machine.nccl_profile;
+  if (rings_only) job.nccl_profile.tree = job.nccl_profile.nvls = false;
   flow::FastRuntime fast(*topology, {});
   const runtime::RunResult result = fast.run(job, {}, {});
   CollectiveRun run;

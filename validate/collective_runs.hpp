@@ -33,10 +33,11 @@ struct CollectiveRun {
   std::optional<collectives::NcclCost> choice;
 };
 
-/// Simulates one collective of `kind` over `bytes` on the first `gpus` GPUs of `machine`.
+/// Simulates one collective of `kind` over `bytes` on the first `gpus` GPUs of `machine`. `rings_only`:
+/// under nccl, the library is held to rings, as NCCL_ALGO=Ring holds it (no tree, no NVLS).
 [[nodiscard]] CollectiveRun simulate_collective(const scenario::MachineSpec& machine, std::uint32_t gpus,
-                                                schedule::CollKind kind, double bytes,
-                                                collectives::Algorithm algorithm);
+                                                schedule::CollKind kind, double bytes, collectives::Algorithm algorithm,
+                                                bool rings_only = false);
 
 /// A published measurement of one collective.
 struct PublishedCollective {

@@ -1,11 +1,11 @@
 // bench_collectives [--table] [--only NAME]: every published single-collective measurement of
 // validate/collectives/published_busbw.json, simulated alone on its machine with the fast flow core
-// under collectives.algorithm nccl and ring. Prints one JSON line per point and message size (published,
-// predicted under each algorithm, relative errors, NCCL's choice), then a summary line: per algorithm,
-// the scored sizes, the mean and the largest |relative error|, and how many land within 15 %.
-// With --table, a text table instead of the per-size JSON lines (the summary line stays JSON).
-// The relative error is (predicted - published) / published of the figure the source gives: busBw
-// (negative: too slow) or time (negative: too fast).
+// under collectives.algorithm nccl (held to rings where the measurement ran NCCL_ALGO=Ring) and ring. Prints one JSON
+// line per point and message size (published, predicted under each algorithm, relative errors, NCCL's choice), then a
+// summary line: per algorithm, the scored sizes, the mean and the largest |relative error|, and how many land within 15
+// %. With --table, a text table instead of the per-size JSON lines (the summary line stays JSON). The relative error is
+// (predicted - published) / published of the figure the source gives: busBw (negative: too slow) or time (negative: too
+// fast).
 
 #include "sim/core/error.hpp"
 #include "validate/collective_runs.hpp"
@@ -78,7 +78,7 @@ int run(int argc, char** argv) {
     for (std::size_t i = 0; i < p.bytes.size(); ++i) {
       const double published = time_figure ? p.time_us[i] : p.bus_GBps[i];
       auto predict = [&](collectives::Algorithm a) {
-        const auto r = validate::simulate_collective(machine, p.gpus, p.kind, p.bytes[i], a);
+        const auto r = validate::simulate_collective(machine, p.gpus, p.kind, p.bytes[i], a, p.algorithm == "ring");
         return std::make_pair(time_figure ? r.time_s * 1e6 : r.bus_Bps / 1e9, r);
       };
       const auto [with_nccl, nccl_run] = predict(collectives::Algorithm::Nccl);

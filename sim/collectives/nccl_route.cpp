@@ -78,7 +78,15 @@ void route_nccl(const topo::Topology& topology, const GroupCall& call, const top
     route_hop(topology, call, key, call.member(from), call.member(to), hop_position(PositionTag::Nccl, 0, index++),
               load, on_hop, out);
   };
-  if (choice.algo == NcclAlgo::Ring) {
+  if (choice.algo == NcclAlgo::Nvls) {
+    // Every member sends its buffer up to the switch and gets the sum multicast back: one hop out of
+    // and one into every GPU, as a ring's hops over the node are, each carrying S x the physical over
+    // the tuner's bus bandwidth x 2(n-1)/n (the busBw convention of the time).
+    const double bytes = call.bytes * ring_wire_bytes(call.kind, p, 1.0) * inflation;
+    const std::size_t begin = out.links.size();
+    for (std::uint32_t j = 0; j < p; ++j) hop(layout.by_node[j], layout.by_node[(j + 1) % p]);
+    end_bundle(out, begin, bytes);
+  } else if (choice.algo == NcclAlgo::Ring) {
     const double bytes = ring_wire_bytes(call.kind, p, call.bytes) / channels * inflation;
     if (channels == 1) {  // one ring over every member, node-major
       const std::size_t begin = out.links.size();

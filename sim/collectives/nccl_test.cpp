@@ -92,8 +92,8 @@ TEST_CASE("nccl tuner: many nodes pick the tree for mid-size all-reduce, the rin
   // Trees never run all-gather, nor on one node.
   TunerInputs ag = dgx_a100_nodes(16, 8, 4 * MiB);
   ag.kind = CollKind::AllGather;
-  CHECK_FALSE(nccl_applies(NcclAlgo::Tree, ag));
-  CHECK_FALSE(nccl_applies(NcclAlgo::Tree, dgx_a100_node(MiB)));
+  CHECK_FALSE(nccl_applies(profile("nccl-ampere"), NcclAlgo::Tree, ag));
+  CHECK_FALSE(nccl_applies(profile("nccl-ampere"), NcclAlgo::Tree, dgx_a100_node(MiB)));
 }
 
 TEST_CASE("nccl pipeline fill: steps - 1 slices at a channel's rate", "[unit]") {
@@ -203,4 +203,28 @@ TEST_CASE("nccl: point-to-point and single members stay rings", "[unit]") {
   CHECK(resolve_algorithm(Algorithm::Nccl, machine, call) == Algorithm::Ring);
   CHECK(parse_algorithm("nccl") == Algorithm::Nccl);
   CHECK(to_string(Algorithm::Nccl) == "nccl");
+}
+
+TEST_CASE("nccl tuner: NVLS on a Hopper NVSwitch node, from 5 ranks, for large all-reduces", "[unit]") {
+  NcclProfile hopper = *find_nccl_profile("nccl-hopper");
+  TunerInputs in = dgx_a100_node(16 * GiB);
+  in.intra_Bps = 450e9;
+  // Not on this machine (the loader sets nvls for NVSwitch nodes): the ring, ~370 GB/s.
+  CHECK(nccl_choose(hopper, in).algo == NcclAlgo::Ring);
+  CHECK(nccl_choose(hopper, in).bus_Bps == Approx(450e9 * 20.6 / 25));
+  hopper.nvls = true;
+  const NcclCost big = nccl_choose(hopper, in);
+  CHECK(big.algo == NcclAlgo::Nvls);
+  // 8 channels x 40 GB/s x 0.85 x 7/8 x 2 = 476 GB/s (the reference's worked check); 25 us.
+  CHECK(big.bus_Bps == Approx(476e9));
+  CHECK(big.latency_s == Approx(25e-6));
+  // Small messages stay on the ring's LL (lower latency); 4 ranks never run NVLS; nor does all-gather.
+  in.bytes = 4 * KiB;
+  CHECK(nccl_choose(hopper, in).algo == NcclAlgo::Ring);
+  in.bytes = 16 * GiB;
+  in.n = 4;
+  CHECK_FALSE(nccl_applies(hopper, NcclAlgo::Nvls, in));
+  in.n = 8;
+  in.kind = CollKind::AllGather;
+  CHECK_FALSE(nccl_applies(hopper, NcclAlgo::Nvls, in));
 }

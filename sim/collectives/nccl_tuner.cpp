@@ -66,6 +66,10 @@ std::vector<NcclProfile> build_profiles() {
     p.tree_per_channel_GBps = {38.7, 41.4, 36};
     p.intra_efficiency = 20.6 / 25.0;
     p.intra_channels = 16;
+    // NVLS: 25 us NVLink latency, base 0 ([NC1] L146-176); efficiency 0.85 on Hopper ([NC1] L302-382);
+    // 8 channels x 40 GB/s, the search result that gives NCCL's 476 GB/s busBw (uncertain); from 5
+    // ranks on, as measured on 8 x H200 ([NC5]).
+    p.nvls_supported = true;
     p.channels_per_rail = 2;
     p.pipeline_slice_source = kSliceSource;
     out.push_back(p);
@@ -132,7 +136,14 @@ std::uint32_t floor_log2(std::uint32_t x) {
 
 }  // namespace
 
-std::string_view to_string(NcclAlgo algo) { return algo == NcclAlgo::Tree ? "tree" : "ring"; }
+std::string_view to_string(NcclAlgo algo) {
+  switch (algo) {
+    case NcclAlgo::Tree: return "tree";
+    case NcclAlgo::Ring: return "ring";
+    case NcclAlgo::Nvls: return "nvls";
+  }
+  return "?";
+}
 
 std::string_view to_string(NcclProto proto) {
   switch (proto) {
@@ -176,10 +187,15 @@ double nccl_tree_correction(NcclProto proto, double bytes) {
   return kFactor[static_cast<int>(proto)][static_cast<int>(index)];
 }
 
-bool nccl_applies(NcclAlgo algo, const TunerInputs& in) {
+bool nccl_applies(const NcclProfile& profile, NcclAlgo algo, const TunerInputs& in) {
   if (in.n < 2) return false;
-  if (algo == NcclAlgo::Ring) return true;
-  return in.kind == CollKind::AllReduce && in.nodes > 1;
+  switch (algo) {
+    case NcclAlgo::Ring: return true;
+    case NcclAlgo::Tree: return profile.tree && in.kind == CollKind::AllReduce && in.nodes > 1;
+    case NcclAlgo::Nvls:
+      return profile.nvls && in.kind == CollKind::AllReduce && in.nodes <= 1 && in.n >= profile.nvls_min_ranks;
+  }
+  return false;
 }
 
 NcclCost nccl_cost(const NcclProfile& profile, NcclAlgo algo, NcclProto proto, const TunerInputs& in) {
@@ -187,7 +203,17 @@ NcclCost nccl_cost(const NcclProfile& profile, NcclAlgo algo, NcclProto proto, c
   c.algo = algo;
   c.proto = proto;
   c.time_s = kInf;
-  if (!nccl_applies(algo, in) || (proto == NcclProto::LL128 && !profile.ll128)) return c;
+  if (!nccl_applies(profile, algo, in) || (proto == NcclProto::LL128 && !profile.ll128)) return c;
+  if (algo == NcclAlgo::Nvls) {  // Simple only; one node
+    if (proto != NcclProto::Simple) return c;
+    const double ch = profile.nvls_channels;
+    c.channels = profile.nvls_channels;
+    c.bus_Bps = ch * profile.nvls_channel_GBps * profile.nvls_efficiency * (ch - 1) / ch * 2 * 1e9;
+    c.latency_s = profile.nvls_latency_us * 1e-6;
+    c.algorithm_Bps = c.bus_Bps * in.n / ring_nsteps(in.kind, in.n);
+    c.time_s = c.latency_s + in.bytes / c.algorithm_Bps;
+    return c;
+  }
   const auto a = static_cast<std::size_t>(algo);
   const auto pr = static_cast<std::size_t>(proto);
   const std::size_t row = node_row(in.nodes);
@@ -241,8 +267,10 @@ double nccl_pipeline_s(const NcclProfile& profile, const NcclCost& cost, const T
   if (in.n < 2 || !(cost.bus_Bps > 0) || cost.channels == 0) return 0;
   const std::uint32_t N = std::max(1u, in.nodes);
   const std::uint32_t ppn = std::max(1u, in.n / N);
-  const std::uint32_t steps =
-      cost.algo == NcclAlgo::Ring ? ring_nsteps(in.kind, in.n) : 2 * floor_log2(N) + 2 * (ppn - 1);
+  // NVLS: one step through the switch, reduce up and multicast down.
+  const std::uint32_t steps = cost.algo == NcclAlgo::Ring   ? ring_nsteps(in.kind, in.n)
+                              : cost.algo == NcclAlgo::Nvls ? 2
+                                                            : 2 * floor_log2(N) + 2 * (ppn - 1);
   if (steps < 2) return 0;
   const double channels = cost.channels;
   const double slice = std::min(in.bytes / (in.n * channels), profile.pipeline_slice_bytes);
@@ -252,7 +280,7 @@ double nccl_pipeline_s(const NcclProfile& profile, const NcclCost& cost, const T
 NcclCost nccl_choose(const NcclProfile& profile, const TunerInputs& in) {
   NcclCost best;
   best.time_s = kInf;
-  for (NcclAlgo a : {NcclAlgo::Tree, NcclAlgo::Ring})
+  for (NcclAlgo a : {NcclAlgo::Tree, NcclAlgo::Ring, NcclAlgo::Nvls})
     for (NcclProto p : {NcclProto::LL, NcclProto::LL128, NcclProto::Simple}) {
       const NcclCost c = nccl_cost(profile, a, p, in);
       if (c.time_s < best.time_s) best = c;

@@ -20,17 +20,22 @@
 //   ring   Simple B;  LL128 0.92 B;  LL min(ll_max, 0.5 B)            (LL: 8 B of flags per 8 B of data)
 //   tree   (all-reduce, N > 1) Simple min(0.92 B, ch x tree/ch); LL128 min(120/128 B, ch x treeLL128/ch);
 //          LL min(B / 3.8, ll_max); times the tree correction of the message size
+//   nvls   (all-reduce, N = 1, Simple) nvls channels x rate x eff. x (ch - 1) / ch x 2
 // and the algorithm bandwidth is busBw x n / nsteps for ring (nsteps 2(n-1) all-reduce, n-1 otherwise)
 // and busBw / 2 for tree. Latency (us), with intra / net the hardware latency per hop class:
 //   ring   base + (nsteps - nInter) x max(intra, netOverhead) + nInter x net, nInter = 2(N-1) or N-1;
 //          x 1.4 for a multi-node Simple all-reduce once its per-channel share reaches 64 B per rank
 //   tree   base + 2 x ((ppn - 1) x intra + log2(N) x net)
+//   nvls   its NVLink hardware latency (25 us; base 0)
 // The simulated collective pays, beyond the tuner's time, its pipeline's fill (nccl_pipeline_s): the
 // tuner ranks choices, it does not predict a message's time, and it leaves that term out.
 //
 // LIMITATIONS:
-//  - ring and tree only: no NVLS/NVLSTree (NVSwitch multicast on Hopper), CollNet/SHARP or PAT; a
-//    machine that has them runs faster than this predicts for the collectives NCCL would give them;
+//  - ring, tree, and NVLS for all-reduce inside one Hopper NVSwitch node (5 ranks or more); no
+//    NVLSTree (NVLS across nodes), CollNet/SHARP or PAT: a machine that has them runs faster than this
+//    predicts for the collectives NCCL would give them; NVLS's 8 channels x 40 GB/s are the graph
+//    search's result the reference derives (uncertain), and Blackwell's NVLS is left off (its channel
+//    rate is not known here);
 //  - channel counts are the profile's (per node kind, not searched over the node's PCIe/NVLink graph as
 //    NCCL's topology search does); per-channel caps use them;
 //  - RCCL's 27-entry size corrections of its tuning models are not reproduced (their values were not
@@ -54,7 +59,7 @@
 
 namespace exasim::collectives {
 
-enum class NcclAlgo : std::uint8_t { Tree, Ring };  ///< NCCL's own order: a tie goes to the first
+enum class NcclAlgo : std::uint8_t { Tree, Ring, Nvls };  ///< NCCL's own order: a tie goes to the first
 enum class NcclProto : std::uint8_t { LL, LL128, Simple };
 inline constexpr int kNcclAlgos = 2;
 inline constexpr int kNcclProtos = 3;
@@ -86,6 +91,17 @@ struct NcclProfile {
   /// RCCL's bwRatio multipliers: tree Simple on 2 nodes and beyond, every LL (1 where NCCL has none).
   double tree_simple_ratio_2_nodes = 1, tree_simple_ratio_more = 1, ll_ratio = 1;
   bool tree_size_correction = true;  ///< NCCL's tree all-reduce correction by message size
+  /// NVLS (NVLink SHARP: the NVSwitch reduces and multicasts) for all-reduce on one node: whether the
+  /// release runs it on this generation, and whether this machine has it (an NVSwitch node; set by
+  /// the machine loader).
+  bool tree = true;  ///< false: the library is held to rings and NVLS (NCCL_ALGO=Ring holds it to rings)
+  bool nvls_supported = false;
+  bool nvls = false;
+  double nvls_latency_us = 25;      ///< NVLS's NVLink hardware latency; its base is 0
+  std::uint32_t nvls_channels = 8;  ///< channels x per-channel rate: the graph search's result
+  double nvls_channel_GBps = 40;
+  double nvls_efficiency = 0.85;     ///< NCCL's NVLS efficiency factor (Hopper)
+  std::uint32_t nvls_min_ranks = 5;  ///< NCCL runs NVLS from this many ranks on (measured, [NC5])
   /// Bytes a channel forwards per pipeline step at most: a ring's (tree's) first bytes reach the far end
   /// after its steps - 1 slices, which the tuner's latency + size / bandwidth leaves out.
   double pipeline_slice_bytes = 256 * 1024;
@@ -123,8 +139,9 @@ struct NcclCost {
 };
 
 /// Whether the tuner considers `algo` for this collective: ring always (n >= 2), tree for all-reduce
-/// across more than one node.
-[[nodiscard]] bool nccl_applies(NcclAlgo algo, const TunerInputs& in);
+/// across more than one node, NVLS for all-reduce of nvls_min_ranks or more on one node where the
+/// profile has it.
+[[nodiscard]] bool nccl_applies(const NcclProfile& profile, NcclAlgo algo, const TunerInputs& in);
 /// The tuner's cost of `algo` x `proto` (time_s infinite where it does not apply or is disabled).
 [[nodiscard]] NcclCost nccl_cost(const NcclProfile& profile, NcclAlgo algo, NcclProto proto, const TunerInputs& in);
 /// The pair of least time, scanning tree before ring and LL, LL128, Simple (a later one must be strictly

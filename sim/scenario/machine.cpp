@@ -29,6 +29,8 @@ MachineSpec load_machine_spec(const JsonView& v) {
     library = coll.choice("library", {"nccl-ampere", "nccl-hopper", "nccl-blackwell", "rccl-mi200"}, library);
   }
   m.nccl_profile = *collectives::find_nccl_profile(library);
+  // NVLS needs an NVSwitch that reduces (Hopper's third generation on): the node's fabric decides.
+  m.nccl_profile.nvls = m.nccl_profile.nvls_supported && m.node.gpu_links == topo::GpuLinkLayout::NvSwitch;
   return m;
 }
 
