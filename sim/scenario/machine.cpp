@@ -25,7 +25,7 @@ MachineSpec load_machine_spec(const JsonView& v) {
     auto coll = v.object("collectives");
     coll.check_keys({"step_overhead_s", "library", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
-    // The names of collectives::nccl_profiles() (machine_test.cpp checks that both lists agree).
+    // The names of collectives::nccl_profiles() (scenario_test.cpp checks that both lists agree).
     library = coll.choice("library", {"nccl-ampere", "nccl-hopper", "nccl-blackwell", "rccl-mi200"}, library);
   }
   m.nccl_profile = *collectives::find_nccl_profile(library);

@@ -1,4 +1,5 @@
 #include "sim/scenario/scenario.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/core/error.hpp"
 
 #include <catch2/catch.hpp>
@@ -142,4 +143,24 @@ TEST_CASE("a missing relative file is an InputError naming the folders tried", "
                                                  (dir.path / "ranks.txt").string() + ", ./ranks.txt)"));
   dir.write("ranks.txt", "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n");
   CHECK(scenario::load_scenario(scenario, {}).placement.file == (dir.path / "ranks.txt").string());
+}
+
+TEST_CASE("machine.collectives.library: every shipped profile by name, the GPU's by default, NVLS on NVSwitch",
+          "[unit]") {
+  // The loader's list of names and collectives::nccl_profiles() must agree.
+  for (const auto& profile : collectives::nccl_profiles()) {
+    auto s =
+        scenario::parse_scenario(base(), "s.json", {"machine.collectives={\"library\": \"" + profile.name + "\"}"});
+    CHECK(s.machine.nccl_profile.name == profile.name);
+  }
+  CHECK(scenario::parse_scenario(base(), "s.json").machine.nccl_profile.name == "nccl-ampere");  // a100-40gb
+  CHECK_THROWS_WITH(scenario::parse_scenario(base(), "s.json", {"machine.collectives={\"library\": \"nccl-volta\"}"}),
+                    Catch::Contains("machine.collectives.library") && Catch::Contains("rccl-mi200"));
+  // NVLS: a Hopper profile on an NVSwitch node, not on simple-a100's all-to-all links.
+  auto dgx = base();
+  dgx["machine"] = "dgx-h100-superpod";
+  dgx["gpus"] = 64;
+  CHECK(scenario::parse_scenario(dgx, "s.json").machine.nccl_profile.nvls);
+  CHECK_FALSE(scenario::parse_scenario(base(), "s.json", {"machine.collectives={\"library\": \"nccl-hopper\"}"})
+                  .machine.nccl_profile.nvls);
 }
