@@ -39,14 +39,6 @@ TunerInputs inputs_of(const topo::Topology& topology, const GroupCall& call, con
   return in;
 }
 
-/// The bus bandwidth the routed flows give unloaded: the fabric on one node, the slower of the fabric
-/// and the rails between nodes.
-double physical_bus_Bps(const TunerInputs& in) {
-  const double net = in.rails * in.nic_Bps;
-  if (in.nodes <= 1) return in.intra_Bps;
-  return in.intra_Bps > 0 ? std::min(in.intra_Bps, net) : net;
-}
-
 /// Member index (into the group) of the c-th channel's k-th member of node i, for L members per node
 /// and `channels` channels.
 std::uint32_t channel_member(const GroupLayout& layout, std::uint32_t L, std::uint32_t channels, std::uint32_t c,
@@ -68,7 +60,8 @@ void route_nccl(const topo::Topology& topology, const GroupCall& call, const top
   if (p < 2) return;
   const TunerInputs in = inputs_of(topology, call, layout);
   const NcclCost choice = nccl_choose(*call.nccl, in);
-  const double inflation = physical_bus_Bps(in) / choice.bus_Bps;
+  // The bus bandwidth the routed flows give unloaded over the one the tuner costs the choice at.
+  const double inflation = nccl_simple_bus_Bps(in, 1, 1) / choice.bus_Bps;
   const std::uint64_t key = call_key(call);
   // Channels over rails where every node holds L > 1 members sending through several NICs.
   const std::uint32_t L = layout.per_node;

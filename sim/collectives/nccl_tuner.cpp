@@ -1,6 +1,7 @@
 #include "sim/collectives/nccl_tuner.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -27,37 +28,47 @@ constexpr const char* kSliceSource =
     "319 us more at 16 MiB, 128 MiB and 1 GiB, i.e. 13 ring steps of min(S / (8 x 24 channels), ~230-250 KiB) "
     "at 10 GB/s a channel; estimate, unconfirmed for other GPUs and for RCCL";
 
+/// A profile called `name`, from `source`, with what every shipped profile shares.
+NcclProfile profile(std::string name, std::string source) {
+  NcclProfile p;
+  p.name = std::move(name);
+  p.source = std::move(source);
+  p.pipeline_slice_source = kSliceSource;
+  return p;
+}
+
+/// [NC1] L177-211, Ampere's row (RCCL on MI200 keeps NCCL's tables: its release is NCCL 2.21.5's).
+void set_ampere_caps(NcclProfile& p) {
+  p.ll_max_GBps = {87.7, 22.5, 19.0};
+  p.ring_ll128_per_channel_GBps = 20;
+  p.tree_ll128_per_channel_GBps = {20, 20, 20};
+  p.tree_per_channel_GBps = {24, 23.6, 17.8};
+}
+
 std::vector<NcclProfile> build_profiles() {
   std::vector<NcclProfile> out;
   {
-    NcclProfile p;
-    p.name = "nccl-ampere";
-    p.source =
+    NcclProfile p = profile(
+        "nccl-ampere",
         "[NC1] NCCL 2.30.7 tuning.cc (latencies L146-176, Ampere caps L177-211; llMax between nodes by CPU vendor: "
         "the AMD EPYC of a DGX A100 takes the Ampere row, L267-272; network overhead 2 us on AMD CPUs); "
         "NVLink3 seen at 20 GB/s per 25 GB/s link ([NC2] topo.h L17-35); 24 channels on 8 x A100 NVSwitch "
-        "([NC6]); execution channels doubled per rail ([NC2] connect.cc L460)";
+        "([NC6]); execution channels doubled per rail ([NC2] connect.cc L460)");
     set_nccl_latencies(p);
     p.net_overhead_us = 2;
-    p.ll_max_GBps = {87.7, 22.5, 19.0};
-    p.ring_ll128_per_channel_GBps = 20;
-    p.tree_ll128_per_channel_GBps = {20, 20, 20};
-    p.tree_per_channel_GBps = {24, 23.6, 17.8};
+    set_ampere_caps(p);
     p.intra_efficiency = 20.0 / 25.0;
     p.intra_channels = 24;
-    p.channels_per_rail = 2;
-    p.pipeline_slice_source = kSliceSource;
     out.push_back(p);
   }
   {
-    NcclProfile p;
-    p.name = "nccl-hopper";
-    p.source =
+    NcclProfile p = profile(
+        "nccl-hopper",
         "[NC1] NCCL 2.30.7 tuning.cc (latencies L146-176, Hopper caps L177-211; llMax between nodes by CPU vendor: "
         "the Intel Xeon of a DGX H100 takes the Volta row, L267-272; network overhead 1 us on Intel CPUs); "
         "NVLink4 seen at 20.6 GB/s per 25 GB/s link ([NC2] topo.h L17-35); 16 channels on one node (NVLS's "
         "count on Hopper, [NC2] nvls.cc L155-213, the low end of the 16-32 CTAs NCCL takes on H100); "
-        "channels doubled per rail between nodes ([NC2] connect.cc L478-481)";
+        "channels doubled per rail between nodes ([NC2] connect.cc L478-481)");
     set_nccl_latencies(p);
     p.net_overhead_us = 1;
     p.ll_max_GBps = {141, 39, 20.4};
@@ -70,17 +81,14 @@ std::vector<NcclProfile> build_profiles() {
     // 8 channels x 40 GB/s, the search result that gives NCCL's 476 GB/s busBw (uncertain); from 5
     // ranks on, as measured on 8 x H200 ([NC5]).
     p.nvls_supported = true;
-    p.channels_per_rail = 2;
-    p.pipeline_slice_source = kSliceSource;
     out.push_back(p);
   }
   {
-    NcclProfile p;
-    p.name = "nccl-blackwell";
-    p.source =
+    NcclProfile p = profile(
+        "nccl-blackwell",
         "[NC1] NCCL 2.30.7 tuning.cc (latencies L146-176, Blackwell caps L177-211; llMax between nodes: the Volta "
         "row of Intel hosts, L267-272); NVLink5 seen at 40.1 GB/s per 50 GB/s link ([NC2] topo.h L17-35); "
-        "channel counts: estimate, unconfirmed (24 on one node as NVLS's, 2 per rail)";
+        "channel counts: estimate, unconfirmed (24 on one node as NVLS's, 2 per rail)");
     set_nccl_latencies(p);
     p.net_overhead_us = 1;
     p.ll_max_GBps = {282, 39, 20.4};
@@ -89,50 +97,36 @@ std::vector<NcclProfile> build_profiles() {
     p.tree_per_channel_GBps = {70, 42.8, 24};
     p.intra_efficiency = 40.1 / 50.0;
     p.intra_channels = 24;
-    p.channels_per_rail = 2;
-    p.pipeline_slice_source = kSliceSource;
     out.push_back(p);
   }
   {
-    NcclProfile p;
-    p.name = "rccl-mi200";
-    p.rccl = true;
-    p.source =
+    NcclProfile p = profile(
+        "rccl-mi200",
         "[NC3] RCCL (ROCm/rccl 0cbce2a, NCCL 2.21.5 base) tuning.cc tuning model 3 of rome_model_74, the Frontier-type "
         "node (L57-60 base latencies, L164-192 hardware latencies and bwRatio; LL128 disabled); xGMI seen at 36 "
         "GB/s per 50 GB/s link (topo.h L31-33); 8 rings over 4 NICs (rome_models.cc L523-534), channel "
         "multiplier >= 4 on gfx90a (init.cc L1471-1484); llMax: NCCL's Ampere row (AMD EPYC host, estimate, "
-        "unconfirmed for RCCL); network overhead 2 us (AMD CPU)";
+        "unconfirmed for RCCL); network overhead 2 us (AMD CPU)");
     // RCCL keeps one base per protocol for tree and ring; LL128 is off, its entries mirror Simple.
     p.base_us = {{{12, 12, 17}, {12, 12, 17}}};
     p.intra_hw_us = {{{0.8, 2.5, 2.5}, {0.8, 3.6, 3.6}}};
     p.net_hw_us = {{{12.5, 22.4, 22.4}, {9.5, 19.8, 19.8}}};
     p.net_overhead_us = 2;
-    p.ll_max_GBps = {87.7, 22.5, 19.0};
-    p.ring_ll128_per_channel_GBps = 20;
-    p.tree_ll128_per_channel_GBps = {20, 20, 20};
-    p.tree_per_channel_GBps = {24, 23.6, 17.8};
+    set_ampere_caps(p);
     p.ll128 = false;
     p.intra_efficiency = 36.0 / 50.0;
     p.intra_channels = 16;
-    p.channels_per_rail = 2;
     p.tree_simple_ratio_2_nodes = 1.75;
     p.tree_simple_ratio_more = 0.96;
     p.ll_ratio = 0.20;
     p.tree_size_correction = false;
-    p.pipeline_slice_source = kSliceSource;
     out.push_back(p);
   }
   return out;
 }
 
-std::uint32_t ring_nsteps(CollKind kind, std::uint32_t n) { return kind == CollKind::AllReduce ? 2 * (n - 1) : n - 1; }
-
-std::uint32_t floor_log2(std::uint32_t x) {
-  std::uint32_t l = 0;
-  while (x >>= 1) ++l;
-  return l;
-}
+/// NCCL's log2i: floor(log2(x)) for x >= 1.
+std::uint32_t floor_log2(std::uint32_t x) { return static_cast<std::uint32_t>(std::bit_width(x)) - 1; }
 
 }  // namespace
 
@@ -173,6 +167,12 @@ std::string default_nccl_profile(std::string_view device) {
   return "nccl-hopper";
 }
 
+double nccl_simple_bus_Bps(const TunerInputs& in, double intra_efficiency, double network_efficiency) {
+  const double intra = in.intra_Bps * intra_efficiency, net = in.rails * in.nic_Bps * network_efficiency;
+  if (in.nodes <= 1) return intra;
+  return in.intra_Bps > 0 ? std::min(intra, net) : net;
+}
+
 double nccl_tree_correction(NcclProto proto, double bytes) {
   // [NC1] NCCL 2.30.7 tuning.cc L623-628, treeCorrectionFactor[protocol][log2(nBytes / 64)]: the end points
   // (Simple 0.9 up to 8 KiB, 0.5 for 128 KiB - 1 MiB, 0.9 at 128-256 MiB; LL 0.4 at 256-512 KiB; nothing
@@ -210,7 +210,7 @@ NcclCost nccl_cost(const NcclProfile& profile, NcclAlgo algo, NcclProto proto, c
     c.channels = profile.nvls_channels;
     c.bus_Bps = ch * profile.nvls_channel_GBps * profile.nvls_efficiency * (ch - 1) / ch * 2 * 1e9;
     c.latency_s = profile.nvls_latency_us * 1e-6;
-    c.algorithm_Bps = c.bus_Bps * in.n / ring_nsteps(in.kind, in.n);
+    c.algorithm_Bps = c.bus_Bps * in.n / ring_steps(in.kind, in.n);
     c.time_s = c.latency_s + in.bytes / c.algorithm_Bps;
     return c;
   }
@@ -222,9 +222,7 @@ NcclCost nccl_cost(const NcclProfile& profile, NcclAlgo algo, NcclProto proto, c
 
   // Bus bandwidth of the Simple protocol (GB/s): the fabric as the library sees it, and between nodes
   // the NIC rails.
-  const double intra_GBps = in.intra_Bps * profile.intra_efficiency / 1e9;
-  const double net_GBps = in.rails * in.nic_Bps * profile.network_efficiency / 1e9;
-  double bus = N == 1 ? intra_GBps : (in.intra_Bps > 0 ? std::min(intra_GBps, net_GBps) : net_GBps);
+  double bus = nccl_simple_bus_Bps(in, profile.intra_efficiency, profile.network_efficiency) / 1e9;
   c.channels = N == 1 ? profile.intra_channels : profile.channels_per_rail * std::max(1u, in.rails);
   const double ch = c.channels;
   const double ll_max = profile.ll_max_GBps[row];
@@ -246,7 +244,7 @@ NcclCost nccl_cost(const NcclProfile& profile, NcclAlgo algo, NcclProto proto, c
   const double intra = profile.intra_hw_us[a][pr], net = profile.net_hw_us[a][pr];
   double lat = profile.base_us[a][pr];
   if (algo == NcclAlgo::Ring) {
-    const std::uint32_t nsteps = ring_nsteps(in.kind, in.n);
+    const std::uint32_t nsteps = ring_steps(in.kind, in.n);
     const std::uint32_t inter = N > 1 ? (in.kind == CollKind::AllReduce ? 2 * (N - 1) : N - 1) : 0;
     const double overhead = N > 1 ? profile.net_overhead_us * (proto == NcclProto::Simple ? 3 : 1) : 0;
     lat += (nsteps - inter) * std::max(intra, overhead) + inter * net;
@@ -268,7 +266,7 @@ double nccl_pipeline_s(const NcclProfile& profile, const NcclCost& cost, const T
   const std::uint32_t N = std::max(1u, in.nodes);
   const std::uint32_t ppn = std::max(1u, in.n / N);
   // NVLS: one step through the switch, reduce up and multicast down.
-  const std::uint32_t steps = cost.algo == NcclAlgo::Ring   ? ring_nsteps(in.kind, in.n)
+  const std::uint32_t steps = cost.algo == NcclAlgo::Ring   ? ring_steps(in.kind, in.n)
                               : cost.algo == NcclAlgo::Nvls ? 2
                                                             : 2 * floor_log2(N) + 2 * (ppn - 1);
   if (steps < 2) return 0;

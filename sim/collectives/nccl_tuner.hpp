@@ -73,7 +73,6 @@ inline constexpr int kNcclProtos = 3;
 struct NcclProfile {
   std::string name;    ///< "nccl-ampere", "nccl-hopper", "nccl-blackwell", "rccl-mi200"
   std::string source;  ///< release and files the constants come from
-  bool rccl = false;
   std::array<std::array<double, kNcclProtos>, kNcclAlgos> base_us{};      ///< [algo][proto]
   std::array<std::array<double, kNcclProtos>, kNcclAlgos> intra_hw_us{};  ///< per intra-node hop
   std::array<std::array<double, kNcclProtos>, kNcclAlgos> net_hw_us{};    ///< per network hop
@@ -126,6 +125,11 @@ struct TunerInputs {
   std::uint32_t rails = 1;  ///< NICs a node's members send through (1 .. NICs per node)
   double nic_Bps = 0;       ///< physical rate of one NIC
 };
+
+/// The Simple protocol's bus bandwidth over the node's fabric and, across nodes, the slower of it and
+/// the rails (B/s), each seen at the given fraction of its physical rate: the library's view with the
+/// profile's link ratios, the flows' with 1 and 1.
+[[nodiscard]] double nccl_simple_bus_Bps(const TunerInputs& in, double intra_efficiency, double network_efficiency);
 
 /// One (algorithm, protocol) as the tuner costs it.
 struct NcclCost {

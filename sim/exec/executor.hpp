@@ -289,14 +289,14 @@ class BasicExecutor {
   // Compute beside communication (all empty when the job's slowdown is 0).
   /// Per rank: collectives and transfers it posted that have not completed.
   std::vector<std::uint16_t> in_flight_;
-  /// Per rank: when its current compute run (or slowdown wait) began overlapping communication, or -1.
+  /// Per rank: when its current compute run began overlapping communication (its start), or -1.
   std::vector<double> overlap_since_;
   /// Per rank: f x the overlap of its current compute run so far.
   std::vector<double> owed_s_;
   /// Per rank: the slowdown waited so far (added to its compute time).
   std::vector<double> slowed_s_;
-  std::vector<std::uint8_t> computing_;  ///< per rank: 0 idle or waiting, 1 in a run, 2 in a slowdown wait
-  std::vector<Rank> receiver_;           ///< per instance: a transfer's receiver
+  std::vector<std::uint8_t> slowing_;  ///< per rank: 1 while it waits the work its last run did not do
+  std::vector<Rank> receiver_;         ///< per instance: a transfer's receiver
   void comm_started(Rank r);
   void comm_ended(Rank r);
   void overlap_ends(Rank r);

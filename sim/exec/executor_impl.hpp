@@ -53,7 +53,7 @@ BasicExecutor<Network>::BasicExecutor(const topo::Topology& topology, const runt
     overlap_since_.assign(world_, -1.0);
     owed_s_.assign(world_, 0.0);
     slowed_s_.assign(world_, 0.0);
-    computing_.assign(world_, 0);
+    slowing_.assign(world_, 0);
   }
   for (Rank r = 0; r < world_; ++r) ops_total_ += ops_of(r).size();
   for (const auto& stream : plan_.streams) {
@@ -95,10 +95,10 @@ void BasicExecutor<Network>::overlap_ends(Rank r) {
   overlap_since_[r] = -1;
 }
 
+/// A rank posts only between compute runs, so a post never starts an overlap: the next run does.
 template <class Network>
 void BasicExecutor<Network>::comm_started(Rank r) {
-  if (in_flight_.empty()) return;
-  if (in_flight_[r]++ == 0 && computing_[r] == 1) overlap_since_[r] = now_;
+  if (!in_flight_.empty()) ++in_flight_[r];
 }
 
 template <class Network>
@@ -110,8 +110,8 @@ void BasicExecutor<Network>::comm_ended(Rank r) {
 template <class Network>
 bool BasicExecutor<Network>::wait_slowdown(Rank r) {
   if (in_flight_.empty()) return false;
-  if (computing_[r] == 2) {  // the slowdown has been waited
-    computing_[r] = 0;
+  if (slowing_[r] != 0) {  // the slowdown has been waited
+    slowing_[r] = 0;
     return false;
   }
   overlap_ends(r);
@@ -121,10 +121,9 @@ bool BasicExecutor<Network>::wait_slowdown(Rank r) {
   const double f = job_.compute_slowdown_beside_comm;
   const double wait_s = in_flight_[r] > 0 ? owed_s_[r] : owed_s_[r] / (1 + f);
   owed_s_[r] = 0;
-  computing_[r] = 0;
   if (!(wait_s > 0)) return false;
   slowed_s_[r] += wait_s;
-  computing_[r] = 2;
+  slowing_[r] = 1;
   backend_.start_timer(wait_s, TimerKind::Compute, r);
   return true;
 }
@@ -185,10 +184,7 @@ void BasicExecutor<Network>::advance(Rank r) {
         // A rank runs consecutive kernels as one timer: nothing else can happen to it in between
         // (compute does not depend on the network), so only the run's end matters.
         if (observed(r)) since_[r] = now_;  // only a trace needs the start of the run
-        if (!in_flight_.empty()) {
-          computing_[r] = 1;
-          if (in_flight_[r] > 0) overlap_since_[r] = now_;
-        }
+        if (!in_flight_.empty() && in_flight_[r] > 0) overlap_since_[r] = now_;
         backend_.start_timer(run_of(r)[pc_[r]].time_s, TimerKind::Compute, r);
         return;
       case schedule::OpType::CollStart:
