@@ -1,5 +1,5 @@
 #!/bin/bash
-# The placement and routing cases of issue 20 (Frontier preset, 4,096 GCDs unless said, full models:
+# The placement and routing cases (Frontier preset, 4,096 GCDs unless said, full models:
 # gpt-40b 38 layers, gpt-80b 42), one scale_bench run each, as a table: wall time, events/s and the
 # simulated iteration. Extra arguments go to every scale_bench call, e.g. `--solver components` for
 # the exact reference answers (slow: minutes per spread case) or `--repeats 3` for medians. `entries`:

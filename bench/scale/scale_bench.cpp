@@ -9,8 +9,8 @@
 //
 // --gpus, --placement and --routing take comma lists: the cases are every combination, in that
 // nesting order. Placement and routing are axes because the incremental solver's cost depends on them
-// far more than on the GPU count (issue 20: spread placement ties data-parallel and z rings across
-// groups into one large component); --model, --grid and --batch reproduce the issue's other shapes.
+// far more than on the GPU count (spread placement ties data-parallel and z rings across
+// groups into one large component); --model, --grid and --batch give other shapes.
 //
 // Every run is a forked child, so the peak RSS of a run (wait4's ru_maxrss) is its own and not the
 // high-water mark of an earlier, larger case. One JSON line per run, then one line per case with the

@@ -3,7 +3,7 @@
 // and the analytic estimates per second (the search's own clock, as exasim tune reports it, and the whole
 // stage's: enumeration, feasibility and memory checks included; and a cold search's, its first round's
 // ring routing and Megatron probe replays included). Default: gpt-40b on 1,024 Frontier
-// GCDs, global batch 512 (issue 22).
+// GCDs, global batch 512.
 
 #include "sim/core/error.hpp"
 #include "sim/tune/search.hpp"

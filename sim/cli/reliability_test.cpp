@@ -1,4 +1,4 @@
-// Hostile and odd inputs (issue 26): each ends in exit 2 with a message naming the file or flag and
+// Hostile and odd inputs: each ends in exit 2 with a message naming the file or flag and
 // the field, or in a documented success; none crashes, hangs or reports an internal error.
 #include "sim/cli/test_support.hpp"
 #include "sim/core/json_view.hpp"

@@ -85,7 +85,7 @@ void FlowNetwork::solve_local() {
   variables_left_ = static_cast<std::uint32_t>(comp_paths_.size());
   checks_pending_ = 0;
   // Each enters with its own key at once. A later one that makes a link shared leaves an earlier
-  // one's own key there stale, which fill_local() finds when it pops (session 16's lazy own keys);
+  // one's own key there stale, which fill_local() finds when it pops (lazy own keys);
   // entering all first and then walking every route again for its key cost one more walk a path
   // (gpt-80b 4,096 spread: 0.973 of the wall time without it, docs/performance.md).
   defer_keys_ = true;

@@ -1,4 +1,4 @@
-// The SimGrid runtime against closed forms and against the fast flow core (the cross-check of issue 6).
+// The SimGrid runtime against closed forms and against the fast flow core (the cross-check).
 //
 // Both backends must give the same iteration time within 1% on 4D plans over a single switch and a
 // dragonfly with minimal and Valiant routing. Each SimGrid run forks a child (simgrid_runtime.hpp), so
