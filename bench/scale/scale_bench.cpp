@@ -30,16 +30,13 @@
 // that is larger (65,536: 8,192) so that it stays divisible. Random placement uses seed 1.
 
 #include "sim/api/simulate.hpp"
+#include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/scenario/prepared_job.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <nlohmann/json.hpp>
-
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -155,41 +152,17 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   return line;
 }
 
-/// Forks, runs the case in the child and reads its line back through a pipe; adds the child's peak RSS.
+/// Runs the case in a child process (sim/core/child_process.hpp) and adds the child's peak RSS: each case's
+/// memory is its own, not the largest so far.
 nlohmann::ordered_json run_in_child(const Case& c, const Options& o) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  std::cout.flush();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    int rc = 0;
-    std::string text;
-    try {
-      text = run_case(c, o).dump();
-    } catch (const std::exception& e) {
-      text = nlohmann::json{{"error", e.what()}}.dump();
-      rc = 1;
-    }
-    for (std::size_t done = 0; done < text.size();) {
-      const auto n = write(fds[1], text.data() + done, text.size() - done);
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    close(fds[1]);
-    _exit(rc);
+  exasim::ChildProcess child([&] { return run_case(c, o).dump(); });
+  nlohmann::ordered_json line;
+  try {
+    line = nlohmann::ordered_json::parse(child.get());
+  } catch (const std::exception& e) {
+    line = {{"error", e.what()}};
   }
-  close(fds[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  auto line = nlohmann::ordered_json::parse(text.empty() ? "{\"error\": \"child died\"}" : text);
-  line["peak_rss_bytes"] = static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+  line["peak_rss_bytes"] = child.peak_rss_bytes();
   return line;
 }
 

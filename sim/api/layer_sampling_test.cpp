@@ -1,7 +1,7 @@
 #include "sim/api/layer_sampling.hpp"
 
-#include "sim/api/forked_call.hpp"
 #include "sim/api/simulate.hpp"
+#include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/summary_views.hpp"
 
@@ -154,9 +154,9 @@ TEST_CASE("simulation.sample_layers is checked", "[unit]") {
 }
 
 TEST_CASE("the two samples run at once give the same summary as one after the other", "[integration]") {
-  // 2 CPUs are needed for the child (api::available_cpus()); with one, both runs are sequential and
+  // 2 CPUs are needed for the child (available_cpus()); with one, both runs are sequential and
   // this only checks that the option is harmless.
-  INFO("available CPUs: " << api::available_cpus());
+  INFO("available CPUs: " << available_cpus());
   for (const std::string& parallel : {std::string(R"({"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8})"),
                                       std::string(R"({"scheme": "megatron", "tp": 2, "pp": 4, "dp": 8})")}) {
     api::SimulateOptions concurrent;

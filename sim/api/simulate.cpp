@@ -1,7 +1,7 @@
 #include "sim/api/simulate.hpp"
 
-#include "sim/api/forked_call.hpp"
 #include "sim/api/layer_sampling.hpp"
+#include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
 #include "sim/flow/fast_runtime.hpp"
 #include "sim/report/compute_breakdown.hpp"
@@ -63,7 +63,7 @@ struct Sample {
   std::vector<report::KernelClassTime> by_kernel;
 };
 
-/// A Sample as JSON, to cross from a child process (ForkedCall: CBOR, doubles exact). Link loads are
+/// A Sample as JSON, to cross from a child process (ChildProcess: CBOR, doubles exact). Link loads are
 /// left out: a sampled run meters none.
 nlohmann::json to_json(const Sample& sample) {
   const runtime::RunResult& r = sample.result;
@@ -123,9 +123,12 @@ report::Summary simulate_sampled(const scenario::Scenario& s, const LayerSamplin
     // The shorter sample in a child, without a progress bar of its own: the 2K-layer one shows the way.
     SimulateOptions quiet = options;
     quiet.progress_bar = false;
-    ForkedCall child([&] { return to_json(run(sampling.fewer, quiet)); });
+    ChildProcess child([&] {
+      const auto cbor = nlohmann::json::to_cbor(to_json(run(sampling.fewer, quiet)));
+      return std::string(cbor.begin(), cbor.end());
+    });
     more = run(sampling.more, options);
-    fewer = sample_from_json(child.get());
+    fewer = sample_from_json(nlohmann::json::from_cbor(child.get()));
   } else {
     fewer = run(sampling.fewer, options);
     more = run(sampling.more, options);

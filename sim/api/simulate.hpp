@@ -49,7 +49,7 @@ struct SimulateOptions {
   /// With hottest_links > 0: receives the metered run (RunResult::link_bytes, link_busy_s) and the job.
   std::function<void(const scenario::PreparedJob&, const runtime::RunResult&)> on_links;
   /// Layer sampling (simulation.sample_layers): run the K-layer sample in a child process while this
-  /// one runs the 2K-layer sample, when this process may use two CPUs or more (forked_call.hpp). The
+  /// one runs the 2K-layer sample, when this process may use two CPUs or more (sim/core/child_process.hpp). The
   /// answer is the same either way; callers that already run one simulation per CPU (batches over
   /// --jobs) leave it off. adjust_job then runs in the child for the K-layer sample.
   bool concurrent_samples = false;

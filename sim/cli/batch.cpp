@@ -1,11 +1,11 @@
 #include "sim/cli/batch.hpp"
 
 #include "sim/api/simulate.hpp"
+#include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "validate/mpirun.hpp"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <thread>
 
@@ -143,40 +144,33 @@ std::vector<PointResult> run_forked(const std::vector<nlohmann::json>& scenarios
                                     Progress& progress) {
   const auto dir = make_work_dir(fs::temp_directory_path());
   std::vector<fs::path> files;
-  std::vector<pid_t> children;
+  std::vector<std::unique_ptr<ChildProcess>> workers;
   for (std::uint32_t j = 0; j < jobs; ++j) {
     files.push_back(dir / ("rows-" + std::to_string(j) + ".jsonl"));
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("batch: cannot fork");
-    if (pid == 0) {
-      int code = 0;
-      try {
-        work_share(scenarios, j, jobs, files.back());
-      } catch (...) {
-        code = 1;
-      }
-      std::_Exit(code);
-    }
-    children.push_back(pid);
+    workers.push_back(std::make_unique<ChildProcess>([&, j] {
+      work_share(scenarios, j, jobs, files[j]);
+      return std::string();
+    }));
   }
-  std::size_t running = children.size();
-  bool failed = false;
-  while (running > 0) {
-    for (auto& pid : children) {
-      if (pid == 0) continue;
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-        pid = 0;
-        --running;
-      }
-    }
+  // Rows reach the files one by one: counting their lines shows the progress while the workers run.
+  while (true) {
+    bool all_ready = true;
+    for (auto& w : workers) all_ready = w->ready() && all_ready;
     std::size_t done = 0;
     for (const auto& f : files) done += count_lines(f);
     progress.show(done);
-    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (all_ready) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (failed) throw std::runtime_error("batch: a worker process failed");
+  for (auto& w : workers) {
+    try {
+      (void)w->get();
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("batch: a worker process failed: ") + e.what());
+    }
+  }
   auto rows = gather(files, scenarios.size());
   fs::remove_all(dir);
   return rows;

@@ -1,7 +1,8 @@
 #include "sim/simgrid/simgrid_runtime.hpp"
 
+#include "sim/core/child_process.hpp"
 #include "sim/simgrid/internal/actor_simulation.hpp"
-#include "sim/simgrid/internal/child_process.hpp"
+#include "sim/simgrid/internal/byte_codec.hpp"
 
 #include <chrono>
 #include <stdexcept>
@@ -12,7 +13,7 @@ namespace {
 
 using runtime::Rank;
 
-std::vector<char> serialise(const runtime::RunResult& result, const std::vector<ObservedOp>& observed) {
+std::string serialise(const runtime::RunResult& result, const std::vector<ObservedOp>& observed) {
   ByteWriter out;
   out.put_string(result.backend);
   out.put(result.iteration_s);
@@ -33,7 +34,7 @@ std::vector<char> serialise(const runtime::RunResult& result, const std::vector<
   return std::move(out.bytes());
 }
 
-runtime::RunResult deserialise(const std::vector<char>& bytes, std::vector<ObservedOp>& observed) {
+runtime::RunResult deserialise(const std::string& bytes, std::vector<ObservedOp>& observed) {
   ByteReader in(bytes);
   runtime::RunResult result;
   result.backend = in.get_string();
@@ -75,12 +76,13 @@ class SimgridRuntime final : public runtime::Runtime {
     std::vector<ObservedOp> observed;
     runtime::RunResult result;
     if (options_.fork) {
-      auto bytes = run_in_child([&] {
+      ChildProcess child([&] {
         std::vector<ObservedOp> ops;
         auto r =
             simulate_in_this_process(topology_, job, watched, ops, options_.verbose, router(), options_.meter_links);
         return serialise(r, ops);
       });
+      const std::string bytes = child.get();
       result = deserialise(bytes, observed);
     } else {
       result =

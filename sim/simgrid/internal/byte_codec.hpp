@@ -1,18 +1,14 @@
 #pragma once
-// Runs a function in a forked child process and brings its bytes back through a pipe.
+// A flat byte encoding of a simulation's result, so that it crosses from the child process a SimGrid run
+// happens in (sim/core/child_process.hpp) back to the caller: values go in and come out in the same order.
 //
-// Why: SimGrid has one global engine per process that cannot be torn down and built again, while
-// tests and benchmarks run many simulations in one process. A fresh child per simulation gives each
-// one a pristine SimGrid; fork() copies the parent's topology and plan for free (copy on write).
+// Why bytes and not JSON: a SimGrid result carries per-rank vectors and per-link loads of large jobs, and
+// a raw copy of doubles is exact and cheap.
 //
-// The child's exceptions come back as exceptions of the same family in the parent (invalid_argument,
-// logic_error, other: runtime_error) with the same message.
-//
-// LIMITATIONS: POSIX only; the parent must be single-threaded when it forks (true of exasim and its
-// tests); the child ends with _exit(), so its own atexit handlers and destructors never run.
+// LIMITATIONS: trivially copyable values only, in the writer's byte order (the child is the same binary
+// on the same host).
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,17 +30,17 @@ class ByteWriter {
   }
   void put_string(const std::string& s) {
     put<std::uint64_t>(s.size());
-    bytes_.insert(bytes_.end(), s.begin(), s.end());
+    bytes_ += s;
   }
-  [[nodiscard]] std::vector<char>& bytes() { return bytes_; }
+  [[nodiscard]] std::string& bytes() { return bytes_; }
 
  private:
-  std::vector<char> bytes_;
+  std::string bytes_;
 };
 
 class ByteReader {
  public:
-  explicit ByteReader(const std::vector<char>& bytes) : bytes_(bytes) {}
+  explicit ByteReader(const std::string& bytes) : bytes_(bytes) {}
   template <class T>
   T get() {
     T value;
@@ -64,11 +60,8 @@ class ByteReader {
 
  private:
   void take(void* out, std::size_t n);
-  const std::vector<char>& bytes_;
+  const std::string& bytes_;
   std::size_t at_ = 0;
 };
-
-/// Calls `work` in a forked child and returns the bytes it produced; rethrows its exception.
-[[nodiscard]] std::vector<char> run_in_child(const std::function<std::vector<char>()>& work);
 
 }  // namespace exasim::sg
