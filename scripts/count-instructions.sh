@@ -2,7 +2,7 @@
 # Counts what one scale_bench case costs in instructions, branch mispredictions and L1 data misses,
 # under valgrind's cachegrind (deterministic, unlike wall times on a shared machine; about 50x slower
 # than a plain run, so keep cases to a layer or two). The solver's cost is instructions and
-# mispredicted branches on a working set that fits in L2 (docs/performance.md, session 20);
+# mispredicted branches on a working set that fits in L2 (docs/performance.md, "Current figures");
 # cachegrind ignores prefetches, so its L1 misses are an upper bound. Prints the counts of the forked
 # run that simulates (scale_bench forks one child per run).
 #

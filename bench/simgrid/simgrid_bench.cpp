@@ -4,7 +4,7 @@
 //   simgrid_bench            all cases (the 4,096-GPU ones take a few seconds of SimGrid each)
 //   simgrid_bench --max-gpus 1024
 //
-// The issue asks for agreement within 1% up to 1,024 GPUs (held by simgrid_tests) and within 2% at
+// The two backends should agree within 1% up to 1,024 GPUs (held by simgrid_tests) and within 2% at
 // 4,096. The machines and the plan are those of sim/simgrid/cross_check.hpp.
 
 #include "sim/simgrid/cross_check.hpp"

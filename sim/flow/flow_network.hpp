@@ -22,7 +22,8 @@
 //    read of its entries. The max-min allocation is unique, so the result is the whole component's,
 //    up to rounding. The work follows the paths whose rates change, not the component: spread
 //    placements tie thousands of paths into one component through a few shared links, and
-//    re-solving all of them at every completion was 97 % of the run time (docs/performance.md).
+//    re-solving all of them at every completion was 97 % of the run time (docs/performance.md,
+//    "The max-min flow network and its three solvers").
 //  - Components: the connected components of the dirty links (links <-> paths that cross them,
 //    transitively), filled whole (a lone path simply gets its tightest link). It also steps over lone
 //    links (crossed by one path only: see RouteEntry and fill()) and stops filling once every path is
@@ -40,7 +41,7 @@
 //    its rates are max-min to that; link loads are kept in quanta of 2^-16 B/s. Under adaptive
 //    routing such differences (and any other, down to the order of a sum) can reorder nearly
 //    simultaneous events and change routes: the iteration is then ill-conditioned, see
-//    docs/performance.md;
+//    docs/performance.md, "Exactness";
 //  - at most 32,768 distinct link capacities (the constructor throws beyond).
 //
 // Flows whose route stays on one node's GPU-GPU links go to NodeFlows (node_flows.hpp), which gives
@@ -111,7 +112,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// Exact: below the allowance the link cannot bind. It pays where shared links rarely bind
   /// (minimal routing, where the global links do: 0.89 of the time) and costs where they often do
   /// (adaptive routing, whose NIC links run close to their share: 1.22; Valiant: 1.30; random
-  /// placement under minimal routing: 1.21): docs/performance.md, session 21. What tells them apart
+  /// placement under minimal routing: 1.21): docs/performance.md, "Sleeping links". What tells them apart
   /// is the cascades: spread placements under minimal routing release 27-61 held paths a re-solve,
   /// the others 0.5-4. Sleeping::Auto follows that (a running mean of the paths a re-solve released:
   /// links go to sleep while it is above 12, and no longer once it falls below 6); the fast runtime
@@ -367,7 +368,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   static constexpr std::uint32_t kNoLone = 0xfffffffeu;     ///< Path::lone_hop: no lone entry
   /// How many route entries ahead new_path() and finish() ask for link records: routes cross the
   /// machine, so every link's record is a cache miss, and the branches on its contents keep the
-  /// processor from overlapping them (14 measured no better: docs/performance.md, session 16).
+  /// processor from overlapping them (10 and 14 measured no better: docs/performance.md, "Tried and rejected").
   static constexpr std::uint32_t kPrefetchAhead = 6;
   /// Adds a path to the set solve_local() re-solves (once).
   void join(PathId p);
@@ -424,7 +425,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   }
   /// Calls f(i) for each route entry i of path p that is shared (lone = false: each lone one), in
   /// route order. No branch per entry on RouteEntry::lone: under adaptive routing half a path's
-  /// entries are lone, in no pattern a predictor learns (docs/performance.md, session 20).
+  /// entries are lone, in no pattern a predictor learns (docs/performance.md, "The local solver").
   template <class F>
   void for_each_entry(PathId p, bool lone, F&& f) const {
     const Path& path = paths_[p];
@@ -469,7 +470,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   struct alignas(64) FillScratch {
     double residual = 0;
     /// solve_local(): the least key the link has in keys_ (infinity: none known); a link whose share
-    /// falls gets a new key only below it, not at every fall (docs/performance.md, session 20).
+    /// falls gets a new key only below it, not at every fall (docs/performance.md, "The local solver").
     double keyed = 0;
     std::uint32_t unfrozen = 0;
     PathId owner = kNoId;  ///< solve_local(): the only path among its unfrozen variables, or kShared
@@ -480,7 +481,7 @@ class FlowNetwork final : public topo::LinkLoadView {
     std::uint32_t region = 0;  ///< solve_local(): region_mark_ while in its region
     /// Solver::Local: paths whose bottleneck it is. Here rather than in an array of its own:
     /// enter_region() reads it with the rest of the record, one cache miss fewer per link entering a
-    /// region (gpt-80b 4,096 spread: 0.977 of the wall time, docs/performance.md).
+    /// region (gpt-80b 4,096 spread: 0.977 of the wall time).
     std::uint32_t bottlenecked = 0;
   };
   static_assert(sizeof(FillScratch) == 64, "filling scratch should fill one cache line");
@@ -546,7 +547,7 @@ class FlowNetwork final : public topo::LinkLoadView {
   /// releases: defer_keys_), a shared link's key waits here, once, and goes in at the link's share
   /// once all have entered (push_deferred_keys()). Each entering path lowered the share and pushed a
   /// key again: under minimal routing a re-solve starts with ~17 paths on the same global links, and
-  /// the pushes were a tenth of the instructions (docs/performance.md, session 21).
+  /// the pushes were a tenth of the instructions (docs/performance.md, "The local solver").
   bool defer_keys_ = false;
   std::vector<topo::LinkId> deferred_keys_;
   std::vector<PathId> touched_paths_;  ///< paths whose flow count changed since the last resolve

@@ -87,7 +87,7 @@ void FlowNetwork::solve_local() {
   // Each enters with its own key at once. A later one that makes a link shared leaves an earlier
   // one's own key there stale, which fill_local() finds when it pops (lazy own keys);
   // entering all first and then walking every route again for its key cost one more walk a path
-  // (gpt-80b 4,096 spread: 0.973 of the wall time without it, docs/performance.md).
+  // (gpt-80b 4,096 spread: 0.973 of the wall time without it).
   defer_keys_ = true;
   for (const PathId p : comp_paths_) enter_region(p, 0.0);
   push_deferred_keys();
@@ -194,7 +194,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
   // Mostly shared routes (minimal routing: 92 % of entries) go entry by entry, the lone test then
   // predictable; routes with many lone entries (half of them under adaptive routing, in no pattern)
   // go through the shared-entry mask instead, a branch misprediction per lone entry fewer. Each way
-  // measured slower on the other kind (docs/performance.md, session 20).
+  // measured slower on the other kind (docs/performance.md, "The local solver").
   std::uint32_t shared = 0;
   for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(masks_[path.mask_at + w]);
   if (8 * shared >= 7 * path.hops) {

@@ -19,7 +19,7 @@ enum class Solver : std::uint8_t {
 
 /// What a FlowNetwork's re-solves did, counted as they go (a few additions per re-solve): the work of a
 /// spread placement follows the paths filled and the route entries they bring, not the events
-/// (docs/performance.md), and scale_bench prints these beside its wall times.
+/// (docs/performance.md, "Current figures"), and scale_bench prints these beside its wall times.
 struct SolverCounters {
   std::uint64_t resolves = 0;        ///< re-solves that filled at least one path
   std::uint64_t paths_filled = 0;    ///< paths given a rate, summed over re-solves (a path counts once per re-solve)

@@ -317,7 +317,7 @@ TEST_CASE("adaptive routing: SimGrid and the fast core choose the same routes", 
       CHECK(first.flows == reference.flows);
       // Packed, the two agree to rounding. Spread, rings cross groups and the whole-byte wire sizes of
       // SimGrid (a byte per flow) can tip a tie between two candidates: measured 5e-7 (whole flows) and
-      // 2e-4 (4 parts) apart; the issue asks for 1%.
+      // 2e-4 (4 parts) apart; the backends must agree within 1%.
       CHECK(first.iteration_s == Approx(reference.iteration_s).epsilon(spread ? 1e-3 : 1e-9));
     }
   }

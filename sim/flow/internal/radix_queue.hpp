@@ -8,7 +8,7 @@
 // an item moves down at most 64 buckets in its lifetime. Progressive filling pushes many keys that
 // die before their level comes (links whose variables froze elsewhere): a caller's `dead` predicate
 // drops them when their bucket is spread, without a sift for each as a binary heap needs (under
-// minimal routing most keys of a re-solve died that way: docs/performance.md).
+// minimal routing most keys of a re-solve died that way: docs/performance.md, "The local solver").
 //
 // Items of equal keys come out last in, first out: deterministic, not ordered by anything else.
 
