@@ -1,7 +1,8 @@
-// `exasim tune SCENARIO`: which parallel configuration of a scheme (--scheme: AxoNN 4D grid, Megatron
-// tp x pp x dp layout, ...; or any with --scheme all) to run on the scenario's GPUs. The analytic stage (sim/tune)
-// ranks every configuration that fits; the best --top K are simulated in full over --jobs processes or --ranks MPI
-// ranks (batch.hpp), and ranked by the simulated iteration time. docs/tune.md.
+// `exasim tune SCENARIO`: which parallel configuration of a scheme (--scheme: an AxoNN 4D grid, a
+// Megatron tp x pp x dp layout, ...; any with --scheme all) to run on the scenario's GPUs. The analytic
+// stage (sim/tune) ranks every configuration that fits; the best --top K are simulated in full over
+// --jobs processes or --ranks MPI ranks (batch.hpp), and ranked by the simulated iteration time.
+// docs/tune.md.
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
@@ -17,7 +18,6 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
-#include <sstream>
 
 namespace exasim::cli {
 
