@@ -176,6 +176,14 @@ TEST_CASE("tune.csv reads back what tune wrote, by column name", "[unit]") {
       CHECK(back.rows[i].simulated.has_value() == written[i].simulated.has_value());
     }
   }
+  // By name: the columns in another order read the same.
+  std::ofstream(path) << "tflops_per_gpu,percent_of_peak,iteration_time_s,memory_per_gpu_bytes,analytic_iteration_s,"
+                         "gdata,gz,gy,gx\n,,,1e9,2.5,8,4,2,1\n";
+  const auto reordered = tune::read_tune_csv(path);
+  REQUIRE(reordered.rows.size() == 1);
+  CHECK(tune::row_label(reordered.rows[0].candidate, reordered.alone) == "gx=1 gy=2 gz=4 gdata=8");
+  CHECK(reordered.rows[0].candidate.analytic_s == 2.5);
+  CHECK_FALSE(reordered.rows[0].simulated);
   std::ofstream(path) << "scheme,gx\npipeline,2\n";
   CHECK_THROWS_WITH(tune::read_tune_csv(path), Catch::Contains("line 1: expected the header gx,gy,gz,gdata,"));
   std::filesystem::remove(path);

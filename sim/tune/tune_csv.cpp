@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace exasim::tune {
 
 namespace {
@@ -54,16 +56,23 @@ std::vector<std::string> cells_of(const TuneRow& row, const scenario::Scheme* al
   return out;
 }
 
-/// The layout whose header `table` has: the scheme alone, or nullptr for every scheme's columns.
+/// Whether `header` names the columns of `layout`, in any order.
+bool same_columns(std::vector<std::string> header, std::vector<std::string> layout) {
+  std::sort(header.begin(), header.end());
+  std::sort(layout.begin(), layout.end());
+  return header == layout;
+}
+
+/// The layout whose columns `table` has: the scheme alone, or nullptr for every scheme's columns.
 const scenario::Scheme* layout_of(const report::CsvTable& table) {
-  if (table.header == header_of(nullptr)) return nullptr;
+  if (same_columns(table.header, header_of(nullptr))) return nullptr;
   std::string want = report::csv_line(header_of(nullptr));
   for (const auto& scheme : scenario::schemes()) {
     if (scheme_alone(&scheme) != &scheme) continue;
-    if (table.header == header_of(&scheme)) return &scheme;
+    if (same_columns(table.header, header_of(&scheme))) return &scheme;
     want = report::csv_line(header_of(&scheme)) + " or " + want;
   }
-  throw InputError(table.path, "line 1", "expected the header " + want);
+  throw InputError(table.path, "line 1", "expected the header " + want + " (columns in any order)");
 }
 
 }  // namespace

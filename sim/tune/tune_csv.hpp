@@ -5,7 +5,8 @@
 //  - one scheme searched that keeps the scenario's recompute (axonn4d): that scheme's columns alone;
 //  - else "scheme", every scheme's columns in table order (empty where they do not apply), "recompute".
 // Then analytic_iteration_s, memory_per_gpu_bytes, iteration_time_s, percent_of_peak, tflops_per_gpu
-// (the last three empty when not simulated). The reader finds every cell by its column's name.
+// (the last three empty when not simulated). The reader finds every cell by its column's name, so it
+// takes the columns in any order.
 //
 // LIMITATIONS: a configuration's switches that tune does not search are not written (they read back as
 // the scheme's defaults); numbers are written as JSON writes them (shortest round trip).
