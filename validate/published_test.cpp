@@ -122,7 +122,7 @@ TEST_CASE("every published scenario loads with its machine and model presets", "
     scenario::Scenario s;
     REQUIRE_NOTHROW(s = scenario::load_scenario(file, overrides));
     CHECK(s.name == run["name"].get<std::string>());
-    CHECK(s.scheme == "megatron");
+    CHECK(s.scheme->name == "megatron");
     CHECK(s.resolved.value("description", "").size() > 40);
   }
 }

@@ -132,7 +132,8 @@ nlohmann::ordered_json run_case(const Case& c, const Options& o) {
   line["routing"] = c.routing;
   line["solver"] = o.solver_name;
   if (o.sample_layers > 0) line["sample_layers"] = o.sample_layers;
-  line["grid"] = {scenario.axonn.gx, scenario.axonn.gy, scenario.axonn.gz, scenario.axonn.gdata};
+  const auto& grid = exasim::scenario::parallel_as<exasim::schedule::Axonn4DConfig>(scenario);
+  line["grid"] = {grid.gx, grid.gy, grid.gz, grid.gdata};
   line["global_batch"] = scenario.training.global_batch;
   line["events"] = result.events;
   line["flows"] = result.flows;

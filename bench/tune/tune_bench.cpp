@@ -29,9 +29,7 @@ int main(int argc, char** argv) {
     else
       overrides.push_back(arg);
   }
-  const auto choice = scheme == "megatron" ? tune::SchemeChoice::Megatron
-                      : scheme == "all"    ? tune::SchemeChoice::All
-                                           : tune::SchemeChoice::Axonn4D;
+  const scenario::Scheme* choice = scenario::find_scheme(scheme);  // nullptr: all
   try {
     const auto base = scenario::load_scenario(path, overrides);
     tune::AnalyticModel model(base);

@@ -241,8 +241,8 @@ nlohmann::ordered_json place_json(const PlaceOutcome& t) {
 void print_place(std::ostream& out, const PlaceOutcome& t) {
   const auto& b = t.base;
   out << "exasim place: " << b.model.name << " (" << b.model.layers << " layers) on " << b.gpus << " x "
-      << b.machine.gpu_choice.device.name << " (" << b.machine.name << "), axonn4d " << tune::grid_label(b.axonn)
-      << "\n";
+      << b.machine.gpu_choice.device.name << " (" << b.machine.name << "), " << scenario::scheme_of(b).name << " "
+      << scenario::scheme_of(b).label(*b.parallel, b.training.recompute) << "\n";
   out << "  allocation: " << t.allocation.nodes.size() << " nodes (" << t.allocation.source << "), the job needs "
       << t.nodes_needed << "\n";
   out << "  scored " << t.search.ranked.size() << " placements (" << t.search.orders_scored << " node orders x "

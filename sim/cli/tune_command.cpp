@@ -1,7 +1,8 @@
-// `exasim tune SCENARIO`: which parallel configuration (AxoNN 4D grid, Megatron tp x pp x dp layout, or
-// either with --scheme all) to run on the scenario's GPUs. The analytic stage (sim/tune) ranks every
-// configuration that fits; the best --top K are simulated in full over --jobs processes or --ranks MPI
-// ranks (batch.hpp), and ranked by the simulated iteration time. docs/tune.md.
+// `exasim tune SCENARIO`: which parallel configuration of a scheme (--scheme: an AxoNN 4D grid, a
+// Megatron tp x pp x dp layout, ...; any with --scheme all) to run on the scenario's GPUs. The analytic
+// stage (sim/tune) ranks every configuration that fits; the best --top K are simulated in full over
+// --jobs processes or --ranks MPI ranks (batch.hpp), and ranked by the simulated iteration time.
+// docs/tune.md.
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
@@ -9,13 +10,14 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/output_files.hpp"
+#include "sim/tune/tune_csv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <ostream>
-#include <sstream>
 
 namespace exasim::cli {
 
@@ -53,14 +55,29 @@ nlohmann::json tune_json(const TuneOutcome& t) {
   return out;
 }
 
+/// A scheme's figures as the table's columns when its columns stand alone: right-aligned, each as wide
+/// as its name and a space, at least 5.
+std::string column_cells(const std::vector<std::string>& cells, const scenario::Scheme& alone) {
+  std::string out;
+  char cell[64];
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const int width = static_cast<int>(std::max<std::size_t>(5, alone.csv_columns[i].size() + 1));
+    std::snprintf(cell, sizeof cell, " %*s", width, cells[i].c_str());
+    out += cell;
+  }
+  return out;
+}
+
 void print_tune(std::ostream& out, const TuneOutcome& t) {
   const auto& b = t.base;
-  const bool grids = t.scheme == "axonn4d";  // the AxoNN table keeps one column per grid dimension
+  // A scheme alone keeps one column per figure of its configuration; mixed, the label says it all.
+  const scenario::Scheme* alone = tune::scheme_alone(t.searched);
+  const std::string nouns =
+      std::string(t.searched ? t.searched->candidate_noun : std::string_view("configuration")) + "s";
   out << "exasim tune: " << b.model.name << " on " << b.gpus << " x " << b.machine.gpu_choice.device.name << " ("
       << b.machine.name << "), global batch " << b.training.global_batch << ", "
-      << (t.scheme == "all" ? "axonn4d and megatron" : t.scheme) << "\n";
-  out << "  " << (grids ? "grids" : "configurations") << ": " << t.search.considered << " considered, "
-      << t.search.fitting << " fit";
+      << (t.searched ? t.scheme : scenario::scheme_list(&scenario::Scheme::name)) << "\n";
+  out << "  " << nouns << ": " << t.search.considered << " considered, " << t.search.fitting << " fit";
   if (!t.search.refused.empty()) {
     out << "; refused:";
     const char* sep = " ";
@@ -71,87 +88,61 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
   }
   out << "\n  simulated the best " << t.simulated.size() << " by the analytic estimate, ranked by simulated time:\n";
   char line[512];
-  if (grids)
-    std::snprintf(line, sizeof line, "  %4s %5s %5s %5s %6s %11s %12s %7s %12s %10s\n", "rank", "gx", "gy", "gz",
-                  "gdata", "analytic_s", "simulated_s", "%peak", "TFLOP/s/GPU", "memory_GB");
-  else
+  if (alone) {
+    std::vector<std::string> names(alone->csv_columns.begin(), alone->csv_columns.end());
+    std::snprintf(line, sizeof line, " %11s %12s %7s %12s %10s\n", "analytic_s", "simulated_s", "%peak", "TFLOP/s/GPU",
+                  "memory_GB");
+    out << "  rank" << column_cells(names, *alone) << line;
+  } else {
     std::snprintf(line, sizeof line, "  %4s %11s %12s %7s %12s %10s  %s\n", "rank", "analytic_s", "simulated_s",
                   "%peak", "TFLOP/s/GPU", "memory_GB", "configuration");
-  out << line;
+    out << line;
+  }
   for (std::size_t i = 0; i < t.simulated.size(); ++i) {
     const auto& c = t.simulated[i];
-    const auto& g = c.candidate.axonn;
-    if (grids)
-      std::snprintf(line, sizeof line, "  %4zu %5u %5u %5u %6u %11.3f %12.3f %7.1f %12.1f %10.1f\n", i + 1, g.gx, g.gy,
-                    g.gz, g.gdata, c.candidate.analytic_s, c.result.iteration_time_s, c.result.percent_of_peak,
-                    c.result.tflops_per_gpu, c.result.memory_per_gpu_bytes / 1e9);
+    std::snprintf(line, sizeof line, " %11.3f %12.3f %7.1f %12.1f %10.1f", c.candidate.analytic_s,
+                  c.result.iteration_time_s, c.result.percent_of_peak, c.result.tflops_per_gpu,
+                  c.result.memory_per_gpu_bytes / 1e9);
+    char rank[32];
+    std::snprintf(rank, sizeof rank, "  %4zu", i + 1);
+    if (alone)
+      out << rank << column_cells(alone->to_csv(*c.candidate.config), *alone) << line << "\n";
     else
-      std::snprintf(line, sizeof line, "  %4zu %11.3f %12.3f %7.1f %12.1f %10.1f  %s %s\n", i + 1,
-                    c.candidate.analytic_s, c.result.iteration_time_s, c.result.percent_of_peak,
-                    c.result.tflops_per_gpu, c.result.memory_per_gpu_bytes / 1e9,
-                    c.scenario.resolved["parallel"]["scheme"].get<std::string>().c_str(),
-                    tune::config_label(c.candidate).c_str());
-    out << line;
+      out << rank << line << "  " << tune::row_label(c.candidate, alone) << "\n";
   }
   for (const auto& [label, error] : t.failed) out << "  not simulated: " << label << ": " << error << "\n";
   if (t.simulated.size() >= 2) {
     std::snprintf(line, sizeof line,
                   "  analytic vs simulated (%zu %s): rank correlation %.3f, mean |error| %.1f%%, max |error| "
                   "%.1f%%, mean error %.1f%%\n",
-                  t.simulated.size(), grids ? "grids" : "configurations", t.accuracy.rank_correlation,
-                  t.accuracy.mean_abs_error_percent, t.accuracy.max_abs_error_percent, t.accuracy.mean_error_percent);
+                  t.simulated.size(), nouns.c_str(), t.accuracy.rank_correlation, t.accuracy.mean_abs_error_percent,
+                  t.accuracy.max_abs_error_percent, t.accuracy.mean_error_percent);
     out << line;
   }
   if (!t.simulated.empty()) {
     const auto& best = t.simulated.front();
     std::snprintf(line, sizeof line, ": %.3f s per iteration, %.1f%% of peak\n", best.result.iteration_time_s,
                   best.result.percent_of_peak);
-    out << "  best: " << (grids ? "" : best.scenario.resolved["parallel"]["scheme"].get<std::string>() + " ")
-        << tune::config_label(best.candidate) << line;
+    out << "  best: " << tune::row_label(best.candidate, alone) << line;
     if (!best.result.sampled_layers.empty())
       out << "  approximate: simulated with layer sampling (simulation.sample_layers; docs/performance.md)\n";
   }
 }
 
-/// One tune.csv row's configuration columns: the AxoNN grid alone for --scheme axonn4d (the columns
-/// before Megatron was searched), else every scheme's parameters, empty where they do not apply.
-std::string csv_config(const tune::Candidate& c, bool grids) {
-  const auto& g = c.axonn;
-  const auto& m = c.megatron;
-  const std::string axonn =
-      std::to_string(g.gx) + ',' + std::to_string(g.gy) + ',' + std::to_string(g.gz) + ',' + std::to_string(g.gdata);
-  if (grids) return axonn;
-  if (c.scheme == scenario::SchemeId::Axonn4D)
-    return "axonn4d," + axonn + ",,,,,,,," + schedule::to_string(c.recompute);
-  return "megatron,,,,," + std::to_string(m.tp) + ',' + std::to_string(m.pp) + ',' + std::to_string(m.dp) + ',' +
-         std::to_string(m.zero) + ',' + std::to_string(m.micro_batch) + ',' + std::to_string(m.virtual_stages) + ',' +
-         (m.sequence_parallel ? "true" : "false") + ',' + schedule::to_string(c.recompute);
-}
-
 /// Stages best.json (when a configuration was simulated) and tune.csv, then renames them into place.
 void write_out(OutputFiles& files, const TuneOutcome& t) {
   if (!t.simulated.empty()) files.stage_text("best.json", t.simulated.front().scenario.resolved.dump(2) + "\n");
-  std::ostringstream csv;
-  const bool grids = t.scheme == "axonn4d";
-  csv << (grids ? "gx,gy,gz,gdata"
-                : "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,recompute")
-      << ",analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n";
   // Every configuration that fits, in the analytic order; the simulated ones with their figures.
+  std::vector<tune::TuneRow> rows;
   for (const auto& c : t.search.ranked) {
-    csv << csv_config(c, grids) << ',' << nlohmann::json(c.analytic_s).dump() << ','
-        << nlohmann::json(c.memory_bytes).dump();
-    const TunedConfig* sim = nullptr;
+    tune::TuneRow row{c, std::nullopt};
     for (const auto& s : t.simulated)
-      if (!tune::config_less(s.candidate, c) && !tune::config_less(c, s.candidate)) sim = &s;
-    if (sim)
-      csv << ',' << nlohmann::json(sim->result.iteration_time_s).dump() << ','
-          << nlohmann::json(sim->result.percent_of_peak).dump() << ','
-          << nlohmann::json(sim->result.tflops_per_gpu).dump();
-    else
-      csv << ",,,";
-    csv << '\n';
+      if (!tune::config_less(s.candidate, c) && !tune::config_less(c, s.candidate))
+        row.simulated =
+            tune::SimulatedFigures{s.result.iteration_time_s, s.result.percent_of_peak, s.result.tflops_per_gpu};
+    rows.push_back(std::move(row));
   }
-  files.stage_text("tune.csv", csv.str());
+  files.stage_text("tune.csv", tune::write_tune_csv(tune::scheme_alone(t.searched), rows));
   files.commit();
 }
 
@@ -168,9 +159,11 @@ Command add_tune_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("tune", "Search the parallel configuration of a scenario's GPUs (docs/tune.md)");
   cmd->add_option("scenario", o->scenario_path, "Scenario JSON file: machine, model, GPUs and training")->required();
+  std::string schemes_help;
+  for (const auto& scheme : scenario::schemes())
+    schemes_help += std::string(scheme.name) + " (" + std::string(scheme.searched) + "), ";
   cmd->add_option("--scheme", o->tune.scheme,
-                  "Scheme to search: axonn4d, megatron (tp x pp x dp, ZeRO, micro-batch, virtual stages, sequence "
-                  "parallelism, recompute) or all (both, ranked together)")
+                  "Scheme to search: " + schemes_help + "or all (every scheme, ranked together)")
       ->capture_default_str();
   cmd->add_option("--top", o->tune.top, "Simulate the best K configurations of the analytic stage in full")
       ->capture_default_str();

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
-#include <tuple>
 
 namespace exasim::cli {
 
 namespace {
+
+constexpr const char* kAllSchemes = "all";
 
 AnalyticAccuracy accuracy_of(const std::vector<TunedConfig>& simulated) {
   AnalyticAccuracy a;
@@ -53,16 +55,21 @@ scenario::Scenario load_for_tune(const std::string& path, const std::vector<std:
       const auto a = parse_assignment(o);
       if (a.path == "gpus" && a.value.is_number_unsigned()) gpus = a.value.get<std::uint32_t>();
     }
-    for (const auto& g : tune::axonn4d_grids(gpus)) {
-      auto with_grid = overrides;
-      with_grid.push_back(R"(parallel={"scheme": "axonn4d", "gx": )" + std::to_string(g.gx) + R"(, "gy": )" +
-                          std::to_string(g.gy) + R"(, "gz": )" + std::to_string(g.gz) + R"(, "gdata": )" +
-                          std::to_string(g.gdata) + "}");
-      try {
-        return scenario::parse_scenario(doc, path, with_grid);
-      } catch (const InputError& e) {
-        if (!is_grid_error(e)) throw;
-      }
+    scenario::Scenario count_only;
+    count_only.gpus = gpus;
+    for (const auto& scheme : scenario::schemes()) {
+      std::optional<scenario::Scenario> loaded;
+      scheme.enumerate(count_only, [&](const scenario::TuneChoice& choice) {
+        if (loaded) return;
+        auto with_config = overrides;
+        with_config.push_back("parallel=" + scheme.to_json(*choice.config).dump());
+        try {
+          loaded = scenario::parse_scenario(doc, path, with_config);
+        } catch (const InputError& e) {
+          if (!is_grid_error(e)) throw;
+        }
+      });
+      if (loaded) return std::move(*loaded);
     }
     throw;
   }
@@ -71,15 +78,13 @@ scenario::Scenario load_for_tune(const std::string& path, const std::vector<std:
 void check_tune_flags(const TuneFlags& flags) {
   if (flags.top < 1 || flags.top > 100000)
     throw InputError("--top", std::to_string(flags.top), "must be a number of grids to simulate from 1 to 100000");
-  if (flags.scheme != "axonn4d" && flags.scheme != "megatron" && flags.scheme != "all")
-    throw InputError("--scheme", flags.scheme, "must be axonn4d, megatron or all (both, ranked together)");
+  if (flags.scheme != kAllSchemes && !scenario::find_scheme(flags.scheme))
+    throw InputError("--scheme", flags.scheme,
+                     "must be " + scenario::scheme_names() + " or all (" +
+                         (scenario::schemes().size() == 2 ? "both" : "every one") + ", ranked together)");
 }
 
-tune::SchemeChoice scheme_choice(const TuneFlags& flags) {
-  if (flags.scheme == "megatron") return tune::SchemeChoice::Megatron;
-  if (flags.scheme == "all") return tune::SchemeChoice::All;
-  return tune::SchemeChoice::Axonn4D;
-}
+const scenario::Scheme* scheme_choice(const TuneFlags& flags) { return scenario::find_scheme(flags.scheme); }
 
 std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& bases, const TuneFlags& flags,
                                         const BatchOptions& batch, std::ostream& log) {
@@ -91,8 +96,9 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
     TuneOutcome t;
     t.base = base;
     t.scheme = flags.scheme;
+    t.searched = scheme_choice(flags);
     tune::AnalyticModel model(base);
-    t.search = tune::search(base, model, scheme_choice(flags));
+    t.search = tune::search(base, model, t.searched);
     std::vector<TunedConfig> top;
     for (std::size_t i = 0; i < t.search.ranked.size() && i < static_cast<std::size_t>(flags.top); ++i) {
       const auto& c = t.search.ranked[i];

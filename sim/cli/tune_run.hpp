@@ -17,13 +17,13 @@ namespace exasim::cli {
 
 struct TuneFlags {
   std::int64_t top = 16;  ///< grids simulated in full (signed: a negative value gets the range check's message)
-  std::string scheme = "axonn4d";  ///< --scheme: axonn4d, megatron or all
+  std::string scheme = std::string(scenario::schemes().front().name);  ///< --scheme: a scheme's name or all
 };
 
 /// InputError naming --top when it is outside [1, 100000], --scheme when it is not a choice.
 void check_tune_flags(const TuneFlags& flags);
-/// The search of --scheme (checked by check_tune_flags).
-[[nodiscard]] tune::SchemeChoice scheme_choice(const TuneFlags& flags);
+/// The scheme --scheme names (checked by check_tune_flags); nullptr for all.
+[[nodiscard]] const scenario::Scheme* scheme_choice(const TuneFlags& flags);
 
 struct TunedConfig {
   scenario::Scenario scenario;  ///< the base with this grid
@@ -41,7 +41,8 @@ struct AnalyticAccuracy {
 
 struct TuneOutcome {
   scenario::Scenario base;
-  std::string scheme;  ///< --scheme
+  std::string scheme;                          ///< --scheme
+  const scenario::Scheme* searched = nullptr;  ///< its entry; nullptr: every scheme
   tune::SearchResult search;
   std::vector<TunedConfig> simulated;                       ///< fastest simulated first
   std::vector<std::pair<std::string, std::string>> failed;  ///< config label, why the simulation refused it
@@ -51,9 +52,11 @@ struct TuneOutcome {
   }
 };
 
-/// Loads a scenario to be tuned: as scenario::load_scenario, but when the scenario's own grid cannot run
-/// on the GPUs asked (`--set gpus=...`, a --vary point), another AxoNN 4D grid stands in for it (tune
-/// replaces it anyway). The first error is rethrown when no grid loads.
+/// Loads a scenario to be tuned: as scenario::load_scenario, but when the scenario's own configuration
+/// cannot run on the GPUs asked (`--set gpus=...`, a --vary point), another stands in for it (tune
+/// replaces it anyway): the first that loads of what the schemes, in table order, enumerate for that GPU
+/// count alone (scenario::Scheme::enumerate on a scenario of nothing else: AxoNN 4D's grids). The first
+/// error is rethrown when none loads.
 [[nodiscard]] scenario::Scenario load_for_tune(const std::string& path, const std::vector<std::string>& overrides);
 
 /// Tunes every scenario (each fixes machine, model, GPUs and training); one batch simulates them all.

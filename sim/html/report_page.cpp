@@ -5,6 +5,8 @@
 #include "sim/html/internal/assets.hpp"
 #include "sim/html/internal/svg.hpp"
 #include "sim/html/internal/timeline.hpp"
+#include "sim/report/csv_table.hpp"
+#include "sim/tune/tune_csv.hpp"
 #include "traces/trace.hpp"
 
 #include <algorithm>
@@ -55,66 +57,13 @@ std::string document(const std::string& title, const std::string& subtitle, cons
          "</script>\n</body>\n</html>\n";
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"')
-      quoted = !quoted;
-    else if (c == ',' && !quoted)
-      out.emplace_back();
-    else if (c != '\r')
-      out.back() += c;
-  }
-  return out;
-}
-
-/// A CSV file's rows (header excluded) and which of `headers` its first line is, each row with that
-/// header's number of fields; InputError naming the file and line.
-std::pair<std::size_t, std::vector<std::vector<std::string>>> read_csv_rows(
-    const fs::path& path, const std::vector<std::vector<std::string>>& headers) {
-  const std::string text = read_input_text(path.string(), "a CSV file");
-  std::vector<std::vector<std::string>> rows;
-  std::size_t which = 0;
-  std::istringstream in(text);
-  std::size_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.empty() || line == "\r") continue;
-    auto fields = split_csv_line(line);
-    if (line_no == 1) {
-      which = static_cast<std::size_t>(std::find(headers.begin(), headers.end(), fields) - headers.begin());
-      if (which == headers.size()) {
-        std::string want;
-        for (const auto& header : headers) {
-          want += want.empty() ? "" : " or ";
-          for (std::size_t i = 0; i < header.size(); ++i) want += (i == 0 ? "" : ",") + header[i];
-        }
-        throw InputError(path.string(), "line 1", "expected the header " + want);
-      }
-      continue;
-    }
-    if (fields.size() != headers[which].size())
-      throw InputError(
-          path.string(), "line " + std::to_string(line_no),
-          "has " + std::to_string(fields.size()) + " fields, expected " + std::to_string(headers[which].size()));
-    rows.push_back(std::move(fields));
-  }
-  return {which, std::move(rows)};
-}
-
-std::vector<std::vector<std::string>> read_csv_rows(const fs::path& path, const std::vector<std::string>& header) {
-  return read_csv_rows(path, std::vector<std::vector<std::string>>{header}).second;
-}
-
-double csv_number(const fs::path& path, std::size_t row, const std::string& column, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(v)) return v;
-  } catch (const std::logic_error&) {}
-  throw InputError(path.string(), "row " + std::to_string(row + 1) + " " + column,
-                   "'" + text + "' is not a finite number");
+/// A CSV file's rows whose header must be `header` (InputError naming the file and line otherwise).
+report::CsvTable read_csv_rows(const fs::path& path, const std::vector<std::string>& header) {
+  auto table = report::read_csv_table(path.string());
+  if (table.header != header)
+    throw InputError(path.string(), "line 1", "expected the header " + report::csv_line(header));
+  table.require_width();
+  return table;
 }
 
 // --- simulate -------------------------------------------------------------------------------------
@@ -310,10 +259,10 @@ void links_section(Page& page, const fs::path& dir, const JsonView& s) {
   };
   std::vector<Hot> hot;
   if (has_csv) {
-    const auto rows = read_csv_rows(csv, {"link", "class", "from", "to", "bytes", "busy_s", "utilisation"});
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      hot.push_back({rows[i][2] + " -> " + rows[i][3] + " (link " + rows[i][0] + ")", rows[i][1],
-                     csv_number(csv, i, "bytes", rows[i][4]), csv_number(csv, i, "utilisation", rows[i][6])});
+    const auto t = read_csv_rows(csv, {"link", "class", "from", "to", "bytes", "busy_s", "utilisation"});
+    for (std::size_t i = 0; i < t.rows.size(); ++i)
+      hot.push_back({t.cell(i, "from") + " -> " + t.cell(i, "to") + " (link " + t.cell(i, "link") + ")",
+                     t.cell(i, "class"), t.number(i, "bytes"), t.number(i, "utilisation")});
   } else if (s.has("links") && s.object("links").has("hottest")) {
     const auto& list = s.json().at("links").at("hottest");
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -536,22 +485,10 @@ std::string scenario_name(const fs::path& scenario, const std::string& fallback)
 }
 
 std::string tune_page(const fs::path& dir, ReportPage& out) {
+  // exasim tune --out: tune.csv, written and read by sim/tune/tune_csv.hpp.
   const fs::path csv = dir / "tune.csv";
-  // exasim tune --out: the AxoNN grid alone with --scheme axonn4d; with megatron or all, every scheme's
-  // parameters, empty where they do not apply (sim/cli/tune_command.cpp).
-  const std::vector<std::string> figures = {"analytic_iteration_s", "memory_per_gpu_bytes", "iteration_time_s",
-                                            "percent_of_peak", "tflops_per_gpu"};
-  std::vector<std::string> grid_header = {"gx", "gy", "gz", "gdata"};
-  std::vector<std::string> config_header = {
-      "scheme",   "gx", "gy",   "gz",          "gdata",          "tp",
-      "pp",       "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-      "recompute"};
-  grid_header.insert(grid_header.end(), figures.begin(), figures.end());
-  config_header.insert(config_header.end(), figures.begin(), figures.end());
-  const auto [format, rows] = read_csv_rows(csv, {grid_header, config_header});
-  const bool grids_only = format == 0;
-  const std::size_t first_figure = grids_only ? 4 : 13;
-  if (rows.empty())
+  const auto table = tune::read_tune_csv(csv.string());
+  if (table.rows.empty())
     throw InputError(csv.string(), "", "has no grid: exasim tune --out writes one row per grid that fits");
   out.title = scenario_name(dir / "best.json", "tune");
   struct Grid {
@@ -559,24 +496,15 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
     double analytic = 0, memory = 0, simulated = -1, peak = 0, tflops = 0;
   };
   // A configuration as exasim tune prints it: "gx=2 gy=4 gz=8 gdata=16", with the scheme in front when
-  // both schemes were searched; Megatron's "tp=8 pp=2 dp=64 zero=1 mb=2 v=19 sp=on recompute=none".
-  auto label_of = [&](const std::vector<std::string>& r) {
-    if (grids_only) return "gx=" + r[0] + " gy=" + r[1] + " gz=" + r[2] + " gdata=" + r[3];
-    if (r[0] == "megatron")
-      return "megatron tp=" + r[5] + " pp=" + r[6] + " dp=" + r[7] + " zero=" + r[8] + " mb=" + r[9] + " v=" + r[10] +
-             " sp=" + (r[11] == "true" ? "on" : "off") + " recompute=" + r[12];
-    return r[0] + " gx=" + r[1] + " gy=" + r[2] + " gz=" + r[3] + " gdata=" + r[4];
-  };
+  // the table mixes schemes.
   std::vector<Grid> grids;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    const auto* f = &r[first_figure];
-    Grid g{label_of(r), csv_number(csv, i, "analytic_iteration_s", f[0]),
-           csv_number(csv, i, "memory_per_gpu_bytes", f[1])};
-    if (!f[2].empty()) {
-      g.simulated = csv_number(csv, i, "iteration_time_s", f[2]);
-      g.peak = csv_number(csv, i, "percent_of_peak", f[3]);
-      g.tflops = csv_number(csv, i, "tflops_per_gpu", f[4]);
+  for (const auto& row : table.rows) {
+    const auto& c = row.candidate;
+    Grid g{tune::row_label(c, table.alone), c.analytic_s, c.memory_bytes};
+    if (row.simulated) {
+      g.simulated = row.simulated->iteration_time_s;
+      g.peak = row.simulated->percent_of_peak;
+      g.tflops = row.simulated->tflops_per_gpu;
     }
     grids.push_back(g);
   }
@@ -585,7 +513,7 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
     if (g.simulated >= 0) simulated.push_back(g);
   std::stable_sort(simulated.begin(), simulated.end(),
                    [](const Grid& a, const Grid& b) { return a.simulated < b.simulated; });
-  const std::string what = grids_only ? "grid" : "configuration";
+  const std::string what(table.alone ? table.alone->candidate_noun : "configuration");
   Page page;
   page.body += "<section id=\"tune\"><h2>Tune: the simulated " + what + "s, fastest first</h2><div class=\"cards\">";
   if (!simulated.empty()) {
@@ -616,7 +544,7 @@ std::string tune_page(const fs::path& dir, ReportPage& out) {
   return document(out.title,
                   "exasim tune: " + std::to_string(grids.size()) + " " + what + "s fit, " +
                       std::to_string(simulated.size()) + " simulated" +
-                      (grids_only ? "" : " (AxoNN 4D and Megatron as searched)"),
+                      (table.alone ? "" : " (" + scenario::scheme_list(&scenario::Scheme::title) + " as searched)"),
                   page);
 }
 
@@ -626,8 +554,8 @@ std::string place_page(const fs::path& dir, ReportPage& out) {
   // exasim place --out: place.csv (every simulated placement), placement.txt (the plan) and
   // scenario.json (a scenario running it); sim/cli/place_command.cpp.
   const fs::path csv = dir / "place.csv";
-  const auto rows = read_csv_rows(csv, {"placement", "baseline", "analytic_iteration_s", "iteration_time_s"});
-  if (rows.empty())
+  const auto t = read_csv_rows(csv, {"placement", "baseline", "analytic_iteration_s", "iteration_time_s"});
+  if (t.rows.empty())
     throw InputError(csv.string(), "", "has no placement: exasim place --out writes one row per simulated placement");
   struct Placement {
     std::string label;
@@ -635,13 +563,13 @@ std::string place_page(const fs::path& dir, ReportPage& out) {
     double analytic = 0, simulated = 0;
   };
   std::vector<Placement> placements;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    if (r[1] != "0" && r[1] != "1")
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& baseline = t.cell(i, "baseline");
+    if (baseline != "0" && baseline != "1")
       throw InputError(csv.string(), "row " + std::to_string(i + 1) + " baseline",
-                       "must be 0 or 1, not '" + r[1] + "'");
-    placements.push_back({r[0], r[1] == "1", csv_number(csv, i, "analytic_iteration_s", r[2]),
-                          csv_number(csv, i, "iteration_time_s", r[3])});
+                       "must be 0 or 1, not '" + baseline + "'");
+    placements.push_back({t.cell(i, "placement"), baseline == "1", t.number(i, "analytic_iteration_s"),
+                          t.number(i, "iteration_time_s")});
   }
   std::stable_sort(placements.begin(), placements.end(),
                    [](const Placement& a, const Placement& b) { return a.simulated < b.simulated; });

@@ -116,6 +116,16 @@ TEST_CASE("report: a tune --scheme all page names each configuration as tune pri
   CHECK_THROWS_WITH(exasim::html::render_report(dir),
                     Catch::Contains("tune.csv: line 1: expected the header gx,gy,gz,gdata,") &&
                         Catch::Contains(" or scheme,gx,gy,gz,gdata,tp,"));
+  // Rows read through the scheme table: a name it lacks, or a cell of the wrong type, names the cell.
+  const std::string header =
+      "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,recompute,"
+      "analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n";
+  write(dir / "tune.csv", header + "pipeline,,,,,4,1,4,3,4,1,true,none,1.0,4e9,,,\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir),
+                    Catch::Contains("tune.csv: row 1 scheme: 'pipeline' is not one of: axonn4d, megatron"));
+  write(dir / "tune.csv", header + "megatron,,,,,4,1,4,5,4,1,true,none,1.0,4e9,,,\n");
+  CHECK_THROWS_WITH(exasim::html::render_report(dir),
+                    Catch::Contains("tune.csv: row 1 zero: '5' is not an integer from 0 to 3"));
 }
 
 TEST_CASE("report: a sweep row's layout reads in the scheme's order, not sweep.json's sorted keys", "[unit]") {

@@ -175,8 +175,14 @@ std::string dims_label(const schedule::ProcessGrid& grid, const std::vector<std:
 
 SearchResult search(const scenario::Scenario& s, const topo::Topology& topology, const Allocation& allocation,
                     const SearchOptions& options) {
-  if (s.scheme != scenario::SchemeId::Axonn4D)
-    throw InputError(s.source, "parallel.scheme", "exasim place searches axonn4d grids only (the analytic stage is)");
+  const auto& scheme = scenario::scheme_of(s);
+  if (!scheme.uniform_plan) {
+    std::string placeable;
+    for (const auto& entry : scenario::schemes())
+      if (entry.uniform_plan) placeable += (placeable.empty() ? "" : ", ") + std::string(entry.name);
+    throw InputError(s.source, "parallel.scheme",
+                     "exasim place searches " + placeable + " grids only (the analytic stage is)");
+  }
   const auto start = std::chrono::steady_clock::now();
   const std::uint32_t per_node = topology.gpus_per_node();
   const std::uint32_t needed = (s.gpus + per_node - 1) / per_node;
@@ -185,12 +191,9 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
 
   // The plans of 1 and 2 layers, built once: every candidate is a replay of them (analytic.hpp).
   tune::AnalyticModel model(s);
-  auto model_spec = s.model;
-  const std::int64_t layers = model_spec.layers;
-  model_spec.layers = std::min<std::int64_t>(layers, 1);
-  const auto plan1 = schedule::build_axonn4d_plan(model_spec, s.axonn, s.training, s.overlap);
-  model_spec.layers = std::min<std::int64_t>(layers, 2);
-  const auto plan2 = schedule::build_axonn4d_plan(model_spec, s.axonn, s.training, s.overlap);
+  const std::int64_t layers = s.model.layers;
+  const auto plan1 = scheme.uniform_plan(s, std::min<std::int64_t>(layers, 1));
+  const auto plan2 = scheme.uniform_plan(s, std::min<std::int64_t>(layers, 2));
   result.grid = plan2.grid;
   const auto& dims = result.grid.dims();
 

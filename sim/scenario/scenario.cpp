@@ -117,19 +117,13 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   const std::string scheme_name = parallel.string("scheme");
   const Scheme* entry = find_scheme(scheme_name);
   if (!entry) parallel.fail("scheme", "'" + scheme_name + "' is not one of: " + scheme_names());
-  s.scheme = entry->id;
+  s.scheme = entry;
   entry->load(parallel, s);
   s.resolved = std::move(doc);
   return s;
 }
 
-double rank_layer_passes(const Scenario& s) {
-  double per_rank = static_cast<double>(s.model.layers);
-  if (s.scheme == SchemeId::Megatron) {
-    per_rank = per_rank / s.megatron.pp * static_cast<double>(schedule::megatron_micro_batches(s.megatron, s.training));
-  }
-  return per_rank * s.gpus;
-}
+double rank_layer_passes(const Scenario& s) { return scheme_of(s).rank_layer_passes(s) * s.gpus; }
 
 schedule::MemoryEstimate memory_per_gpu(const Scenario& s) { return scheme_of(s).memory_per_gpu(s); }
 

@@ -10,8 +10,6 @@
 #include "sim/scenario/machine.hpp"
 #include "sim/scenario/placement.hpp"
 #include "sim/scenario/scheme.hpp"
-#include "sim/schedule/axonn4d.hpp"
-#include "sim/schedule/megatron.hpp"
 #include "sim/schedule/memory.hpp"
 #include "sim/schedule/model.hpp"
 
@@ -36,9 +34,8 @@ struct Scenario {
   MachineSpec machine;
   schedule::ModelSpec model;
   std::uint32_t gpus = 0;
-  SchemeId scheme = SchemeId::Axonn4D;  ///< parallel.scheme; its entry: scheme_of(scenario)
-  schedule::Axonn4DConfig axonn;        ///< scheme axonn4d
-  schedule::MegatronConfig megatron;    ///< scheme megatron
+  const Scheme* scheme = nullptr;  ///< parallel.scheme's entry of the scheme table (scheme_of)
+  ConfigPtr parallel;              ///< its configuration, of the entry's own type (parallel_as)
   schedule::TrainingSpec training;
   schedule::OverlapSpec overlap;
   PlacementSpec placement;
@@ -52,7 +49,13 @@ struct Scenario {
 };
 
 /// The scheme table's entry for the scenario's `parallel.scheme`.
-[[nodiscard]] inline const Scheme& scheme_of(const Scenario& scenario) { return scheme(scenario.scheme); }
+[[nodiscard]] inline const Scheme& scheme_of(const Scenario& scenario) { return *scenario.scheme; }
+
+/// The scenario's parallel configuration as the type T its scheme stores (std::logic_error otherwise).
+template <class T>
+[[nodiscard]] const T& parallel_as(const Scenario& scenario) {
+  return config_as<T>(*scenario.parallel);
+}
 
 /// The simulation's work: GPUs x the layer passes of each (layers of its stage x micro-batches). The fast
 /// core takes 2-5 us of wall time per pass on 2 cores (docs/reliability.md).
@@ -61,7 +64,8 @@ struct Scenario {
 /// The most simulation.sample_layers accepts.
 inline constexpr std::int64_t kMaxSampleLayers = 1024;
 
-/// Bytes per GPU the scenario's scheme needs (schedule/memory.hpp; the worst pipeline stage for megatron).
+/// Bytes per GPU the scenario's scheme needs (schedule/memory.hpp; the worst pipeline stage where stages
+/// differ).
 [[nodiscard]] schedule::MemoryEstimate memory_per_gpu(const Scenario& scenario);
 
 /// InputError naming the overflow when memory_per_gpu exceeds the GPU's HBM capacity.

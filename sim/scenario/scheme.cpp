@@ -6,28 +6,20 @@
 #include "sim/schedule/flops.hpp"
 
 #include <array>
-#include <stdexcept>
 
 namespace exasim::scenario {
 
 namespace {
 
-// The table: one line per scheme, indexed by SchemeId (checked once, when first used).
-const std::array<Scheme, 2>& table() {
-  static const std::array<Scheme, 2> entries = [] {
-    std::array<Scheme, 2> t = {axonn4d_scheme(), megatron_scheme()};
-    for (std::size_t i = 0; i < t.size(); ++i)
-      if (static_cast<std::size_t>(t[i].id) != i) throw std::logic_error("scheme table out of SchemeId order");
-    return t;
-  }();
+// The table: one line per scheme.
+const auto& table() {
+  static const std::array entries = {axonn4d_scheme(), megatron_scheme()};
   return entries;
 }
 
 }  // namespace
 
 std::span<const Scheme> schemes() { return table(); }
-
-const Scheme& scheme(SchemeId id) { return schemes()[static_cast<std::size_t>(id)]; }
 
 const Scheme* find_scheme(std::string_view name) {
   for (const auto& entry : schemes())
@@ -41,7 +33,15 @@ std::string scheme_names() {
   return out;
 }
 
-bool operator==(SchemeId id, std::string_view name) { return scheme(id).name == name; }
+std::string scheme_list(std::string_view Scheme::*field) {
+  const auto all = schemes();
+  std::string out;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? " and " : ", ") + std::string(all[i].*field);
+  return out;
+}
+
+std::size_t scheme_index(const Scheme& entry) { return static_cast<std::size_t>(&entry - schemes().data()); }
 
 std::uint32_t parallel_degree(const JsonView& parallel, const char* key) {
   return static_cast<std::uint32_t>(parallel.integer_or(key, 1, 1, kMaxGpus));
@@ -50,6 +50,25 @@ std::uint32_t parallel_degree(const JsonView& parallel, const char* key) {
 IterationFlops transformer_flops(const Scenario& s) {
   return {schedule::model_flops(s.model, s.training.global_batch),
           schedule::hardware_flops(s.model, s.training.global_batch, s.training.recompute)};
+}
+
+std::uint32_t csv_integer(const CsvCells& cells, std::string_view column, std::uint32_t min, std::uint32_t max) {
+  const std::string text = cells.cell(column);
+  std::uint64_t value = 0;
+  bool ok = !text.empty() && text.size() <= 10;
+  for (const char c : text) {
+    ok = ok && c >= '0' && c <= '9';
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (!ok || value < min || value > max)
+    cells.fail(column, "'" + text + "' is not an integer from " + std::to_string(min) + " to " + std::to_string(max));
+  return static_cast<std::uint32_t>(value);
+}
+
+bool csv_bool(const CsvCells& cells, std::string_view column) {
+  const std::string text = cells.cell(column);
+  if (text != "true" && text != "false") cells.fail(column, "'" + text + "' is not true or false");
+  return text == "true";
 }
 
 }  // namespace exasim::scenario

@@ -26,9 +26,8 @@ nlohmann::json megatron_doc() {
     "training": {"global_batch": 64, "recompute": "selective"}})");
 }
 
-/// Two plans are the same when they have the same scheme, grid, kernels and op streams.
+/// Two plans are the same when they have the same grid, kernels and op streams.
 void check_same_plan(const schedule::Plan& a, const schedule::Plan& b) {
-  CHECK(a.scheme == b.scheme);
   CHECK(a.grid.world_size() == b.grid.world_size());
   REQUIRE(a.kernels.size() == b.kernels.size());
   for (std::size_t k = 0; k < a.kernels.size(); ++k) CHECK(a.kernels[k].flops == b.kernels[k].flops);
@@ -44,19 +43,62 @@ void check_same_memory(const schedule::MemoryEstimate& a, const schedule::Memory
   CHECK(a.workspace == b.workspace);
 }
 
+/// What every entry must give: a config that survives JSON and tune.csv, a label, an order.
+void check_round_trips(const scenario::Scenario& s) {
+  const auto& entry = scenario::scheme_of(s);
+  CHECK(entry.build_plan(s).scheme == entry.name);
+  auto doc = s.resolved;
+  doc["parallel"] = entry.to_json(*s.parallel);
+  const auto back = scenario::parse_scenario(doc, "back.json");
+  CHECK(back.scheme == &entry);
+  CHECK(entry.label(*back.parallel, s.training.recompute) == entry.label(*s.parallel, s.training.recompute));
+  const auto cells = entry.to_csv(*s.parallel);
+  REQUIRE(cells.size() == entry.csv_columns.size());
+  const scenario::CsvCells read{
+      [&](std::string_view column) {
+        for (std::size_t i = 0; i < cells.size(); ++i)
+          if (entry.csv_columns[i] == column) return cells[i];
+        return std::string();
+      },
+      [](std::string_view column, const std::string& why) { throw InputError("t.csv", std::string(column), why); }};
+  const auto from_csv = entry.from_csv(read);
+  CHECK_FALSE(entry.less(*from_csv, *s.parallel));
+  CHECK_FALSE(entry.less(*s.parallel, *from_csv));
+  // Every enumerated configuration is distinct, in a strict order of `less` or the recompute.
+  std::size_t configs = 0;
+  bool has_own = false;
+  entry.enumerate(s, [&](const scenario::TuneChoice& c) {
+    ++configs;
+    has_own |= !entry.less(*c.config, *s.parallel) && !entry.less(*s.parallel, *c.config);
+  });
+  CHECK(configs > 1);
+  CHECK(has_own);
+}
+
 }  // namespace
 
-TEST_CASE("the scheme table lists every scheme once, in SchemeId order", "[unit]") {
+TEST_CASE("the scheme table lists every scheme once", "[unit]") {
   const auto table = scenario::schemes();
   REQUIRE(table.size() == 2);
   CHECK(table[0].name == "axonn4d");
   CHECK(table[1].name == "megatron");
   for (const auto& entry : table) {
-    CHECK(&scenario::scheme(entry.id) == &entry);
     CHECK(scenario::find_scheme(entry.name) == &entry);
+    CHECK(&table[scenario::scheme_index(entry)] == &entry);
   }
   CHECK(scenario::find_scheme("zero3") == nullptr);
   CHECK(scenario::scheme_names() == "axonn4d, megatron");
+  CHECK(scenario::scheme_list(&scenario::Scheme::title) == "AxoNN 4D and Megatron");
+}
+
+TEST_CASE("a tune.csv cell that is not the entry's type fails naming its column", "[unit]") {
+  const scenario::CsvCells cells{
+      [](std::string_view column) { return std::string(column == "gx" ? "0" : "2"); },
+      [](std::string_view column, const std::string& why) { throw InputError("t.csv", std::string(column), why); }};
+  CHECK_THROWS_WITH(scenario::find_scheme("axonn4d")->from_csv(cells),
+                    Catch::Contains("gx: '0' is not an integer from 1 to"));
+  CHECK_THROWS_WITH(scenario::find_scheme("megatron")->from_csv(cells),
+                    Catch::Contains("sequence_parallel: '2' is not true or false"));
 }
 
 TEST_CASE("an unknown parallel.scheme is an InputError listing the table", "[unit]") {
@@ -70,15 +112,18 @@ TEST_CASE("an unknown parallel.scheme is an InputError listing the table", "[uni
 
 TEST_CASE("the axonn4d entry loads, plans and estimates as the AxoNN functions do", "[unit]") {
   const auto s = scenario::parse_scenario(axonn_doc(), "s.json");
-  CHECK(s.scheme == scenario::SchemeId::Axonn4D);
-  CHECK(s.scheme == "axonn4d");
-  CHECK_FALSE(s.scheme == "megatron");
+  CHECK(s.scheme->name == "axonn4d");
+  CHECK_FALSE(s.scheme->name == "megatron");
   const auto& entry = scenario::scheme_of(s);
-  CHECK(entry.id == scenario::SchemeId::Axonn4D);
-  CHECK(s.axonn.gdata == 8);
-  check_same_plan(entry.build_plan(s), schedule::build_axonn4d_plan(s.model, s.axonn, s.training, s.overlap));
-  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_axonn4d_memory(s.model, s.axonn, s.training));
-  check_same_memory(scenario::memory_per_gpu(s), schedule::estimate_axonn4d_memory(s.model, s.axonn, s.training));
+  const auto& grid = scenario::parallel_as<schedule::Axonn4DConfig>(s);
+  CHECK(grid.gdata == 8);
+  CHECK_THROWS_AS(scenario::parallel_as<schedule::MegatronConfig>(s), std::logic_error);
+  check_same_plan(entry.build_plan(s), schedule::build_axonn4d_plan(s.model, grid, s.training, s.overlap));
+  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_axonn4d_memory(s.model, grid, s.training));
+  check_same_memory(scenario::memory_per_gpu(s), schedule::estimate_axonn4d_memory(s.model, grid, s.training));
+  CHECK(entry.label(*s.parallel, s.training.recompute) == "gx=2 gy=2 gz=2 gdata=8");
+  CHECK(entry.uniform_plan != nullptr);
+  check_round_trips(s);
   const auto layout = entry.describe(s);
   REQUIRE(layout.size() == 4);
   CHECK(layout[0].name == "gx");
@@ -90,13 +135,16 @@ TEST_CASE("the axonn4d entry loads, plans and estimates as the AxoNN functions d
 
 TEST_CASE("the megatron entry loads, plans and estimates as the Megatron functions do", "[unit]") {
   const auto s = scenario::parse_scenario(megatron_doc(), "s.json");
-  CHECK(s.scheme == "megatron");
+  CHECK(s.scheme->name == "megatron");
   const auto& entry = scenario::scheme_of(s);
-  CHECK(entry.id == scenario::SchemeId::Megatron);
-  CHECK(s.megatron.tp == 2);
-  CHECK(s.megatron.zero == 1);
-  check_same_plan(entry.build_plan(s), schedule::build_megatron_plan(s.model, s.megatron, s.training, s.overlap));
-  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_megatron_memory(s.model, s.megatron, s.training));
+  const auto& m = scenario::parallel_as<schedule::MegatronConfig>(s);
+  CHECK(m.tp == 2);
+  CHECK(m.zero == 1);
+  check_same_plan(entry.build_plan(s), schedule::build_megatron_plan(s.model, m, s.training, s.overlap));
+  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_megatron_memory(s.model, m, s.training));
+  CHECK(entry.label(*s.parallel, s.training.recompute) == "tp=2 pp=2 dp=4 zero=1 mb=2 v=1 sp=on recompute=selective");
+  CHECK(entry.uniform_plan == nullptr);
+  check_round_trips(s);
   const auto layout = entry.describe(s);
   REQUIRE(layout.size() == 8);
   CHECK(layout[0].name == "tp");

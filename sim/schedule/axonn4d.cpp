@@ -279,7 +279,6 @@ Plan build_axonn4d_plan(const ModelSpec& model, const Axonn4DConfig& g, const Tr
   if (auto bad = axonn4d_infeasibility(model, g, training.global_batch); !bad.why.empty())
     throw std::invalid_argument("axonn4d: " + bad.why);
   Plan plan;
-  plan.scheme = "axonn4d";
   plan.grid = ProcessGrid({{"x", g.gx}, {"y", g.gy}, {"z", g.gz}, {"data", g.gdata}});
   plan.streams.resize(1);
   Shape s{};

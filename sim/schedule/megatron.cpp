@@ -526,7 +526,6 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   const LayerKernels kernels(model, training);
 
   Plan plan;
-  plan.scheme = "megatron";
   plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
   plan.role_dim = kMegDimPp;
   plan.streams.resize(cfg.pp);  // never resized again: builders hold references into it

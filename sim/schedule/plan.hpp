@@ -68,7 +68,7 @@ struct OpStream {
 };
 
 struct Plan {
-  std::string scheme;
+  std::string scheme;  ///< the scheme table's name for it (set by the entry: sim/scenario/scheme.hpp)
   ProcessGrid grid{{}};
   std::vector<OpStream> streams;        ///< one per role
   std::optional<std::size_t> role_dim;  ///< role = coordinate along this dimension; none: one role

@@ -1,8 +1,6 @@
 #include "sim/tune/analytic.hpp"
 
 #include "sim/gpu/device_loader.hpp"
-#include "sim/schedule/axonn4d.hpp"
-#include "sim/schedule/megatron.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -194,117 +192,26 @@ double AnalyticModel::replay_s(const schedule::Plan& plan, const std::vector<Rin
   return t;
 }
 
+scenario::SchemeEstimate& AnalyticModel::estimate_of(const scenario::Scheme& entry) {
+  auto& estimate = estimates_[&entry];
+  if (!estimate) estimate = entry.make_estimate();
+  return *estimate;
+}
+
 double AnalyticModel::iteration_s(const scenario::Scenario& s) {
-  if (s.scheme == scenario::SchemeId::Megatron) return megatron_iteration_s(s);
-  auto model = s.model;
-  const std::int64_t layers = model.layers;
-  auto time_with = [&](std::int64_t l) {
-    model.layers = l;
-    return replay_s(schedule::build_axonn4d_plan(model, s.axonn, s.training, s.overlap));
-  };
-  if (layers <= 2) return time_with(layers);
-  const double t1 = time_with(1), t2 = time_with(2);
-  return t2 + static_cast<double>(layers - 2) * (t2 - t1);
+  return estimate_of(scenario::scheme_of(s)).iteration_s(s, *this);
 }
 
-namespace {
+void AnalyticModel::prepare(const scenario::Scenario& s) { estimate_of(scenario::scheme_of(s)).prepare(s, *this); }
 
-/// A collective of `kind` over `p` members of `ring` on an S-byte buffer (collective_cost).
-double collective_s(schedule::CollKind kind, std::uint32_t p, double bytes, const RingLink& ring) {
-  const CollectiveCost c = collective_cost(kind, p, bytes, ring);
+scenario::AnalyticMachine::Ring AnalyticModel::ring_of(std::uint32_t stride, std::uint32_t size) {
+  const RingLink link = ring(stride, size);
+  return {link.bandwidth_Bps, link.step_latency_s};
+}
+
+double AnalyticModel::collective_s(schedule::CollKind kind, std::uint32_t stride, std::uint32_t size, double bytes) {
+  const CollectiveCost c = collective_cost(kind, size, bytes, ring(stride, size));
   return c.bandwidth_s + c.latency_s;
-}
-
-/// The backward's share of a layer's forward, recomputation and backward (what overlaps ZeRO's
-/// traffic): backward costs about twice the forward; full recomputation adds one forward before it.
-double backward_share(schedule::Recompute recompute) {
-  return recompute == schedule::Recompute::Full ? 3.0 / 4.0 : 2.0 / 3.0;
-}
-
-}  // namespace
-
-const AnalyticModel::MegatronProbe& AnalyticModel::megatron_probe(const scenario::Scenario& s) {
-  const auto& c = s.megatron;
-  const auto key =
-      std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1, static_cast<int>(s.training.recompute));
-  if (auto it = probes_.find(key); it != probes_.end()) return it->second;
-  schedule::MegatronConfig probe = c;
-  probe.pp = probe.dp = probe.virtual_stages = 1;
-  probe.zero = 0;
-  auto model = s.model;
-  auto training = s.training;
-  auto time = [&](std::int64_t layers, std::int64_t micro_batches) {
-    model.layers = layers;
-    training.global_batch = micro_batches * c.micro_batch;
-    return replay_s(schedule::build_megatron_plan(model, probe, training, s.overlap));
-  };
-  const double t11 = time(1, 1), t21 = time(2, 1), t12 = time(1, 2), t22 = time(2, 2);
-  MegatronProbe p;
-  p.per_layer_micro_batch_s = t22 - t21 - t12 + t11;
-  p.per_micro_batch_s = t12 - t11 - p.per_layer_micro_batch_s;
-  p.per_layer_s = t21 - t11 - p.per_layer_micro_batch_s;
-  p.fixed_s = t11 - p.per_layer_s - p.per_micro_batch_s - p.per_layer_micro_batch_s;
-  return probes_.emplace(key, p).first->second;
-}
-
-void AnalyticModel::prepare_megatron(const scenario::Scenario& s) {
-  const auto& c = s.megatron;
-  (void)ring(1, c.tp);
-  (void)ring(c.tp, c.dp);
-  (void)ring(c.tp * c.dp, c.pp);
-  (void)megatron_probe(s);
-}
-
-double AnalyticModel::megatron_iteration_s(const scenario::Scenario& s) {
-  using schedule::CollKind;
-  const auto& c = s.megatron;
-  const auto& probe = megatron_probe(s);
-  const RingLink tp_ring = ring(1, c.tp), dp_ring = ring(c.tp, c.dp), pp_ring = ring(c.tp * c.dp, c.pp);
-  const double pp = c.pp, v = c.virtual_stages;
-  const double stage_layers = static_cast<double>(s.model.layers) / pp;
-  const auto micro_batches = static_cast<double>(schedule::megatron_micro_batches(c, s.training));
-  const double e = s.training.element_bytes(), grad_bytes = s.training.dp_grad_bytes;
-  const double layer_params = s.model.layer_params() / c.tp;
-  const double embedding_params =
-      static_cast<double>((s.model.vocab + c.tp - 1) / c.tp) * static_cast<double>(s.model.hidden);
-  const double d = probe.per_layer_micro_batch_s, backward = backward_share(s.training.recompute);
-
-  // One micro-batch's forward and backward on the busiest stage, ZeRO's per-micro-batch traffic included.
-  double stage = d * stage_layers + probe.per_micro_batch_s;
-  // ZeRO 2/3 reduce-scatter each layer's gradients; blocking ones are on the stage's critical path.
-  const double rs = c.zero >= 2 ? collective_s(CollKind::ReduceScatter, c.dp, grad_bytes * layer_params, dp_ring) : 0;
-  const double blocking_rs = s.overlap.dp ? 0 : rs;
-  if (c.zero >= 2) {
-    const double chunk_layers = stage_layers / v;
-    stage += s.overlap.dp ? v * std::max(rs, chunk_layers * (rs - backward * d)) : stage_layers * rs;
-  }
-  if (c.zero == 3) {
-    // Each layer's gather runs under the previous layer's forward, or under its backward and blocking
-    // reduce-scatter: the simulation routes the two collectives' flows apart, so they do not share.
-    const double ag = collective_s(CollKind::AllGather, c.dp, e * layer_params, dp_ring);
-    stage += 2 * v * ag + (stage_layers - v) *
-                              (std::max(0.0, ag - (1 - backward) * d) + std::max(0.0, ag - backward * d - blocking_rs));
-  }
-  double t = (micro_batches + (pp - 1) / v) * stage;
-  if (c.pp > 1) {
-    const bool sp = c.sequence_parallel && c.tp > 1, split = c.scatter_gather && !sp && c.tp > 1;
-    const double full = e * static_cast<double>(c.micro_batch * s.model.seq_len * s.model.hidden);
-    double hop = pp_ring.step_latency_s + full / (sp ? c.tp : 1) / (split ? c.tp : 1) / pp_ring.bandwidth_Bps;
-    if (split) hop += collective_s(CollKind::AllGather, c.tp, full, tp_ring);
-    t += 2 * (v * micro_batches + pp - 1) * hop;
-    if (s.model.tied_embeddings) t += pp_ring.step_latency_s + grad_bytes * embedding_params / pp_ring.bandwidth_Bps;
-  }
-  // After the flush: the DP reduction of the stage's gradients, the parameter all-gather, the optimizer.
-  const double vocab_matrices = s.model.tied_embeddings || c.pp > 1 ? 1 : 2;
-  const double stage_params = stage_layers * layer_params + vocab_matrices * embedding_params;
-  if (c.zero <= 1) {
-    const double r = collective_s(c.zero == 1 ? CollKind::ReduceScatter : CollKind::AllReduce, c.dp,
-                                  grad_bytes * stage_params, dp_ring);
-    t += s.overlap.dp ? std::max(r / (stage_layers + 1), r - backward * d * stage_layers) : r;
-  }
-  if (c.zero == 1 || c.zero == 2) t += collective_s(CollKind::AllGather, c.dp, e * stage_params, dp_ring);
-  t += (probe.per_layer_s * stage_layers + probe.fixed_s) / (c.zero >= 1 ? c.dp : 1);
-  return t;
 }
 
 }  // namespace exasim::tune

@@ -25,26 +25,9 @@
 // The time for L layers is extrapolated from plans of 1 and 2 layers (every layer's ops are the same;
 // the data-parallel reduction and the optimizer are linear in L): T(L) = T(2) + (L - 2) (T(2) - T(1)).
 //
-// Megatron (docs/tune.md, "The Megatron estimate"): its stages run different streams and its pipeline
-// bubbles come from the ranks waiting on each other, so the one-rank replay prices only what one
-// micro-batch costs on one stage, and closed forms assemble the iteration. A probe plan with pp = dp = 1
-// (the configuration's tp, micro-batch, sequence parallelism and recomputation; the GPU model's kernels
-// and the TP ring of the machine under the placement) is replayed at 1 and 2 layers and 1 and 2
-// micro-batches, and T(l, m) = a + b l + c m + d l m solved for d (one layer's forward, recomputation and
-// backward with its TP collectives), c (the embedding, LM head and loss of a micro-batch), b and a (the
-// optimizer per layer and for the embedding). Then, with Lp = L / pp layers on a stage, v virtual stages
-// and m micro-batches:
-//   stage    = d Lp + c + ZeRO's per-micro-batch traffic (ZeRO 2/3 reduce-scatters per layer, blocking,
-//              or with overlap.dp exposed past the chunk's backward; ZeRO 3 all-gathers per layer ahead
-//              of its forward and backward, exposed past the previous layer's compute, in backward
-//              past its blocking reduce-scatter too: the simulation routes the two apart)
-//   pipeline = (m + (pp - 1) / v) stage + 2 (v m + pp - 1) hop    (the bubble (pp - 1) / (v m) of a stage)
-//   hop      = the activation's Send over the pp ring (split over TP with scatter-gather, then its TP
-//              all-gather), and the tied embedding's exchange once
-//   flush    = the DP reduction of the stage's gradients (ZeRO 0: all-reduce; 1: reduce-scatter; with
-//              overlap.dp exposed past the last micro-batch's backward), ZeRO 1/2's parameter all-gather,
-//              and the optimizer (b Lp + a, over dp with ZeRO >= 1).
-// The DP ring is (stride tp, size dp), the pp ring (stride tp dp, size pp), priced as above.
+// A scheme whose ranks run different streams assembles its iteration from such replays and the rings'
+// closed forms itself (scenario::SchemeEstimate; Megatron's: sim/scenario/schemes/megatron_estimate.cpp).
+// AnalyticModel dispatches to the scenario's scheme and gives it the machine (scenario::AnalyticMachine).
 //
 // LIMITATIONS:
 //  - no contention between dimensions (collectives of x, y, z and data running at once do not share
@@ -56,9 +39,7 @@
 //    dimension's ring share into account ranked worse and is not used);
 //  - equal shares at each flow's bottleneck, not max-min fairness (a flow slowed elsewhere leaves its
 //    share unused here);
-//  - Megatron: the busiest stage pays both the embedding and the LM head (c); the backward's share of a
-//    layer (what overlaps ZeRO's traffic) is a fixed 2/3 (3/4 with full recomputation); ZeRO 3 gathers of
-//    the embedding and head are left out; p2p transfers are never overlapped with compute (as the plan).
+//  - each scheme's own estimate has its own (the scheme's file in sim/scenario/schemes/).
 
 #include "sim/collectives/router.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -68,7 +49,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -106,40 +86,38 @@ struct CollectiveCost {
 [[nodiscard]] CollectiveCost collective_cost(schedule::CollKind kind, std::uint32_t p, double bytes,
                                              const RingLink& link);
 
-class AnalyticModel {
+class AnalyticModel final : public scenario::AnalyticMachine {
  public:
   /// Builds the machine's topology, the placement of `base.gpus` ranks and the GPU model once.
   explicit AnalyticModel(const scenario::Scenario& base);
-  ~AnalyticModel();
+  ~AnalyticModel() override;
   AnalyticModel(const AnalyticModel&) = delete;
   AnalyticModel& operator=(const AnalyticModel&) = delete;
 
   /// Seconds of one iteration of `s` (base's machine, model, GPUs and training; its scheme's parallel
-  /// config and training.recompute). Precondition: the configuration is feasible (axonn4d_infeasibility,
-  /// megatron_refusal empty). Megatron probes are memoised per (tp, micro_batch, sequence_parallel,
-  /// recompute) for the base's model and training: one AnalyticModel per base scenario.
+  /// config and training.recompute): its scheme's estimate. Precondition: the scheme's refusal is empty.
+  /// Estimates may memoise for the base's model and training: one AnalyticModel per base scenario.
   [[nodiscard]] double iteration_s(const scenario::Scenario& s);
 
-  /// Routes the rings and replays the probes a Megatron configuration needs (so that iteration_s's rate
+  /// Routes the rings and replays the probes the estimate of `s` needs (so that iteration_s's rate
   /// counts only the estimate).
-  void prepare_megatron(const scenario::Scenario& s);
+  void prepare(const scenario::Scenario& s);
 
   /// The ring of a dimension of `size` members `stride` ranks apart (memoised).
   [[nodiscard]] RingLink ring(std::uint32_t stride, std::uint32_t size);
 
   /// Seconds of one rank's stream of `plan` replayed as the header says.
-  [[nodiscard]] double replay_s(const schedule::Plan& plan);
+  [[nodiscard]] double replay_s(const schedule::Plan& plan) override;
+  [[nodiscard]] Ring ring_of(std::uint32_t stride, std::uint32_t size) override;
+  [[nodiscard]] double collective_s(schedule::CollKind kind, std::uint32_t stride, std::uint32_t size,
+                                    double bytes) override;
   /// The same with the ring of each grid dimension given (indexed like plan.grid.dims()): how
   /// `exasim place` scores a placement without rebuilding the model.
   [[nodiscard]] double replay_s(const schedule::Plan& plan, const std::vector<RingLink>& rings) const;
 
  private:
-  /// T(l, m) = fixed + per_layer l + per_micro_batch m + per_layer_micro_batch l m, as the header says.
-  struct MegatronProbe {
-    double fixed_s = 0, per_layer_s = 0, per_micro_batch_s = 0, per_layer_micro_batch_s = 0;
-  };
-  [[nodiscard]] const MegatronProbe& megatron_probe(const scenario::Scenario& s);
-  [[nodiscard]] double megatron_iteration_s(const scenario::Scenario& s);
+  /// The estimate of `entry`, made when first asked.
+  [[nodiscard]] scenario::SchemeEstimate& estimate_of(const scenario::Scheme& entry);
 
   std::unique_ptr<topo::Topology> topology_;
   std::unique_ptr<gpu::GpuModel> gpu_;
@@ -149,7 +127,7 @@ class AnalyticModel {
   bool nccl_ = false;  ///< the base scenario's collectives.algorithm is nccl
   collectives::NcclProfile nccl_profile_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, RingLink> rings_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int>, MegatronProbe> probes_;
+  std::map<const scenario::Scheme*, std::unique_ptr<scenario::SchemeEstimate>> estimates_;
 };
 
 }  // namespace exasim::tune

@@ -1,53 +1,21 @@
 #include "sim/tune/search.hpp"
 
-#include "sim/scenario/schemes/megatron_scheme.hpp"
-
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <optional>
-#include <tuple>
 
 namespace exasim::tune {
 
 namespace {
 
-/// The divisors of n up to 2^32 - 1, ascending (trial division up to sqrt n: global_batch may be 2^40).
-std::vector<std::uint32_t> divisors(std::uint64_t n) {
-  std::vector<std::uint32_t> low, high;
-  for (std::uint64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(static_cast<std::uint32_t>(d));
-    if (d != n / d && n / d <= UINT32_MAX) high.push_back(static_cast<std::uint32_t>(n / d));
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
-
-auto grid_key(const schedule::Axonn4DConfig& g) { return std::make_tuple(g.gx, g.gy, g.gz, g.gdata); }
-
-auto config_key(const Candidate& c) {
-  const auto& m = c.megatron;
-  const bool megatron = c.scheme == scenario::SchemeId::Megatron;
-  const auto zeros = std::make_tuple(0U, 0U, 0U, 0U);
-  return std::make_tuple(
-      static_cast<int>(c.scheme), megatron ? zeros : grid_key(c.axonn),
-      megatron ? std::make_tuple(m.tp, m.pp, m.dp, m.zero) : zeros,
-      megatron ? std::make_tuple(m.micro_batch, m.virtual_stages, m.sequence_parallel) : std::make_tuple(0U, 0U, false),
-      static_cast<int>(c.recompute));
-}
-
 /// The scenario struct of `c` (scheme, config, recompute), the resolved JSON left as it is.
 void apply(scenario::Scenario& s, const Candidate& c) {
   s.scheme = c.scheme;
+  s.parallel = c.config;
   s.training.recompute = c.recompute;
-  if (c.scheme == scenario::SchemeId::Megatron)
-    s.megatron = c.megatron;
-  else
-    s.axonn = c.axonn;
 }
 
 /// Fastest estimate first; ties in configuration order (config_less), so the ranking is deterministic.
@@ -100,169 +68,67 @@ std::vector<double> ranks_of(const std::vector<double>& v) {
 
 }  // namespace
 
-std::vector<schedule::Axonn4DConfig> axonn4d_grids(std::uint32_t gpus) {
-  std::vector<schedule::Axonn4DConfig> out;
-  for (auto gx : divisors(gpus))
-    for (auto gy : divisors(gpus / gx))
-      for (auto gz : divisors(gpus / gx / gy)) out.push_back({gx, gy, gz, gpus / gx / gy / gz});
-  return out;
-}
-
-SearchResult search_axonn4d(const scenario::Scenario& base, AnalyticModel& model) {
+SearchResult search_scheme(const scenario::Scheme& scheme, const scenario::Scenario& base, AnalyticModel& model) {
   SearchResult out;
   scenario::Scenario s = base;
-  s.scheme = scenario::SchemeId::Axonn4D;
   std::vector<Candidate> fitting;
-  for (const auto& grid : axonn4d_grids(base.gpus)) {
+  scheme.enumerate(base, [&](const scenario::TuneChoice& choice) {
+    const Candidate c{&scheme, choice.config, choice.recompute};
+    apply(s, c);
     ++out.considered;
-    if (auto bad = schedule::axonn4d_infeasibility(base.model, grid, base.training.global_batch); !bad.why.empty()) {
+    if (auto bad = scheme.refusal(s); !bad.why.empty()) {
       ++out.refused[bad.field];
-      continue;
+      return;
     }
-    s.axonn = grid;
-    const auto memory = memory_that_fits(s, out);
-    if (!memory) continue;
-    Candidate c;
-    c.axonn = grid;
-    c.recompute = base.training.recompute;
-    c.memory_bytes = *memory;
-    fitting.push_back(c);
-  }
-  // The machine's rings first (routes of every rank, once per dimension shape), then the estimates.
+    if (const auto memory = memory_that_fits(s, out)) {
+      fitting.push_back(c);
+      fitting.back().memory_bytes = *memory;
+    }
+  });
+  // The machine's rings (and a scheme's probe plans) first, then the estimates.
   const auto setup_start = std::chrono::steady_clock::now();
   for (const auto& c : fitting) {
-    const auto& g = c.axonn;
-    const schedule::ProcessGrid pg({{"x", g.gx}, {"y", g.gy}, {"z", g.gz}, {"data", g.gdata}});
-    for (const auto& dim : pg.dims()) (void)model.ring(dim.stride, dim.size);
+    apply(s, c);
+    model.prepare(s);
   }
   out.ring_setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
   estimate_and_rank(base, model, std::move(fitting), out);
   return out;
 }
 
-SearchResult search_megatron(const scenario::Scenario& base, AnalyticModel& model) {
+SearchResult search(const scenario::Scenario& base, AnalyticModel& model, const scenario::Scheme* only) {
+  if (only) return search_scheme(*only, base, model);
   SearchResult out;
-  scenario::Scenario s = base;
-  s.scheme = scenario::SchemeId::Megatron;
-  const auto batches = divisors(static_cast<std::uint64_t>(base.training.global_batch));
-  const auto chunks = divisors(static_cast<std::uint64_t>(base.model.layers));
-  std::vector<Candidate> fitting;
-  Candidate c;
-  c.scheme = scenario::SchemeId::Megatron;
-  c.megatron = base.megatron;  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap
-  auto& m = c.megatron;
-  for (auto tp : divisors(base.gpus)) {
-    for (auto pp : divisors(base.gpus / tp)) {
-      // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
-      const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
-      for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
-        for (auto mb : batches) {
-          for (auto v : chunks) {
-            for (const bool sp : {false, true}) {
-              if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
-              for (const auto rc :
-                   {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full}) {
-                m.tp = tp;
-                m.pp = pp;
-                m.dp = base.gpus / tp / pp;
-                m.zero = zero;
-                m.micro_batch = mb;
-                m.virtual_stages = v;
-                m.sequence_parallel = sp;
-                c.recompute = rc;
-                apply(s, c);
-                ++out.considered;
-                if (auto bad = scenario::megatron_refusal(s); !bad.why.empty()) {
-                  ++out.refused[bad.field];
-                  continue;
-                }
-                if (const auto memory = memory_that_fits(s, out)) {
-                  c.memory_bytes = *memory;
-                  fitting.push_back(c);
-                }
-              }
-            }
-          }
-        }
-      }
-    }
+  for (const auto& scheme : scenario::schemes()) {
+    SearchResult part = search_scheme(scheme, base, model);
+    for (const auto& [reason, n] : part.refused) out.refused[std::string(scheme.name) + " " + reason] += n;
+    out.considered += part.considered;
+    out.fitting += part.fitting;
+    out.analytic_wall_s += part.analytic_wall_s;
+    out.ring_setup_wall_s += part.ring_setup_wall_s;
+    out.ranked.insert(out.ranked.end(), part.ranked.begin(), part.ranked.end());
   }
-  const auto setup_start = std::chrono::steady_clock::now();
-  for (const auto& f : fitting) {
-    apply(s, f);
-    model.prepare_megatron(s);
-  }
-  out.ring_setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
-  estimate_and_rank(base, model, std::move(fitting), out);
-  return out;
-}
-
-SearchResult search(const scenario::Scenario& base, AnalyticModel& model, SchemeChoice choice) {
-  if (choice == SchemeChoice::Axonn4D) return search_axonn4d(base, model);
-  if (choice == SchemeChoice::Megatron) return search_megatron(base, model);
-  SearchResult out = search_axonn4d(base, model);
-  SearchResult meg = search_megatron(base, model);
-  std::map<std::string, std::uint64_t> refused;
-  for (const auto& [reason, n] : out.refused) refused["axonn4d " + reason] += n;
-  for (const auto& [reason, n] : meg.refused) refused["megatron " + reason] += n;
-  out.refused = std::move(refused);
-  out.considered += meg.considered;
-  out.fitting += meg.fitting;
-  out.analytic_wall_s += meg.analytic_wall_s;
-  out.ring_setup_wall_s += meg.ring_setup_wall_s;
-  out.ranked.insert(out.ranked.end(), meg.ranked.begin(), meg.ranked.end());
   rank_by_estimate(out.ranked);
   return out;
 }
 
 scenario::Scenario with_config(const scenario::Scenario& base, const Candidate& c) {
-  if (c.scheme == scenario::SchemeId::Axonn4D && c.recompute == base.training.recompute)
-    return with_grid(base, c.axonn);
   scenario::Scenario s = base;
   apply(s, c);
   if (c.recompute != base.training.recompute) s.resolved["training"]["recompute"] = schedule::to_string(c.recompute);
-  if (c.scheme == scenario::SchemeId::Axonn4D) {
-    s.resolved["parallel"] = with_grid(base, c.axonn).resolved["parallel"];
-    return s;
-  }
-  const auto& m = c.megatron;
-  s.resolved["parallel"] = {{"scheme", "megatron"},
-                            {"tp", m.tp},
-                            {"pp", m.pp},
-                            {"dp", m.dp},
-                            {"zero", m.zero},
-                            {"micro_batch", m.micro_batch},
-                            {"virtual_stages", m.virtual_stages},
-                            {"sequence_parallel", m.sequence_parallel},
-                            {"scatter_gather", m.scatter_gather},
-                            {"grad_accumulation_fusion", m.grad_accumulation_fusion}};
-  if (m.tp_comm_overlap) s.resolved["parallel"]["tp_comm_overlap"] = true;
+  s.resolved["parallel"] = c.scheme->to_json(*c.config);
   return s;
 }
 
-scenario::Scenario with_grid(const scenario::Scenario& base, const schedule::Axonn4DConfig& g) {
-  scenario::Scenario s = base;
-  s.scheme = scenario::SchemeId::Axonn4D;
-  s.axonn = g;
-  s.resolved["parallel"] = {{"scheme", "axonn4d"}, {"gx", g.gx}, {"gy", g.gy}, {"gz", g.gz}, {"gdata", g.gdata}};
-  return s;
-}
+std::string config_label(const Candidate& c) { return c.scheme->label(*c.config, c.recompute); }
 
-std::string grid_label(const schedule::Axonn4DConfig& g) {
-  return "gx=" + std::to_string(g.gx) + " gy=" + std::to_string(g.gy) + " gz=" + std::to_string(g.gz) +
-         " gdata=" + std::to_string(g.gdata);
+bool config_less(const Candidate& a, const Candidate& b) {
+  const auto ia = scenario::scheme_index(*a.scheme), ib = scenario::scheme_index(*b.scheme);
+  if (ia != ib) return ia < ib;
+  if (a.scheme->less(*a.config, *b.config)) return true;
+  if (a.scheme->less(*b.config, *a.config)) return false;
+  return a.recompute < b.recompute;
 }
-
-std::string config_label(const Candidate& c) {
-  if (c.scheme == scenario::SchemeId::Axonn4D) return grid_label(c.axonn);
-  const auto& m = c.megatron;
-  return "tp=" + std::to_string(m.tp) + " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) +
-         " zero=" + std::to_string(m.zero) + " mb=" + std::to_string(m.micro_batch) +
-         " v=" + std::to_string(m.virtual_stages) + " sp=" + (m.sequence_parallel ? "on" : "off") +
-         " recompute=" + schedule::to_string(c.recompute);
-}
-
-bool config_less(const Candidate& a, const Candidate& b) { return config_key(a) < config_key(b); }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   const std::size_t n = a.size();

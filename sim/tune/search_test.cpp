@@ -1,9 +1,13 @@
 #include "sim/tune/search.hpp"
 
 #include "sim/gpu/device_loader.hpp"
+#include "sim/scenario/schemes/axonn4d_scheme.hpp"
+#include "sim/tune/tune_csv.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <tuple>
 
@@ -29,7 +33,7 @@ schedule::Plan x4_plan(std::int64_t n, std::uint16_t slots) {
 
 TEST_CASE("every ordered factorisation of the GPU count is a grid, once", "[unit]") {
   // 12 = 2^2 * 3: the exponents of 2 spread over 4 factors in C(5,3) = 10 ways, the 3 in 4 ways: 40.
-  const auto grids = tune::axonn4d_grids(12);
+  const auto grids = scenario::axonn4d_grids(12);
   CHECK(grids.size() == 40);
   std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>> seen;
   for (const auto& g : grids) {
@@ -37,7 +41,7 @@ TEST_CASE("every ordered factorisation of the GPU count is a grid, once", "[unit
     seen.insert({g.gx, g.gy, g.gz, g.gdata});
   }
   CHECK(seen.size() == grids.size());
-  CHECK(tune::axonn4d_grids(1).size() == 1);
+  CHECK(scenario::axonn4d_grids(1).size() == 1);
 }
 
 TEST_CASE("Spearman's rank correlation: same order 1, reversed -1, ties at their mean rank", "[unit]") {
@@ -93,10 +97,10 @@ TEST_CASE("the search counts every grid once: fitting plus refused by reason", "
   auto s = small(64, R"({"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8})");
   s.model.layers = 4;
   tune::AnalyticModel model(s);
-  const auto result = tune::search_axonn4d(s, model);
+  const auto result = tune::search_scheme(*scenario::find_scheme("axonn4d"), s, model);
   std::uint64_t refused = 0;
   for (const auto& [reason, n] : result.refused) refused += n;
-  CHECK(result.considered == tune::axonn4d_grids(64).size());
+  CHECK(result.considered == scenario::axonn4d_grids(64).size());
   CHECK(result.fitting + refused == result.considered);
   CHECK(result.fitting == result.ranked.size());
   // gpt-5b has 32 heads: gy = 64 cannot split them.
@@ -119,7 +123,7 @@ scenario::Scenario tiny_megatron(const std::string& width = R"("hidden": 1024, "
 TEST_CASE("the Megatron search enumerates tp x pp x zero x micro-batch x virtual stages x sp x recompute", "[unit]") {
   const auto s = tiny_megatron();
   tune::AnalyticModel model(s);
-  const auto result = tune::search_megatron(s, model);
+  const auto result = tune::search_scheme(*scenario::find_scheme("megatron"), s, model);
   // (tp, pp) with tp*pp | 8: 10 ordered pairs. Sequence parallelism doubles those with tp > 1; ZeRO 0-3
   // those with dp > 1, ZeRO 0 alone where dp = 1. dp > 1: (1,1) (1,2) (1,4) once, (2,1) (2,2) (4,1) twice:
   // 9, times 4 stages = 36; dp = 1: (1,8) once, (2,4) (4,2) (8,1) twice: 7. Times 4 micro-batches
@@ -137,7 +141,7 @@ TEST_CASE("the Megatron search enumerates tp x pp x zero x micro-batch x virtual
   CHECK(result.refused.at("training.global_batch") > 0);
   for (std::size_t i = 1; i < result.ranked.size(); ++i) {
     CHECK(result.ranked[i - 1].analytic_s <= result.ranked[i].analytic_s);
-    CHECK(result.ranked[i].scheme == scenario::SchemeId::Megatron);
+    CHECK(result.ranked[i].scheme->name == "megatron");
   }
   // Every candidate loads as a scenario: the same checks refused the others.
   const auto best = tune::with_config(s, result.ranked.front());
@@ -145,12 +149,52 @@ TEST_CASE("the Megatron search enumerates tp x pp x zero x micro-batch x virtual
   CHECK_NOTHROW(scenario::parse_scenario(best.resolved, "best.json"));
 }
 
+TEST_CASE("tune.csv reads back what tune wrote, by column name", "[unit]") {
+  const auto s = tiny_megatron();
+  tune::AnalyticModel model(s);
+  const auto result = tune::search(s, model, nullptr);  // every scheme: the mixed layout
+  REQUIRE(result.ranked.size() > 2);
+  std::vector<tune::TuneRow> rows;
+  for (const auto& c : result.ranked) rows.push_back({c, std::nullopt});
+  rows.front().simulated = tune::SimulatedFigures{1.5, 40.25, 100};
+  const auto path = (std::filesystem::temp_directory_path() / "exasim_search_test_tune.csv").string();
+  for (const scenario::Scheme* alone :
+       {static_cast<const scenario::Scheme*>(nullptr), scenario::find_scheme("axonn4d")}) {
+    std::vector<tune::TuneRow> written;
+    for (const auto& r : rows)
+      if (!alone || r.candidate.scheme == alone) written.push_back(r);
+    std::ofstream(path) << tune::write_tune_csv(alone, written);
+    const auto back = tune::read_tune_csv(path);
+    CHECK(back.alone == alone);
+    REQUIRE(back.rows.size() == written.size());
+    for (std::size_t i = 0; i < written.size(); ++i) {
+      const auto& a = written[i].candidate;
+      const auto& b = back.rows[i].candidate;
+      CHECK(tune::row_label(a, alone) == tune::row_label(b, alone));
+      CHECK(b.analytic_s == a.analytic_s);
+      CHECK(b.memory_bytes == a.memory_bytes);
+      CHECK(back.rows[i].simulated.has_value() == written[i].simulated.has_value());
+    }
+  }
+  // By name: the columns in another order read the same.
+  std::ofstream(path) << "tflops_per_gpu,percent_of_peak,iteration_time_s,memory_per_gpu_bytes,analytic_iteration_s,"
+                         "gdata,gz,gy,gx\n,,,1e9,2.5,8,4,2,1\n";
+  const auto reordered = tune::read_tune_csv(path);
+  REQUIRE(reordered.rows.size() == 1);
+  CHECK(tune::row_label(reordered.rows[0].candidate, reordered.alone) == "gx=1 gy=2 gz=4 gdata=8");
+  CHECK(reordered.rows[0].candidate.analytic_s == 2.5);
+  CHECK_FALSE(reordered.rows[0].simulated);
+  std::ofstream(path) << "scheme,gx\npipeline,2\n";
+  CHECK_THROWS_WITH(tune::read_tune_csv(path), Catch::Contains("line 1: expected the header gx,gy,gz,gdata,"));
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("the Megatron search refuses what the memory model puts above the GPU's HBM", "[unit]") {
   // 4 layers of 805M parameters (12 h^2 each): 16 B per parameter of weights, gradients and Adam state
   // is 52 GB on one GPU, above the A100's 40 GB without tp, pp or ZeRO to split it.
   const auto s = tiny_megatron(R"("hidden": 8192, "heads": 64)");
   tune::AnalyticModel model(s);
-  const auto result = tune::search_megatron(s, model);
+  const auto result = tune::search_scheme(*scenario::find_scheme("megatron"), s, model);
   CHECK(result.refused.at("memory") > 0);
   for (const auto& c : result.ranked) CHECK(c.memory_bytes <= s.machine.gpu_choice.device.hbm_capacity_bytes.value);
 }

@@ -2,60 +2,24 @@
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/schemes/divisors.hpp"
 #include "sim/schedule/megatron.hpp"
+
+#include <tuple>
 
 namespace exasim::scenario {
 
 namespace {
 
-// Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
-void load_megatron(const JsonView& parallel, Scenario& s) {
-  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap"});
-  auto& m = s.megatron;
-  m.tp = parallel_degree(parallel, "tp");
-  m.pp = parallel_degree(parallel, "pp");
-  m.dp = parallel_degree(parallel, "dp");
-  m.zero = static_cast<std::uint32_t>(parallel.integer_or("zero", 0, 0, 3));
-  m.micro_batch = parallel_degree(parallel, "micro_batch");
-  m.virtual_stages = parallel_degree(parallel, "virtual_stages");
-  m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
-  m.scatter_gather = parallel.boolean_or("scatter_gather", true);
-  m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
-  m.tp_comm_overlap = parallel.boolean_or("tp_comm_overlap", false);
-  if (auto bad = megatron_refusal(s); !bad.why.empty()) throw InputError(s.source, bad.field, bad.why);
-}
+constexpr const char* kName = "megatron";
+using Config = schedule::MegatronConfig;
 
-schedule::Plan plan_megatron(const Scenario& s) {
-  return schedule::build_megatron_plan(s.model, s.megatron, s.training, s.overlap);
-}
+const Config& config_of(const Scenario& s) { return parallel_as<Config>(s); }
 
-schedule::MemoryEstimate memory_megatron(const Scenario& s) {
-  return schedule::estimate_megatron_memory(s.model, s.megatron, s.training);
-}
-
-// grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it;
-// tp_comm_overlap is shown only when on (off is how every Megatron run before it was described).
-std::vector<LayoutField> describe_megatron(const Scenario& s) {
-  const auto& m = s.megatron;
-  std::vector<LayoutField> out = {{"tp", std::int64_t{m.tp}},
-                                  {"pp", std::int64_t{m.pp}},
-                                  {"dp", std::int64_t{m.dp}},
-                                  {"zero", std::int64_t{m.zero}},
-                                  {"micro_batch", std::int64_t{m.micro_batch}},
-                                  {"virtual_stages", std::int64_t{m.virtual_stages}},
-                                  {"sequence_parallel", m.sequence_parallel},
-                                  {"scatter_gather", m.scatter_gather}};
-  if (m.tp_comm_overlap) out.push_back({"tp_comm_overlap", true});
-  return out;
-}
-
-std::uint32_t layer_unit_megatron(const Scenario& s) { return s.megatron.pp * s.megatron.virtual_stages; }
-
-}  // namespace
-
-schedule::Infeasibility megatron_refusal(const Scenario& s) {
-  const auto& m = s.megatron;
+/// Why the config cannot run on `s` (model, training, GPUs): megatron_infeasibility, then the plan-size
+/// bound (micro-batches x layers <= kMaxLayerPasses, blamed on training.global_batch).
+schedule::Infeasibility refusal_megatron(const Scenario& s) {
+  const auto& m = config_of(s);
   if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty()) return bad;
   // Each micro-batch runs every layer of a stage: the plan holds micro-batches x layers passes per
   // rank. 40,000 micro-batches of a 48-layer model (1.9M) took 35 s and 4.4 GB on 2 cores.
@@ -71,15 +35,176 @@ schedule::Infeasibility megatron_refusal(const Scenario& s) {
   return {};
 }
 
+// Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
+void load_megatron(const JsonView& parallel, Scenario& s) {
+  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
+                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap"});
+  Config m;
+  m.tp = parallel_degree(parallel, "tp");
+  m.pp = parallel_degree(parallel, "pp");
+  m.dp = parallel_degree(parallel, "dp");
+  m.zero = static_cast<std::uint32_t>(parallel.integer_or("zero", 0, 0, 3));
+  m.micro_batch = parallel_degree(parallel, "micro_batch");
+  m.virtual_stages = parallel_degree(parallel, "virtual_stages");
+  m.sequence_parallel = parallel.boolean_or("sequence_parallel", false);
+  m.scatter_gather = parallel.boolean_or("scatter_gather", true);
+  m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
+  m.tp_comm_overlap = parallel.boolean_or("tp_comm_overlap", false);
+  s.parallel = make_config(m);
+  if (auto bad = refusal_megatron(s); !bad.why.empty()) throw InputError(s.source, bad.field, bad.why);
+}
+
+// tp_comm_overlap is written only when on (off is how every Megatron run before it was written).
+nlohmann::json json_megatron(const SchemeConfig& config) {
+  const auto& m = config_as<Config>(config);
+  nlohmann::json out = {{"scheme", kName},
+                        {"tp", m.tp},
+                        {"pp", m.pp},
+                        {"dp", m.dp},
+                        {"zero", m.zero},
+                        {"micro_batch", m.micro_batch},
+                        {"virtual_stages", m.virtual_stages},
+                        {"sequence_parallel", m.sequence_parallel},
+                        {"scatter_gather", m.scatter_gather},
+                        {"grad_accumulation_fusion", m.grad_accumulation_fusion}};
+  if (m.tp_comm_overlap) out["tp_comm_overlap"] = true;
+  return out;
+}
+
+schedule::Plan plan_megatron(const Scenario& s) {
+  auto plan = schedule::build_megatron_plan(s.model, config_of(s), s.training, s.overlap);
+  plan.scheme = kName;
+  return plan;
+}
+
+schedule::MemoryEstimate memory_megatron(const Scenario& s) {
+  return schedule::estimate_megatron_memory(s.model, config_of(s), s.training);
+}
+
+// grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it;
+// tp_comm_overlap is shown only when on (off is how every Megatron run before it was described).
+std::vector<LayoutField> describe_megatron(const Scenario& s) {
+  const auto& m = config_of(s);
+  std::vector<LayoutField> out = {{"tp", std::int64_t{m.tp}},
+                                  {"pp", std::int64_t{m.pp}},
+                                  {"dp", std::int64_t{m.dp}},
+                                  {"zero", std::int64_t{m.zero}},
+                                  {"micro_batch", std::int64_t{m.micro_batch}},
+                                  {"virtual_stages", std::int64_t{m.virtual_stages}},
+                                  {"sequence_parallel", m.sequence_parallel},
+                                  {"scatter_gather", m.scatter_gather}};
+  if (m.tp_comm_overlap) out.push_back({"tp_comm_overlap", true});
+  return out;
+}
+
+std::uint32_t layer_unit_megatron(const Scenario& s) { return config_of(s).pp * config_of(s).virtual_stages; }
+
+double rank_layer_passes_megatron(const Scenario& s) {
+  const auto& m = config_of(s);
+  double per_rank = static_cast<double>(s.model.layers);
+  return per_rank / m.pp * static_cast<double>(schedule::megatron_micro_batches(m, s.training));
+}
+
+// tp, pp, dp = gpus / (tp pp), zero 0-3 (0 alone when dp = 1), micro_batch, virtual_stages,
+// sequence_parallel when tp > 1, recompute none / selective / full, in that nesting order.
+void enumerate_megatron(const Scenario& base, const std::function<void(const TuneChoice&)>& visit) {
+  const Config* own = config_if<Config>(base.parallel.get());
+  Config m = own ? *own : Config{};  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap
+  const auto batches = divisors(static_cast<std::uint64_t>(base.training.global_batch));
+  const auto chunks = divisors(static_cast<std::uint64_t>(base.model.layers));
+  for (auto tp : divisors(base.gpus)) {
+    for (auto pp : divisors(base.gpus / tp)) {
+      // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
+      const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
+      for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
+        for (auto mb : batches) {
+          for (auto v : chunks) {
+            for (const bool sp : {false, true}) {
+              if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
+              m.tp = tp;
+              m.pp = pp;
+              m.dp = base.gpus / tp / pp;
+              m.zero = zero;
+              m.micro_batch = mb;
+              m.virtual_stages = v;
+              m.sequence_parallel = sp;
+              const auto config = make_config(m);
+              for (const auto rc :
+                   {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full})
+                visit({config, rc});
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+auto key_of(const SchemeConfig& config) {
+  const auto& m = config_as<Config>(config);
+  return std::make_tuple(m.tp, m.pp, m.dp, m.zero, m.micro_batch, m.virtual_stages, m.sequence_parallel);
+}
+
+bool less_megatron(const SchemeConfig& a, const SchemeConfig& b) { return key_of(a) < key_of(b); }
+
+std::string label_megatron(const SchemeConfig& config, schedule::Recompute recompute) {
+  const auto& m = config_as<Config>(config);
+  return "tp=" + std::to_string(m.tp) + " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) +
+         " zero=" + std::to_string(m.zero) + " mb=" + std::to_string(m.micro_batch) +
+         " v=" + std::to_string(m.virtual_stages) + " sp=" + (m.sequence_parallel ? "on" : "off") +
+         " recompute=" + schedule::to_string(recompute);
+}
+
+std::vector<std::string> csv_megatron(const SchemeConfig& config) {
+  const auto& m = config_as<Config>(config);
+  return {std::to_string(m.tp),
+          std::to_string(m.pp),
+          std::to_string(m.dp),
+          std::to_string(m.zero),
+          std::to_string(m.micro_batch),
+          std::to_string(m.virtual_stages),
+          m.sequence_parallel ? "true" : "false"};
+}
+
+// tune.csv keeps what tune searches; the switches it does not search read back as their defaults.
+ConfigPtr from_csv_megatron(const CsvCells& cells) {
+  const auto degree = [&](std::string_view column) { return csv_integer(cells, column, 1, kMaxGpus); };
+  Config m;
+  m.tp = degree("tp");
+  m.pp = degree("pp");
+  m.dp = degree("dp");
+  m.zero = csv_integer(cells, "zero", 0, 3);
+  m.micro_batch = degree("micro_batch");
+  m.virtual_stages = degree("virtual_stages");
+  m.sequence_parallel = csv_bool(cells, "sequence_parallel");
+  return make_config(m);
+}
+
+}  // namespace
+
 Scheme megatron_scheme() {
-  return {.id = SchemeId::Megatron,
-          .name = "megatron",
+  return {.name = kName,
+          .title = "Megatron",
+          .candidate_noun = "configuration",
+          .searched = "tp x pp x dp, ZeRO, micro-batch, virtual stages, sequence parallelism, recompute",
           .load = load_megatron,
+          .refusal = refusal_megatron,
+          .to_json = json_megatron,
           .build_plan = plan_megatron,
           .memory_per_gpu = memory_megatron,
           .flops = transformer_flops,
           .describe = describe_megatron,
-          .layer_unit = layer_unit_megatron};
+          .layer_unit = layer_unit_megatron,
+          .rank_layer_passes = rank_layer_passes_megatron,
+          .enumerate = enumerate_megatron,
+          .searches_recompute = true,
+          .less = less_megatron,
+          .label = label_megatron,
+          .csv_columns = {"tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"},
+          .to_csv = csv_megatron,
+          .from_csv = from_csv_megatron,
+          .make_estimate = make_megatron_estimate,
+          .uniform_plan = nullptr};
 }
 
 }  // namespace exasim::scenario

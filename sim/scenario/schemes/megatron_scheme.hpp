@@ -1,18 +1,23 @@
 #pragma once
-// Megatron-LM's 3D parallelism (schedule/megatron.hpp) as an entry of the scheme table.
+// Megatron-LM's 3D parallelism (schedule/megatron.hpp) as an entry of the scheme table. Its config is a
+// schedule::MegatronConfig (parallel_as<schedule::MegatronConfig>); tune walks tp x pp x dp with the ZeRO
+// stage, micro-batch, virtual stages, sequence parallelism and recompute (megatron_estimate.hpp prices
+// them).
+//
+// LIMITATIONS: tune keeps scatter_gather, grad_accumulation_fusion and tp_comm_overlap as the scenario
+// has them (defaults for a scenario of another scheme); micro-batch sizes are every divisor of
+// global_batch, virtual stages every divisor of layers. `exasim place` does not score it (its stages run
+// different streams).
 
 #include "sim/scenario/scheme.hpp"
-#include "sim/schedule/axonn4d.hpp"  // Infeasibility
 
 namespace exasim::scenario {
 
 /// `parallel`: {"scheme": "megatron", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages",
-/// "sequence_parallel", "scatter_gather", "grad_accumulation_fusion"}; tp*pp*dp = gpus.
+/// "sequence_parallel", "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap"}; tp*pp*dp = gpus.
 [[nodiscard]] Scheme megatron_scheme();
 
-/// Why `s.megatron` cannot be loaded for `s` (model, training, GPUs): megatron_infeasibility, then the
-/// plan-size bound (micro-batches x layers <= kMaxLayerPasses, blamed on training.global_batch). Empty
-/// `why` when it can. The loader and `exasim tune`'s search refuse with this one check.
-[[nodiscard]] schedule::Infeasibility megatron_refusal(const Scenario& s);
+/// The analytic estimate of a Megatron configuration (megatron_estimate.cpp).
+[[nodiscard]] std::unique_ptr<SchemeEstimate> make_megatron_estimate();
 
 }  // namespace exasim::scenario

@@ -1,0 +1,127 @@
+#include "sim/tune/tune_csv.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/report/csv_table.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace exasim::tune {
+
+namespace {
+
+const std::vector<std::string> kFigures = {"analytic_iteration_s", "memory_per_gpu_bytes", "iteration_time_s",
+                                           "percent_of_peak", "tflops_per_gpu"};
+
+std::vector<std::string> header_of(const scenario::Scheme* alone) {
+  std::vector<std::string> out;
+  if (alone) {
+    out.assign(alone->csv_columns.begin(), alone->csv_columns.end());
+  } else {
+    out.emplace_back("scheme");
+    for (const auto& scheme : scenario::schemes())
+      out.insert(out.end(), scheme.csv_columns.begin(), scheme.csv_columns.end());
+    out.emplace_back("recompute");
+  }
+  out.insert(out.end(), kFigures.begin(), kFigures.end());
+  return out;
+}
+
+std::string number(double v) { return nlohmann::json(v).dump(); }
+
+std::vector<std::string> cells_of(const TuneRow& row, const scenario::Scheme* alone) {
+  const auto& c = row.candidate;
+  std::vector<std::string> out;
+  if (alone) {
+    out = c.scheme->to_csv(*c.config);
+  } else {
+    out.emplace_back(c.scheme->name);
+    for (const auto& scheme : scenario::schemes()) {
+      if (&scheme == c.scheme) {
+        const auto own = scheme.to_csv(*c.config);
+        out.insert(out.end(), own.begin(), own.end());
+      } else {
+        out.resize(out.size() + scheme.csv_columns.size());
+      }
+    }
+    out.emplace_back(schedule::to_string(c.recompute));
+  }
+  out.push_back(number(c.analytic_s));
+  out.push_back(number(c.memory_bytes));
+  const auto& f = row.simulated;
+  out.push_back(f ? number(f->iteration_time_s) : "");
+  out.push_back(f ? number(f->percent_of_peak) : "");
+  out.push_back(f ? number(f->tflops_per_gpu) : "");
+  return out;
+}
+
+/// Whether `header` names the columns of `layout`, in any order.
+bool same_columns(std::vector<std::string> header, std::vector<std::string> layout) {
+  std::sort(header.begin(), header.end());
+  std::sort(layout.begin(), layout.end());
+  return header == layout;
+}
+
+/// The layout whose columns `table` has: the scheme alone, or nullptr for every scheme's columns.
+const scenario::Scheme* layout_of(const report::CsvTable& table) {
+  if (same_columns(table.header, header_of(nullptr))) return nullptr;
+  std::string want = report::csv_line(header_of(nullptr));
+  for (const auto& scheme : scenario::schemes()) {
+    if (scheme_alone(&scheme) != &scheme) continue;
+    if (same_columns(table.header, header_of(&scheme))) return &scheme;
+    want = report::csv_line(header_of(&scheme)) + " or " + want;
+  }
+  throw InputError(table.path, "line 1", "expected the header " + want + " (columns in any order)");
+}
+
+}  // namespace
+
+const scenario::Scheme* scheme_alone(const scenario::Scheme* searched) {
+  return searched && !searched->searches_recompute ? searched : nullptr;
+}
+
+std::string row_label(const Candidate& c, const scenario::Scheme* alone) {
+  return (alone ? "" : std::string(c.scheme->name) + " ") + config_label(c);
+}
+
+std::string write_tune_csv(const scenario::Scheme* alone, const std::vector<TuneRow>& rows) {
+  std::string out = report::csv_line(header_of(alone)) + "\n";
+  for (const auto& row : rows) out += report::csv_line(cells_of(row, alone)) + "\n";
+  return out;
+}
+
+TuneCsv read_tune_csv(const std::string& path) {
+  const auto table = report::read_csv_table(path);
+  TuneCsv out;
+  out.alone = layout_of(table);
+  table.require_width();
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const scenario::CsvCells cells{[&](std::string_view column) { return table.cell(i, column); },
+                                   [&](std::string_view column, const std::string& why) {
+                                     throw InputError(path, "row " + std::to_string(i + 1) + " " + std::string(column),
+                                                      why);
+                                   }};
+    TuneRow row;
+    auto& c = row.candidate;
+    c.scheme = out.alone;
+    if (!c.scheme) {
+      c.scheme = scenario::find_scheme(table.cell(i, "scheme"));
+      if (!c.scheme)
+        cells.fail("scheme", "'" + table.cell(i, "scheme") + "' is not one of: " + scenario::scheme_names());
+      const auto recompute = schedule::parse_recompute(table.cell(i, "recompute"));
+      if (!recompute) cells.fail("recompute", "'" + table.cell(i, "recompute") + "' is not full, selective or none");
+      c.recompute = *recompute;
+    }
+    c.config = c.scheme->from_csv(cells);
+    c.analytic_s = table.number(i, "analytic_iteration_s");
+    c.memory_bytes = table.number(i, "memory_per_gpu_bytes");
+    if (!table.cell(i, "iteration_time_s").empty())
+      row.simulated = SimulatedFigures{table.number(i, "iteration_time_s"), table.number(i, "percent_of_peak"),
+                                       table.number(i, "tflops_per_gpu")};
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace exasim::tune
