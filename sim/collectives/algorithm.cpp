@@ -39,6 +39,8 @@ Algorithm emulated_by(Algorithm resolved) { return detail::entry(resolved).emula
 
 bool joins_any_members(Algorithm requested) { return detail::entry(requested).joins_any_members; }
 
+bool bundles_are_cycles(Algorithm requested) { return detail::entry(requested).bundles_are_cycles; }
+
 bool may_split_by_node(Algorithm requested) { return detail::entry(requested).may_split_by_node; }
 
 }  // namespace exasim::collectives

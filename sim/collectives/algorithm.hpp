@@ -82,6 +82,11 @@ inline constexpr std::array<Algorithm, kAlgorithmCount> kAlgorithms = {
 /// NCCL's node-major rings, direct exchanges), not only consecutive members: the flow core then cannot
 /// assume that a ring stays inside a node or leaves it at every hop.
 [[nodiscard]] bool joins_any_members(Algorithm requested);
+/// Whether every bundle of a collective under `requested` is a closed walk (a ring, a tree's edges up
+/// and down), so that it crosses each link as often one way as the other between a node and its NIC:
+/// true but for direct, whose bundles are single hops. The flow core leaves a NIC's down link out of
+/// its paths only where this holds (sim/flow/nic_mirrors.hpp).
+[[nodiscard]] bool bundles_are_cycles(Algorithm requested);
 /// Whether a collective under `requested` may run on node sub-communicators (hierarchical; auto, which
 /// may pick it): the emulation splits them for those only.
 [[nodiscard]] bool may_split_by_node(Algorithm requested);

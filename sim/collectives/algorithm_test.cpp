@@ -50,7 +50,7 @@ TEST_CASE("every entry registers what the router, auto, tune and the emulation a
   CHECK(candidates == "ring tree hierarchical ");
 }
 
-TEST_CASE("the runtimes' questions: which algorithms join any two members, which split by node", "[unit]") {
+TEST_CASE("the runtimes' questions: which join any two members, which split by node, which are cycles", "[unit]") {
   for (Algorithm a : {Algorithm::Tree, Algorithm::Auto, Algorithm::Nccl, Algorithm::Direct})
     CHECK(joins_any_members(a));
   for (Algorithm a : {Algorithm::Ring, Algorithm::Hierarchical}) CHECK_FALSE(joins_any_members(a));

@@ -19,6 +19,7 @@ const AlgorithmEntry& auto_algorithm() {
                                     /*stage_count=*/nullptr,
                                     /*route_stage=*/nullptr,
                                     /*joins_any_members=*/true,
+                                    /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/true,
                                     /*emulated_by=*/Algorithm::Auto};
   return entry;

@@ -72,6 +72,7 @@ const AlgorithmEntry& direct_algorithm() {
       },
       analytic_cost, [](const GroupCall& call) { return direct_stage_count(call.kind); }, route,
       /*joins_any_members=*/true,
+      /*bundles_are_cycles=*/false,
       /*may_split_by_node=*/false,
       /*emulated_by=*/Algorithm::Direct};
   return entry;

@@ -130,6 +130,7 @@ const AlgorithmEntry& hierarchical_algorithm() {
                                     [](const GroupCall& call) { return hierarchical_stage_count(call.kind); },
                                     route,
                                     /*joins_any_members=*/false,
+                                    /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/true,
                                     /*emulated_by=*/Algorithm::Hierarchical};
   return entry;

@@ -163,6 +163,7 @@ const AlgorithmEntry& nccl_algorithm() {
       [](const topo::Topology& topology, const GroupCall& call, std::uint32_t, const topo::LinkLoadView* load,
          const OnHop& on_hop, StageRoute& out) { route_nccl(topology, call, load, on_hop, out); },
       /*joins_any_members=*/true,
+      /*bundles_are_cycles=*/true,
       /*may_split_by_node=*/false,
       // The MPI host has no GPU library to model: the emulation runs the ring.
       /*emulated_by=*/Algorithm::Ring};

@@ -52,6 +52,7 @@ const AlgorithmEntry& ring_algorithm() {
                                     [](const GroupCall&) { return 1u; },
                                     route,
                                     /*joins_any_members=*/false,
+                                    /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/false,
                                     /*emulated_by=*/Algorithm::Ring};
   return entry;

@@ -84,6 +84,7 @@ const AlgorithmEntry& tree_algorithm() {
                                     [](const GroupCall&) { return 1u; },
                                     route,
                                     /*joins_any_members=*/true,
+                                    /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/false,
                                     /*emulated_by=*/Algorithm::Tree};
   return entry;

@@ -45,6 +45,7 @@ struct AlgorithmEntry {
   void (*route_stage)(const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
                       const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) = nullptr;
   bool joins_any_members = false;           ///< algorithm.hpp's joins_any_members
+  bool bundles_are_cycles = true;           ///< algorithm.hpp's bundles_are_cycles
   bool may_split_by_node = false;           ///< algorithm.hpp's may_split_by_node
   Algorithm emulated_by = Algorithm::Ring;  ///< algorithm.hpp's emulated_by
 };
