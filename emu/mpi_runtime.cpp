@@ -71,9 +71,8 @@ struct MpiRuntime::Impl {
       // (MPI_Comm_split is collective over the group: every member decides alike from the same layout).
       const auto dim = static_cast<std::uint8_t>(d);
       const auto place = member_place(topology, group_call(dim, 0, CollKind::AllReduce, 0), plan_.grid.coord(me, d));
-      const bool may_split =
-          job.collective_algorithm == Algorithm::Hierarchical || job.collective_algorithm == Algorithm::Auto;
-      if (may_split && place.hierarchical && options.collectives != CollectiveAlgorithm::Mpi)
+      if (collectives::may_split_by_node(job.collective_algorithm) && place.hierarchical &&
+          options.collectives != CollectiveAlgorithm::Mpi)
         hierarchical_.emplace_back(comm, static_cast<int>(place.node), static_cast<int>(place.local_index),
                                    static_cast<int>(plan_.grid.coord(me, d)));
       else
@@ -153,15 +152,10 @@ struct MpiRuntime::Impl {
       s.reserve(n / p, n);
     else
       s.reserve(n, n);
-    // The MPI library's all-reduce: libnbc's ring under exasim's ring (validate/mpirun.cpp asks Open MPI
-    // for it), whatever the library picks under --collectives mpi.
-    auto library_all_reduce = [&] {
-      MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
-                     s.comm.request());
-    };
     if (options_.collectives == CollectiveAlgorithm::Mpi) {  // the MPI library's own algorithms, to compare
       if (op.coll == CollKind::AllReduce)
-        library_all_reduce();
+        MPI_Iallreduce(s.send.data(), s.recv.data(), static_cast<int>(n), MPI_FLOAT, gpu_side_reduction(), comm,
+                       s.comm.request());
       else if (op.coll == CollKind::AllGather)
         MPI_Iallgather(s.send.data(), block, MPI_FLOAT, s.recv.data(), block, MPI_FLOAT, comm, s.comm.request());
       else
@@ -169,32 +163,20 @@ struct MpiRuntime::Impl {
                                   s.comm.request());
       return "mpi";
     }
-    const int tag = collective_tag(sequence);
     const Algorithm algorithm = emulated_algorithm(
         job_.collective_algorithm, topology_,
         group_call(op.dim, static_cast<std::uint32_t>(sequence), op.coll, op.bytes), hierarchical_[op.dim].valid());
-    switch (algorithm) {
-      case Algorithm::Tree:
-        s.comm.tree().start(s.send.data(), s.recv.data(), n, kTreeChunkBytes / sizeof(float), comm, tag);
-        return std::string(collectives::to_string(algorithm));
-      case Algorithm::Hierarchical: {
-        const auto kind = op.coll == CollKind::AllReduce   ? HierarchicalKind::AllReduce
-                          : op.coll == CollKind::AllGather ? HierarchicalKind::AllGather
-                                                           : HierarchicalKind::ReduceScatter;
-        s.comm.hierarchical().start(kind, s.send.data(), s.recv.data(), n, hierarchical_[op.dim], tag);
-        return std::string(collectives::to_string(algorithm));
-      }
-      case Algorithm::Ring:
-      case Algorithm::Auto:  // never returned by emulated_algorithm
-      case Algorithm::Nccl: break;
-    }
-    // Ring: libnbc's ring all-reduce, exasim's rings otherwise.
-    if (op.coll == CollKind::AllReduce)
-      library_all_reduce();
-    else
-      s.comm.ring().start(op.coll == CollKind::AllGather ? RingKind::AllGather : RingKind::ReduceScatter, s.send.data(),
-                          s.recv.data(), block, comm, tag);
-    return std::string(collectives::to_string(Algorithm::Ring));
+    CollectiveArgs args;
+    args.kind = op.coll;
+    args.send = s.send.data();
+    args.recv = s.recv.data();
+    args.n = n;
+    args.comm = comm;
+    args.node_comms = &hierarchical_[op.dim];
+    args.reduction = gpu_side_reduction();
+    args.tag = collective_tag(sequence);
+    s.comm.start(algorithm, args);
+    return std::string(collectives::to_string(algorithm));
   }
 
   IterationRecord iterate() {

@@ -11,6 +11,9 @@
 //    dividing p, members on nodes in rank order and interleaved: all-reduce as the tree; all-gather
 //    block (node a, local j) in region j; reduce-scatter the block of the member that starts both
 //    rings; 2 (L-1)/L S + 2 (N-1)/N S/L, and (L-1)/L S + (N-1)/N S/L;
+//  - direct all-gather / reduce-scatter / all-reduce, started through PendingComm::start as the
+//    emulation starts them: block j from member j / member j's input block `rank` in block j / as the
+//    tree; (p-1) S/p a phase, one phase (two for all-reduce);
 //  - collectives of every algorithm in flight at once, tested in a different order on each rank,
 //    all complete (a deadlock ends the run after 60 s with a message).
 // Plain main, exit code 0/1: Catch2 does not run inside mpirun ranks here. Rank 0 prints one line per
@@ -29,6 +32,7 @@
 namespace {
 
 using namespace exasim::emu;
+using exasim::schedule::CollKind;
 
 constexpr int kBlock = 5000;  // 20 kB: above Open MPI's eager limit, so the rendezvous path is used
 
@@ -178,21 +182,75 @@ void test_hierarchical(int per_node, bool interleaved) {
   report("hierarchical reduce-scatter" + where, wrong, *rs.bytes_sent(), intra + inter);
 }
 
+void test_direct() {
+  const int p = g_size;
+  const std::size_t n = static_cast<std::size_t>(p) * kBlock;
+  const auto phase_bytes = static_cast<std::uint64_t>(p - 1) * kBlock * sizeof(float);
+  CollectiveArgs args;
+  args.n = n;
+  args.comm = MPI_COMM_WORLD;
+
+  std::vector<float> mine(kBlock), gathered(n, -1.0f);
+  for (int i = 0; i < kBlock; ++i) mine[static_cast<std::size_t>(i)] = value(g_rank, g_rank, i);
+  PendingComm ag;
+  args.kind = CollKind::AllGather;
+  args.send = mine.data();
+  args.recv = gathered.data();
+  args.tag = collective_tag(9);
+  ag.start(exasim::collectives::Algorithm::Direct, args);
+  wait_all({&ag}, "the direct all-gather");
+  long wrong = 0;
+  for (int b = 0; b < p; ++b)
+    for (int i = 0; i < kBlock && b != g_rank; ++i)
+      wrong += gathered[static_cast<std::size_t>(b * kBlock + i)] != value(b, b, i);
+  report("direct all-gather", wrong, *ag.bytes_sent(), phase_bytes);
+
+  std::vector<float> send = inputs(n), scattered(n, -1.0f);
+  PendingComm rs;
+  args.kind = CollKind::ReduceScatter;
+  args.send = send.data();
+  args.recv = scattered.data();
+  args.tag = collective_tag(10);
+  rs.start(exasim::collectives::Algorithm::Direct, args);
+  wait_all({&rs}, "the direct reduce-scatter");
+  wrong = 0;
+  for (int j = 0; j < p; ++j)
+    for (int i = 0; i < kBlock && j != g_rank; ++i)
+      wrong += scattered[static_cast<std::size_t>(j * kBlock + i)] != value(j, g_rank, i);
+  report("direct reduce-scatter", wrong, *rs.bytes_sent(), phase_bytes);
+
+  std::vector<float> reduced(n, -1.0f);
+  PendingComm ar;
+  args.kind = CollKind::AllReduce;
+  args.recv = reduced.data();
+  args.tag = collective_tag(11);
+  ar.start(exasim::collectives::Algorithm::Direct, args);
+  wait_all({&ar}, "the direct all-reduce");
+  report("direct all-reduce", check_all_reduce(reduced), *ar.bytes_sent(), 2 * phase_bytes);
+}
+
 /// One collective of every algorithm in flight at once (and libnbc's all-reduce), each tested in a
 /// rank-dependent order: none may wait on another.
 void test_interleaved() {
   const int p = g_size;
   const int per_node = p % 2 == 0 && p > 2 ? 2 : 0;  // a hierarchical member where the size allows
   const std::size_t n = static_cast<std::size_t>(p) * kBlock;
-  std::vector<float> a = inputs(n), b = inputs(n), c = inputs(n), d = inputs(n);
-  std::vector<float> ra(n), rb(n), rc(n), rd(n);
-  PendingComm tree, ring, library, hierarchical;
+  std::vector<float> a = inputs(n), b = inputs(n), c = inputs(n), d = inputs(n), e = inputs(n);
+  std::vector<float> ra(n), rb(n), rc(n), rd(n), re(n);
+  PendingComm tree, ring, library, hierarchical, direct;
   HierarchicalComms comms;
   if (per_node > 0) comms = HierarchicalComms(MPI_COMM_WORLD, g_rank / per_node, g_rank % per_node, g_rank);
   tree.tree().start(a.data(), ra.data(), n, 2000, MPI_COMM_WORLD, collective_tag(6));
   ring.ring().start(RingKind::ReduceScatter, b.data(), rb.data(), kBlock, MPI_COMM_WORLD, collective_tag(7));
   MPI_Iallreduce(c.data(), rc.data(), static_cast<int>(n), MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD, library.request());
-  std::vector<PendingComm*> all = {&tree, &ring, &library};
+  CollectiveArgs direct_args;
+  direct_args.send = e.data();
+  direct_args.recv = re.data();
+  direct_args.n = n;
+  direct_args.comm = MPI_COMM_WORLD;
+  direct_args.tag = collective_tag(12);
+  direct.start(exasim::collectives::Algorithm::Direct, direct_args);  // an all-reduce
+  std::vector<PendingComm*> all = {&tree, &ring, &library, &direct};
   if (per_node > 0) {
     hierarchical.hierarchical().start(HierarchicalKind::AllReduce, d.data(), rd.data(), n, comms, collective_tag(8));
     all.push_back(&hierarchical);
@@ -200,6 +258,8 @@ void test_interleaved() {
   wait_all(all, "collectives of every algorithm at once");
   report("at once: tree all-reduce", check_all_reduce(ra), *tree.bytes_sent(), tree_bytes(n));
   report("at once: ring reduce-scatter", 0, *ring.bytes_sent(), static_cast<std::uint64_t>(p - 1) * kBlock * 4);
+  report("at once: direct all-reduce", check_all_reduce(re), *direct.bytes_sent(),
+         2 * static_cast<std::uint64_t>(p - 1) * kBlock * 4);
   if (per_node > 0) {
     const std::uint64_t intra = (per_node - 1) * n * sizeof(float) / per_node;
     const std::uint64_t inter = (p / per_node - 1) * (n / per_node) * sizeof(float) / (p / per_node);
@@ -220,6 +280,7 @@ int main(int argc, char** argv) {
     test_hierarchical(per_node, false);
     test_hierarchical(per_node, true);
   }
+  test_direct();
   test_interleaved();
   if (g_rank == 0) std::printf("collectives on %d ranks: %d failed checks\n", g_size, g_failed);
   MPI_Finalize();

@@ -25,12 +25,11 @@ MemberPlace member_place(const topo::Topology& topology, const collectives::Grou
 
 Algorithm emulated_algorithm(Algorithm requested, const topo::Topology& topology, const collectives::GroupCall& call,
                              bool hierarchical_ready) {
-  Algorithm chosen = collectives::resolve_algorithm(requested, topology, call);
-  // NCCL's choice is a model of a GPU library the MPI host does not have: the emulation runs its ring.
-  if (chosen == Algorithm::Nccl) chosen = Algorithm::Ring;
-  const bool runnable = chosen == Algorithm::Ring ||
-                        (chosen == Algorithm::Tree && call.kind == schedule::CollKind::AllReduce) ||
-                        (chosen == Algorithm::Hierarchical && hierarchical_ready);
+  // The registry says whose MPI class runs the resolved algorithm (nccl: the ring's).
+  const Algorithm chosen = collectives::emulated_by(collectives::resolve_algorithm(requested, topology, call));
+  const bool runnable = chosen != Algorithm::Auto &&
+                        (chosen != Algorithm::Tree || call.kind == schedule::CollKind::AllReduce) &&
+                        (!collectives::may_split_by_node(chosen) || hierarchical_ready);
   if (!runnable)
     throw std::logic_error("the emulation cannot run collective algorithm " +
                            std::string(collectives::to_string(chosen)) + " (collectives.algorithm " +

@@ -6,8 +6,9 @@
 // The algorithm is collectives::resolve_algorithm's, the simulator's own rule (sim/collectives/
 // router.hpp; docs/collectives.md): tree for all-reduces of 2 members or more, hierarchical where the
 // group spans more than one node with the same L > 1 members on each, auto by the cost model, ring
-// otherwise. The emulation calls it rather than re-deriving it, so that both sides run the same
-// algorithm, and only checks that it can run the answer.
+// otherwise; the registry's emulated_by then names the MPI class that runs it (nccl's is the ring's).
+// The emulation calls them rather than re-deriving them, so that both sides run the same algorithm,
+// and only checks that it can run the answer.
 //
 // LIMITATIONS:
 //  - the node of a member is topology.node_of(job.gpu(rank)): the scenario's machine and placement.
@@ -36,10 +37,11 @@ struct MemberPlace {
 [[nodiscard]] MemberPlace member_place(const topo::Topology& topology, const collectives::GroupCall& call,
                                        std::uint32_t member);
 
-/// The algorithm `call` (a collective, never Send/Recv) runs under `requested`: resolve_algorithm's,
-/// never Auto. Throws std::logic_error when that is one the emulation cannot run here: hierarchical
-/// without the sub-communicators (`hierarchical_ready`: member_place said the group does not split),
-/// tree for anything but an all-reduce.
+/// The algorithm `call` (a collective, never Send/Recv) runs under `requested`: the one whose MPI class
+/// runs resolve_algorithm's answer (collectives::emulated_by: itself, or the ring for nccl), never
+/// Auto. Throws std::logic_error when that is one the emulation cannot run here: one that needs node
+/// sub-communicators (hierarchical) without them (`hierarchical_ready`: member_place said the group
+/// does not split), tree for anything but an all-reduce.
 [[nodiscard]] collectives::Algorithm emulated_algorithm(collectives::Algorithm requested,
                                                         const topo::Topology& topology,
                                                         const collectives::GroupCall& call, bool hierarchical_ready);

@@ -76,6 +76,9 @@ TEST_CASE("emulated algorithm: the router's choice, refused where the emulation 
   CHECK(algorithm(Algorithm::Hierarchical, kY, CollKind::AllGather) == Algorithm::Hierarchical);
   CHECK(algorithm(Algorithm::Hierarchical, kY, CollKind::ReduceScatter) == Algorithm::Hierarchical);
   CHECK(algorithm(Algorithm::Hierarchical, kX, CollKind::AllReduce) == Algorithm::Ring);  // one node
+  CHECK(algorithm(Algorithm::Nccl, kY, CollKind::AllReduce) == Algorithm::Ring);          // no GPU library: its ring
+  CHECK(algorithm(Algorithm::Direct, kY, CollKind::AllGather) == Algorithm::Direct);
+  CHECK(algorithm(Algorithm::Direct, kX, CollKind::AllReduce) == Algorithm::Direct);
   for (std::uint8_t dim : {kX, kY})
     for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
       CAPTURE(static_cast<int>(dim), schedule::to_string(kind));

@@ -1,9 +1,13 @@
 #pragma once
-// Collective algorithms, as data: which one a scenario asks for, and the closed forms (wire bytes a
-// member sends, sequential steps that each pay a latency) that tests and reports check the routed
-// collectives against. No topology here: router.hpp turns a ready collective into routed flows.
-// docs/collectives.md derives every formula below; S is the collective's full buffer (CollStart's
-// bytes: the all-gather's output, the reduce-scatter's input), p the group size.
+// Collective algorithms: the registered ones, which one a scenario asks for, and the closed forms (wire
+// bytes a member sends, sequential steps that each pay a latency) that tests and reports check the
+// routed collectives against. Each algorithm is one file, sim/collectives/algorithms/<name>.cpp, that
+// defines its entry of the table (internal/registry.hpp: its name, when it applies, auto's estimate, tune's
+// analytic cost, its stages and their routing, how exasim-emu runs it) and one line of
+// EXASIM_COLLECTIVE_ALGORITHMS below. Nothing else lists the algorithms: the scenario loader's
+// `collectives.algorithm` choice and its error message, auto's candidates, the runtimes' dispatch all
+// read the table. docs/collectives.md derives every formula below; S is the collective's full buffer
+// (CollStart's bytes: the all-gather's output, the reduce-scatter's input), p the group size.
 //
 // The algorithms:
 //  - ring: the members in group order form a ring; all-reduce = reduce-scatter + all-gather, each p-1
@@ -14,31 +18,78 @@
 //  - hierarchical: intra-node reduce-scatter, inter-node all-reduce among the members of equal local
 //    index (one ring per local index), intra-node all-gather; all-gather: inter-node then intra-node
 //    all-gather; reduce-scatter: intra-node then inter-node reduce-scatter;
-//  - auto: chosen per collective from its size and group shape (cost_model.hpp);
+//  - auto: chosen per collective from its size and group shape (cost_model.hpp), among ring, tree and
+//    hierarchical;
 //  - nccl: what NCCL (RCCL) chooses by its own cost model, ring or tree and a protocol, run over channels
 //    striped across the nodes' NIC rails (nccl_tuner.hpp chooses, internal/nccl_route.hpp routes);
-//  - direct all-to-all: every member sends S/p to every other member at once. No CollKind names it
-//    and no plan emits one yet; router.hpp's route_all_to_all routes it.
+//  - direct: every member exchanges with every other member at once (the all-to-all pattern):
+//    all-gather and reduce-scatter in one stage of S/p per pair, all-reduce as a direct reduce-scatter
+//    then a direct all-gather (the "two-shot" all-reduce of NVSwitch machines).
 //
 // LIMITATIONS: no PAT, CollNet/SHARP or NVLS algorithms (nccl_tuner.hpp); rings follow the group's rank order, trees
 // span the members in group order (NCCL builds its trees over nodes, with a chain inside each node);
-// hierarchical's inter-node stage is always rings, never trees.
+// hierarchical's inter-node stage is always rings, never trees; auto never picks direct (its estimate
+// would need the all-pairs contention of the NICs, which the two sampled hops do not see).
 
 #include "sim/schedule/plan.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace exasim::collectives {
 
 using schedule::CollKind;
 
-enum class Algorithm : std::uint8_t { Ring, Tree, Hierarchical, Auto, Nccl };
+/// The registered algorithms, one line each: X(Enumerator, name) registers the entry that
+/// algorithms/<name>.cpp defines as <name>_algorithm() (internal/registry.hpp). The order is auto's
+/// order of trial (ties go to the earlier) and the order the scenario loader lists them in.
+#define EXASIM_COLLECTIVE_ALGORITHMS(X) \
+  X(Ring, ring)                         \
+  X(Tree, tree)                         \
+  X(Hierarchical, hierarchical)         \
+  X(Auto, auto)                         \
+  X(Nccl, nccl)                         \
+  X(Direct, direct)
 
+#define EXASIM_ALGORITHM_ENUMERATOR(enumerator, name) enumerator,
+enum class Algorithm : std::uint8_t { EXASIM_COLLECTIVE_ALGORITHMS(EXASIM_ALGORITHM_ENUMERATOR) };
+#undef EXASIM_ALGORITHM_ENUMERATOR
+#define EXASIM_ALGORITHM_COUNT(enumerator, name) +1
+inline constexpr std::size_t kAlgorithmCount = 0 EXASIM_COLLECTIVE_ALGORITHMS(EXASIM_ALGORITHM_COUNT);
+#undef EXASIM_ALGORITHM_COUNT
+
+/// Its registered name ("ring", "tree", ...): what `collectives.algorithm` says.
 [[nodiscard]] std::string_view to_string(Algorithm algorithm);
-/// "ring", "tree", "hierarchical", "auto" or "nccl"; nullopt for anything else.
+/// The algorithm of that name; nullopt for anything else.
 [[nodiscard]] std::optional<Algorithm> parse_algorithm(std::string_view name);
+/// Every registered algorithm, in table order.
+#define EXASIM_ALGORITHM_VALUE(enumerator, name) Algorithm::enumerator,
+inline constexpr std::array<Algorithm, kAlgorithmCount> kAlgorithms = {
+    EXASIM_COLLECTIVE_ALGORITHMS(EXASIM_ALGORITHM_VALUE)};
+#undef EXASIM_ALGORITHM_VALUE
+/// The registered names, comma-separated in table order ("ring, tree, ..."): what error messages list.
+[[nodiscard]] std::string algorithm_names();
+
+/// The algorithm whose MPI class runs `resolved` in exasim-emu (emu/collectives/pending_comm.cpp holds
+/// one per algorithm it can run): itself, or another's (nccl: the ring; the MPI host has no GPU
+/// library to model). Auto for auto, which never runs as itself.
+[[nodiscard]] Algorithm emulated_by(Algorithm resolved);
+/// Whether a collective under `requested` may join any two members of its group in one bundle (trees,
+/// NCCL's node-major rings, direct exchanges), not only consecutive members: the flow core then cannot
+/// assume that a ring stays inside a node or leaves it at every hop.
+[[nodiscard]] bool joins_any_members(Algorithm requested);
+/// Whether every bundle of a collective under `requested` is a closed walk (a ring, a tree's edges up
+/// and down), so that it crosses each link as often one way as the other between a node and its NIC:
+/// true but for direct, whose bundles are single hops. The flow core leaves a NIC's down link out of
+/// its paths only where this holds (sim/flow/nic_mirrors.hpp).
+[[nodiscard]] bool bundles_are_cycles(Algorithm requested);
+/// Whether a collective under `requested` may run on node sub-communicators (hierarchical; auto, which
+/// may pick it): the emulation splits them for those only.
+[[nodiscard]] bool may_split_by_node(Algorithm requested);
 
 // ---- ring ----
 
@@ -48,7 +99,7 @@ enum class Algorithm : std::uint8_t { Ring, Tree, Hierarchical, Auto, Nccl };
 using schedule::ring_steps;
 using schedule::ring_wire_bytes;
 
-// ---- tree (all-reduce only) ----
+// ---- tree (all-reduce only; algorithms/tree.cpp) ----
 
 /// Where a tree can run: an all-reduce of two members or more (resolve_algorithm and auto's estimate
 /// both ask here).
@@ -64,7 +115,7 @@ using schedule::ring_wire_bytes;
 /// down, one latency per level each way (the pipelined chunks overlap in bandwidth, not in latency).
 [[nodiscard]] std::uint32_t tree_steps(std::uint32_t p);
 
-// ---- hierarchical (`nodes` nodes of `per_node` = L members each) ----
+// ---- hierarchical (`nodes` nodes of `per_node` = L members each; algorithms/hierarchical.cpp) ----
 
 /// One stage: a ring collective of `kind` over `ring_size` members and a buffer of `bytes`, inside a
 /// node (L members, one ring per node) or across nodes (`nodes` members, one ring per local index).
@@ -97,11 +148,14 @@ struct HierarchicalStage {
 [[nodiscard]] double hierarchical_wire_bytes(CollKind kind, std::uint32_t nodes, std::uint32_t per_node, double S);
 [[nodiscard]] std::uint32_t hierarchical_steps(CollKind kind, std::uint32_t nodes, std::uint32_t per_node);
 
-// ---- direct all-to-all (no CollKind; S: the buffer each member holds, S/p of it for each member) ----
+// ---- direct (algorithms/direct.cpp) ----
 
-/// (p-1)/p S: S/p to each of the p-1 others.
-[[nodiscard]] double all_to_all_wire_bytes(std::uint32_t p, double S);
-/// 1 (p > 1): every pair's transfer is posted at once, as NCCL's grouped send/recv all-to-all does.
-[[nodiscard]] std::uint32_t all_to_all_steps(std::uint32_t p);
+/// 2 for all-reduce (a direct reduce-scatter, then a direct all-gather), 1 for all-gather and
+/// reduce-scatter.
+[[nodiscard]] std::uint32_t direct_stage_count(CollKind kind);
+/// Bytes each member sends: S/p to each of the p-1 others per stage, (p-1)/p S a stage: the ring's.
+[[nodiscard]] double direct_wire_bytes(CollKind kind, std::uint32_t p, double S);
+/// 1 a stage (p > 1): every pair's transfer is posted at once, as NCCL's grouped send/recv does.
+[[nodiscard]] std::uint32_t direct_steps(CollKind kind, std::uint32_t p);
 
 }  // namespace exasim::collectives

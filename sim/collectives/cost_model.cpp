@@ -1,16 +1,12 @@
 #include "sim/collectives/internal/cost_model.hpp"
 
+#include "sim/collectives/internal/registry.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 namespace exasim::collectives {
-
-namespace {
-
-double max_latency(const CostInputs& in) { return std::max(in.intra.latency_s, in.inter.latency_s); }
-
-}  // namespace
 
 HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId dst) {
   std::vector<topo::LinkId> route;
@@ -20,52 +16,27 @@ HopCost sample_hop(const topo::Topology& topology, topo::GpuId src, topo::GpuId 
 }
 
 bool applies(Algorithm algorithm, CollKind kind, const CostInputs& in) {
-  if (schedule::is_p2p(kind)) return algorithm == Algorithm::Ring;
-  switch (algorithm) {
-    case Algorithm::Ring: return true;
-    case Algorithm::Tree: return tree_applies(kind, in.p);
-    case Algorithm::Hierarchical: return hierarchical_applies(in.nodes, in.per_node);
-    case Algorithm::Auto:
-    case Algorithm::Nccl: return false;
-  }
-  return false;
+  const auto& candidate = detail::entry(algorithm);
+  return candidate.applies != nullptr && candidate.applies(kind, in);
 }
 
 double estimate_s(Algorithm algorithm, CollKind kind, const CostInputs& in, double S) {
   if (!applies(algorithm, kind, in)) return std::numeric_limits<double>::infinity();
-  const double o = in.step_overhead_s;
-  const double shared_inter_Bps = in.inter.bandwidth_Bps / in.nic_share;
-  switch (algorithm) {
-    case Algorithm::Ring:
-      return ring_steps(kind, in.p) * (max_latency(in) + o) +
-             ring_wire_bytes(kind, in.p, S) / std::min(in.intra.bandwidth_Bps, in.inter.bandwidth_Bps);
-    case Algorithm::Tree:
-      return tree_steps(in.p) * (max_latency(in) + o) +
-             tree_max_wire_bytes(in.p, S) / std::min(in.intra.bandwidth_Bps, shared_inter_Bps);
-    case Algorithm::Hierarchical: {
-      double t = 0;
-      for (std::uint32_t s = 0; s < hierarchical_stage_count(kind); ++s) {
-        const HierarchicalStage stage = hierarchical_stage(kind, in.nodes, in.per_node, S, s);
-        const HopCost& hop = stage.inter_node ? in.inter : in.intra;
-        const double bandwidth = stage.inter_node ? shared_inter_Bps : hop.bandwidth_Bps;
-        t += hierarchical_stage_steps(stage) * (hop.latency_s + o) + hierarchical_stage_wire_bytes(stage) / bandwidth;
-      }
-      return t;
-    }
-    case Algorithm::Auto:
-    case Algorithm::Nccl: break;
-  }
-  return std::numeric_limits<double>::infinity();
+  return detail::entry(algorithm).estimate_s(kind, in, S);
 }
 
 Algorithm choose_fastest(CollKind kind, const CostInputs& in, double S) {
+  // The candidates in table order (ring first); a later one must be strictly faster.
   Algorithm best = Algorithm::Ring;
-  double best_s = estimate_s(Algorithm::Ring, kind, in, S);
-  for (Algorithm a : {Algorithm::Tree, Algorithm::Hierarchical}) {
+  bool any = false;
+  double best_s = 0;
+  for (Algorithm a : kAlgorithms) {
+    if (!applies(a, kind, in)) continue;
     const double t = estimate_s(a, kind, in, S);
-    if (t < best_s) {
+    if (!any || t < best_s) {
       best = a;
       best_s = t;
+      any = true;
     }
   }
   return best;

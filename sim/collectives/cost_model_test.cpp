@@ -72,6 +72,11 @@ TEST_CASE("estimates are steps x (alpha + overhead) + bytes / beta", "[unit]") {
         Approx(2 * (3 * 2e-6 + 0.75 * S / 100e9) + 30 * 3.35e-6 + 2.0 * 15 / 16 * S / 4 / 12.5e9));
   CHECK(estimate_s(Algorithm::Ring, CollKind::AllReduce, in, S) == Approx(126 * 3.35e-6 + 2.0 * 63 / 64 * S / 25e9));
   CHECK(std::isinf(estimate_s(Algorithm::Tree, CollKind::AllGather, in, S)));
+  // Only ring, tree and hierarchical register an estimate: auto never picks the others.
+  for (Algorithm other : {Algorithm::Auto, Algorithm::Nccl, Algorithm::Direct}) {
+    CHECK_FALSE(applies(other, CollKind::AllReduce, in));
+    CHECK(std::isinf(estimate_s(other, CollKind::AllReduce, in, S)));
+  }
   in.nodes = 1;
   CHECK(std::isinf(estimate_s(Algorithm::Hierarchical, CollKind::AllReduce, in, S)));
 }

@@ -33,12 +33,12 @@ namespace exasim::collectives {
 }
 
 /// Algorithms other than ring, for hop_position.
-enum class PositionTag : std::uint32_t { Nccl = 0, Tree = 1, Hierarchical = 2, AllToAll = 3 };
+enum class PositionTag : std::uint32_t { Nccl = 0, Tree = 1, Hierarchical = 2, Direct = 3 };
 
 /// The position of hop `index` (counted over the stage's bundles) of stage `stage` (0 .. 3) of an
 /// algorithm other than ring. Bit 31 is set, so it never equals a ring's position (k < p < 2^31); the
 /// tag and stage keep the algorithms and stages apart; index takes 27 bits and wraps beyond 2^27 hops
-/// (an all-to-all of more than 11,585 members: keys then repeat, routes stay valid).
+/// (a direct stage of more than 11,585 members: keys then repeat, routes stay valid).
 [[nodiscard]] constexpr std::uint32_t hop_position(PositionTag tag, std::uint32_t stage, std::uint32_t index) {
   return 0x8000'0000u | static_cast<std::uint32_t>(tag) << 29 | (stage & 3u) << 27 | (index & 0x07FF'FFFFu);
 }

@@ -159,6 +159,12 @@ std::optional<NcclProfile> find_nccl_profile(std::string_view name) {
   return std::nullopt;
 }
 
+std::string nccl_profile_names() {
+  std::string names;
+  for (const auto& p : nccl_profiles()) names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
 std::string default_nccl_profile(std::string_view device) {
   if (device.substr(0, 6) == "mi250x" || device.substr(0, 5) == "mi210") return "rccl-mi200";
   if (device.substr(0, 4) == "a100") return "nccl-ampere";

@@ -109,6 +109,8 @@ struct NcclProfile {
 
 /// The shipped profiles, in a fixed order.
 [[nodiscard]] const std::vector<NcclProfile>& nccl_profiles();
+/// Their names, comma-separated in that order: what `machine.collectives.library` may say.
+[[nodiscard]] std::string nccl_profile_names();
 /// The profile called `name`, or nullopt.
 [[nodiscard]] std::optional<NcclProfile> find_nccl_profile(std::string_view name);
 /// The profile a GPU device runs by default: "rccl-mi200" for mi250x*, "nccl-ampere" for a100*,

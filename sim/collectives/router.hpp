@@ -13,7 +13,8 @@
 // Each hop is routed with its flow key (flow_key.hpp) and reported to `on_hop` right after, so that a
 // runtime can count it as load before the next hop of the same collective is routed.
 //
-// What each algorithm routes (closed forms in algorithm.hpp, derivations in docs/collectives.md):
+// What each algorithm routes (its file, algorithms/<name>.cpp, registers its stages and their routing;
+// closed forms in algorithm.hpp, derivations in docs/collectives.md):
 //  - ring: one stage, one bundle: hop k = member k -> member k+1 (mod p), flow-key position k, each
 //    hop carrying ring_wire_bytes; latency ring_steps x (slowest hop + overhead).
 //  - tree (all-reduce): one stage, two bundles, one per tree of the double binary tree: first every
@@ -25,7 +26,9 @@
 //    x (its slowest hop + overhead).
 //  - nccl: one stage, NCCL's choice of ring or tree and protocol over channels striped across NIC
 //    rails (internal/nccl_route.hpp), latency the library's own;
-//  - direct all-to-all (route_all_to_all): one stage of p(p-1) one-hop bundles of S/p.
+//  - direct: per stage (2 for all-reduce: reduce-scatter then all-gather; 1 otherwise) p(p-1) one-hop
+//    bundles of S/p, member i's sends in the order i+1, i+2, ... mod p; latency 1 x (slowest hop +
+//    overhead).
 // Hops of algorithms other than ring take flow-key positions from hop_position (flow_key.hpp), so
 // ring keys are those of before and no two hops of one collective share a key.
 //
@@ -94,11 +97,12 @@ using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
 /// The algorithm a collective runs: `requested` unless it is Auto (then choose_fastest, cost_model.hpp)
 /// or does not apply to this collective (tree for anything but an all-reduce of 2 or more members,
 /// hierarchical where the members are not spread evenly, more than one per node, over more than one
-/// node): then ring. Never returns Auto. Deterministic: a function of the call and the topology.
+/// node; nccl and direct for Send/Recv or a group of one): then ring. Never returns Auto. Deterministic: a function of
+/// the call and the topology.
 [[nodiscard]] Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call);
 
-/// Stages of `call` under a resolved algorithm: 1 for ring and tree, hierarchical_stage_count for
-/// hierarchical. std::logic_error for Auto (resolve it first).
+/// Stages of `call` under a resolved algorithm: 1 for ring, tree and nccl, hierarchical_stage_count for
+/// hierarchical, direct_stage_count for direct. std::logic_error for Auto (resolve it first).
 [[nodiscard]] std::uint32_t stage_count(Algorithm resolved, const topo::Topology& topology, const GroupCall& call);
 
 /// Routes stage `stage` of `call` under a resolved algorithm into `out` (cleared first). `load` may be
@@ -113,11 +117,26 @@ void route_stage(Algorithm resolved, const topo::Topology& topology, const Group
 /// rails the first node's members send through.
 [[nodiscard]] TunerInputs nccl_inputs(const topo::Topology& topology, const GroupCall& call);
 
-/// Routes a direct all-to-all among `call`'s members into `out` (cleared first): one stage in which
-/// every member sends call.bytes / p to every other member, each pair its own one-hop bundle (member i's
-/// sends in the order i+1, i+2, ... mod p), latency 1 x (slowest hop + overhead). call.kind is ignored:
-/// no CollKind names all-to-all and no plan emits one yet (docs/collectives.md).
-void route_all_to_all(const topo::Topology& topology, const GroupCall& call, const topo::LinkLoadView* load,
-                      const OnHop& on_hop, StageRoute& out);
+/// What tune's analytic stage knows of a grid dimension (sim/tune/analytic.hpp): its routed ring's
+/// per-member bandwidth and per-step latency and, under nccl, the library's profile and what its tuner
+/// sees of the dimension's groups (kind and bytes are the collective's, not these inputs').
+struct AnalyticLink {
+  double bandwidth_Bps = 0;
+  double step_latency_s = 0;
+  const NcclProfile* nccl = nullptr;
+  const TunerInputs* nccl_inputs = nullptr;
+};
+/// A collective's time on such a dimension, in two parts: its bytes through (shared with the other
+/// collectives in flight on the dimension) and its latency after them.
+struct AnalyticCost {
+  double bandwidth_s = 0;
+  double latency_s = 0;
+};
+/// What tune's analytic stage charges a collective of `kind` over p >= 2 members and a buffer S under
+/// `requested` (the scenario's algorithm, as registered): the ring closed form for ring, tree,
+/// hierarchical and auto; NCCL's tuner choice (its bandwidth time; its latency plus pipeline fill) for
+/// nccl, which needs link.nccl and link.nccl_inputs; direct's bytes and steps for direct.
+[[nodiscard]] AnalyticCost analytic_cost(Algorithm requested, CollKind kind, std::uint32_t p, double S,
+                                         const AnalyticLink& link);
 
 }  // namespace exasim::collectives

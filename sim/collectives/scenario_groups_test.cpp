@@ -17,8 +17,7 @@ using namespace exasim::collectives;
 
 TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scenario", "[integration]") {
   const std::string path = std::string(EXASIM_TEST_DATA_DIR) + "/configs/scenarios/perlmutter-gpt-40b-4096.json";
-  for (Algorithm requested :
-       {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto, Algorithm::Nccl}) {
+  for (Algorithm requested : kAlgorithms) {
     CAPTURE(to_string(requested));
     // The scenario has no "collectives" object, so --set sets the whole object (every object on a --set
     // path must exist).
@@ -64,6 +63,7 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
           break;
         }
         case Algorithm::Nccl: CHECK(resolved == Algorithm::Nccl); break;
+        case Algorithm::Direct: CHECK(resolved == Algorithm::Direct); break;
       }
 
       // Route every stage; rank 0's bytes over the stages must be the resolved algorithm's closed form.
@@ -87,6 +87,8 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
           CHECK(hops == 4 * (p - 1));
         } else if (resolved == Algorithm::Nccl) {
           CHECK(hops >= p);  // a ring's p hops (+ one over NVLink per node and channel), or a tree's
+        } else if (resolved == Algorithm::Direct) {
+          CHECK(hops == p * (p - 1));  // every ordered pair
         } else {
           CHECK(hops == p);  // every member sends one hop per stage
         }
@@ -95,6 +97,7 @@ TEST_CASE("each algorithm resolves and routes the groups of the Perlmutter scena
         case Algorithm::Ring:
         case Algorithm::Nccl: CHECK(rank0 == Approx(ring_wire_bytes(kind, p, bytes))); break;
         case Algorithm::Tree: CHECK(rank0 == Approx(tree_wire_bytes(p, 0, bytes))); break;
+        case Algorithm::Direct: CHECK(rank0 == Approx(direct_wire_bytes(kind, p, bytes))); break;
         default: CHECK(rank0 == Approx(hierarchical_wire_bytes(kind, layout.nodes, layout.per_node, bytes)));
       }
     }

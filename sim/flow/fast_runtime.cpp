@@ -49,10 +49,8 @@ bool group_mixes(const topo::Topology& topo, const runtime::Job& job, std::size_
 /// every hop.
 NodeLayout node_layout(const topo::Topology& topo, const runtime::Job& job) {
   const auto& grid = job.plan->grid;
-  // Trees and NCCL's rings (node-major, rotated per channel) may join any two members.
-  const bool trees = job.collective_algorithm == collectives::Algorithm::Tree ||
-                     job.collective_algorithm == collectives::Algorithm::Auto ||
-                     job.collective_algorithm == collectives::Algorithm::Nccl;
+  // Trees, NCCL's rings (node-major, rotated per channel) and direct exchanges may join any two members.
+  const bool trees = collectives::joins_any_members(job.collective_algorithm);
   for (std::size_t d = 0; d < grid.dims().size(); ++d) {
     if (grid.dim(d).size < 3) continue;  // two members: every hop joins the same pair of GPUs
     for (Rank r = 0; r < grid.world_size(); ++r)

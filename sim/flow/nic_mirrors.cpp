@@ -1,5 +1,6 @@
 #include "sim/flow/nic_mirrors.hpp"
 
+#include "sim/collectives/algorithm.hpp"
 #include "sim/schedule/plan.hpp"
 
 #include <algorithm>
@@ -32,6 +33,7 @@ void mark_shared_nodes(const topo::Topology& topology, const runtime::Job& job, 
 std::vector<std::pair<topo::LinkId, topo::LinkId>> mirrored_nic_pairs(const topo::Topology& topology,
                                                                       const runtime::Job& job) {
   const auto& plan = *job.plan;
+  if (!collectives::bundles_are_cycles(job.collective_algorithm)) return {};
   std::vector<char> collective_dim(plan.grid.dims().size(), 0);
   for (const auto& stream : plan.streams)
     for (const auto& op : stream.ops) {

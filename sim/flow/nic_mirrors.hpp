@@ -8,7 +8,8 @@
 // a node crosses no NIC. A ring bundle over members on distinct nodes then crosses each member's NIC
 // once up (its hop out) and once down (its hop in); a double binary tree's bundle crosses every edge
 // both ways. So a NIC stays mirrored unless
-//  - the plan has point-to-point transfers (a pipeline's Send/Recv: one hop, one way): then none is;
+//  - the plan has point-to-point transfers (a pipeline's Send/Recv: one hop, one way), or its
+//    collectives run as single hops (collectives::bundles_are_cycles false: direct): then none is;
 //  - a collective group that spans nodes has two members on one node (a ring can leave that node
 //    through one NIC and enter it through another, and the hierarchical algorithm may run): the NICs
 //    of those nodes are not;

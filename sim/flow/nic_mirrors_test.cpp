@@ -47,6 +47,17 @@ TEST_CASE("a packed 4D job mirrors every NIC, each pair a NIC's up and down link
   }
 }
 
+TEST_CASE("a job whose collectives run as single hops (direct) mirrors no NIC", "[unit]") {
+  // Direct's bundles are one hop each: a member's NIC carries its sends up, others' sends down.
+  const auto topology = small_dragonfly(topo::RoutingPolicy::Adaptive);
+  const auto plan = axonn_plan();
+  auto job = job_for(plan, 20e-6);
+  job.collective_algorithm = collectives::Algorithm::Direct;
+  CHECK(flow::mirrored_nic_pairs(topology, job).empty());
+  // Run, it gives every route to the flow network, which would throw on an unequal crossing.
+  CHECK(flow::FastRuntime(topology, {}).run(job, {}, {}).iteration_s > 0);
+}
+
 TEST_CASE("NICs of a node with two members of a group that spans nodes are not mirrored", "[unit]") {
   // Rank 4 (z group {0, 4, 8, 12}) onto GPU 1, rank 1 onto GPU 4: node 0 then holds ranks 0 and 4 of
   // one z group, whose ring may leave node 0 through one NIC and enter through the other.

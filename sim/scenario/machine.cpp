@@ -25,8 +25,10 @@ MachineSpec load_machine_spec(const JsonView& v) {
     auto coll = v.object("collectives");
     coll.check_keys({"step_overhead_s", "library", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
-    // The names of collectives::nccl_profiles() (scenario_test.cpp checks that both lists agree).
-    library = coll.choice("library", {"nccl-ampere", "nccl-hopper", "nccl-blackwell", "rccl-mi200"}, library);
+    // The shipped profiles (collectives::nccl_profiles()) are the choices.
+    library = coll.string_or("library", library);
+    if (!collectives::find_nccl_profile(library))
+      coll.fail("library", "'" + library + "' is not one of: " + collectives::nccl_profile_names());
   }
   m.nccl_profile = *collectives::find_nccl_profile(library);
   // NVLS needs an NVSwitch that reduces (Hopper's third generation on): the node's fabric decides.

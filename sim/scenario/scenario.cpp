@@ -102,9 +102,11 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   if (root.has("collectives")) {
     auto collectives = root.object("collectives");
     collectives.check_keys({"algorithm"});
-    // choice() has checked the name, so the parse cannot fail.
-    s.collective_algorithm = *collectives::parse_algorithm(
-        collectives.choice("algorithm", {"ring", "tree", "hierarchical", "auto", "nccl"}, "nccl"));
+    // The registered algorithms (sim/collectives/algorithm.hpp) are the choices.
+    const std::string name = collectives.string_or("algorithm", "nccl");
+    const auto algorithm = collectives::parse_algorithm(name);
+    if (!algorithm) collectives.fail("algorithm", "'" + name + "' is not one of: " + collectives::algorithm_names());
+    s.collective_algorithm = *algorithm;
   }
 
   if (root.has("simulation")) {

@@ -86,9 +86,9 @@ struct Plan {
 
 /// Bytes `rank` sends on the wire per grid dimension under ring algorithms, from the plan alone. Stays
 /// ring-based whatever `collectives.algorithm` a scenario picks (the MPI emulation relies on it): a
-/// hierarchical collective sends the same bytes per member, a tree all-reduce does not (a member sends
-/// S/2 per tree edge it sits on), a direct all-to-all has no CollKind; sim/collectives/algorithm.hpp has
-/// each algorithm's closed form.
+/// hierarchical or direct collective sends the same bytes per member, a tree all-reduce does not (a
+/// member sends S/2 per tree edge it sits on); sim/collectives/algorithm.hpp has each algorithm's closed
+/// form.
 [[nodiscard]] std::vector<double> wire_bytes_per_dim(const Plan& plan, Rank rank);
 /// Number of collectives `rank` takes part in per grid dimension (groups of one member excluded).
 [[nodiscard]] std::vector<std::uint64_t> collectives_per_dim(const Plan& plan, Rank rank);

@@ -268,6 +268,12 @@ TEST_CASE("SimGrid and the fast core agree within 1% under tree, hierarchical an
   CHECK(hierarchical.fast.flows > ring.fast.flows);  // several stages of several bundles
 }
 
+TEST_CASE("SimGrid and the fast core agree within 1% under direct", "[integration]") {
+  // Every pair of a group at once, each its own one-hop bundle; all-reduces in two stages.
+  cross_check(
+      {"single switch, 64 GPUs, direct", switch_64, {2, 8, 2, 2}, true, nullptr, collectives::Algorithm::Direct});
+}
+
 TEST_CASE("SimGrid and the fast core agree within 1% on NVSwitch nodes and a rail-optimised fat tree",
           "[integration]") {
   const auto machine = nvswitch_rails_32();

@@ -28,7 +28,7 @@ AnalyticModel::AnalyticModel(const scenario::Scenario& base)
       gpu_of_rank_(scenario::place_ranks(base.placement, *topology_, base.gpus)),
       ranks_(base.gpus),
       step_overhead_s_(base.machine.collective_step_overhead_s),
-      nccl_(base.collective_algorithm == collectives::Algorithm::Nccl),
+      algorithm_(base.collective_algorithm),
       nccl_profile_(base.machine.nccl_profile) {}
 
 AnalyticModel::~AnalyticModel() = default;
@@ -38,7 +38,8 @@ RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
   auto it = rings_.find(key);
   if (it == rings_.end()) {
     RingLink link = route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_);
-    if (nccl_ && size > 1) {
+    link.algorithm = algorithm_;
+    if (algorithm_ == collectives::Algorithm::Nccl && size > 1) {
       // Rank 0's group along a dimension of `size` members `stride` apart, as the tuner sees it.
       const schedule::ProcessGrid grid({{"below", stride}, {"dim", size}, {"above", ranks_ / (stride * size)}});
       collectives::GroupCall call;
@@ -55,15 +56,9 @@ RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
 
 CollectiveCost collective_cost(schedule::CollKind kind, std::uint32_t p, double bytes, const RingLink& link) {
   if (p < 2) return {};
-  if (link.nccl != nullptr) {
-    collectives::TunerInputs in = link.nccl_inputs;
-    in.kind = kind;
-    in.bytes = bytes;
-    const auto choice = collectives::nccl_choose(*link.nccl, in);
-    return {bytes / choice.algorithm_Bps, choice.latency_s + collectives::nccl_pipeline_s(*link.nccl, choice, in)};
-  }
-  return {schedule::ring_wire_bytes(kind, p, bytes) / link.bandwidth_Bps,
-          schedule::ring_steps(kind, p) * link.step_latency_s};
+  const auto cost = collectives::analytic_cost(link.algorithm, kind, p, bytes,
+                                               {link.bandwidth_Bps, link.step_latency_s, link.nccl, &link.nccl_inputs});
+  return {cost.bandwidth_s, cost.latency_s};
 }
 
 RingLink route_ring(const topo::Topology& topo, const std::vector<std::uint32_t>& gpu_of_rank, std::uint32_t ranks,

@@ -62,6 +62,8 @@ namespace exasim::tune {
 struct RingLink {
   double bandwidth_Bps = 0;   ///< per member, per direction
   double step_latency_s = 0;  ///< route latency plus the collective step overhead
+  /// The scenario's collectives.algorithm: whose analytic cost collective_cost charges.
+  collectives::Algorithm algorithm = collectives::Algorithm::Ring;
   /// Under collectives.algorithm nccl: the library's profile and what its tuner sees of this
   /// dimension's groups (kind and bytes filled per collective); null: the ring closed form.
   const collectives::NcclProfile* nccl = nullptr;
@@ -77,8 +79,8 @@ struct RingLink {
                                   double step_overhead_s);
 
 /// A collective's time on a dimension's link, in two parts: its bytes through (shared with the other
-/// collectives in flight on the dimension) and its latency after them. The ring closed form, or with
-/// link.nccl the library tuner's choice (its bandwidth time; its latency plus pipeline fill).
+/// collectives in flight on the dimension) and its latency after them: link.algorithm's analytic cost
+/// (collectives::analytic_cost: the ring closed form, or under nccl the library tuner's choice).
 struct CollectiveCost {
   double bandwidth_s = 0;
   double latency_s = 0;
@@ -124,7 +126,7 @@ class AnalyticModel final : public scenario::AnalyticMachine {
   std::vector<std::uint32_t> gpu_of_rank_;  ///< empty: rank r on GPU r (packed)
   std::uint32_t ranks_ = 0;
   double step_overhead_s_ = 0;
-  bool nccl_ = false;  ///< the base scenario's collectives.algorithm is nccl
+  collectives::Algorithm algorithm_;  ///< the base scenario's collectives.algorithm
   collectives::NcclProfile nccl_profile_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, RingLink> rings_;
   std::map<const scenario::Scheme*, std::unique_ptr<scenario::SchemeEstimate>> estimates_;

@@ -42,8 +42,9 @@ struct CostInputs {
   double step_overhead_s = 0;
 };
 
-/// Whether `algorithm` (Ring, Tree or Hierarchical) can run this collective: tree needs an all-reduce
-/// of p >= 2; hierarchical needs nodes > 1 and per_node > 1.
+/// Whether `algorithm`, one of auto's candidates (those that register an estimate: ring, tree,
+/// hierarchical), can run this collective: ring always, tree an all-reduce of p >= 2, hierarchical a
+/// collective (not Send/Recv) over nodes > 1 and per_node > 1. False for the others.
 [[nodiscard]] bool applies(Algorithm algorithm, CollKind kind, const CostInputs& in);
 
 /// steps x (alpha + overhead) + bytes / beta per stage, summed (infinity where it does not apply):
@@ -53,8 +54,8 @@ struct CostInputs {
 ///    inter bw / nic_share.
 [[nodiscard]] double estimate_s(Algorithm algorithm, CollKind kind, const CostInputs& in, double S);
 
-/// The applicable algorithm of least estimate, in the order ring, tree, hierarchical; a later one must
-/// be strictly faster to win, so ties go to ring. Never Auto.
+/// The applicable candidate of least estimate, in table order (ring, tree, hierarchical); a later one
+/// must be strictly faster to win, so ties go to ring. Never Auto.
 [[nodiscard]] Algorithm choose_fastest(CollKind kind, const CostInputs& in, double S);
 
 /// The inputs of `call` on `topology`: the layout's shape, the sampled hops, the NIC sharing of the

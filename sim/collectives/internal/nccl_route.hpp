@@ -1,6 +1,6 @@
 #pragma once
 // Routing of `collectives.algorithm: nccl` (nccl_tuner.hpp chooses, this routes the choice). Internal to
-// sim/collectives: router.cpp calls it for Algorithm::Nccl.
+// sim/collectives: algorithms/nccl.cpp defines it and registers it.
 //
 // NCCL's rings and trees as flows:
 //  - channels over rails: where a node holds L > 1 of the group's members that send through k > 1

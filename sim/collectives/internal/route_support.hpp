@@ -1,6 +1,6 @@
 #pragma once
 // What every algorithm's routing shares: the call's key, routing one hop onto a stage, closing a bundle.
-// Internal to sim/collectives (router.cpp, nccl_route.cpp).
+// Internal to sim/collectives (the algorithms' files, algorithms/*.cpp).
 
 #include "sim/collectives/flow_key.hpp"
 #include "sim/collectives/router.hpp"

@@ -48,16 +48,13 @@ struct RoutedStage {
 
 /// Routes stage `stage` of `call`, recording each hop as on_hop reports it.
 inline RoutedStage route_one(Algorithm algorithm, const topo::Topology& topology, const GroupCall& call,
-                             std::uint32_t stage, bool all_to_all = false) {
+                             std::uint32_t stage) {
   RoutedStage rs;
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // (offset, count) in route.links
   const OnHop on_hop = [&](const topo::LinkId* links, std::size_t count) {
     spans.emplace_back(static_cast<std::size_t>(links - rs.route.links.data()), count);
   };
-  if (all_to_all)
-    route_all_to_all(topology, call, nullptr, on_hop, rs.route);
-  else
-    route_stage(algorithm, topology, call, stage, nullptr, on_hop, rs.route);
+  route_stage(algorithm, topology, call, stage, nullptr, on_hop, rs.route);
   for (auto [offset, count] : spans) {
     RoutedHop hop;
     const auto& links = rs.route.links;

@@ -1,7 +1,10 @@
-#include "sim/collectives/internal/nccl_route.hpp"
+// nccl: what NCCL (RCCL) would run, chosen by nccl_tuner.hpp and routed here as channels over the NIC
+// rails (internal/nccl_route.hpp says how; docs/collectives.md section 7).
 #include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/group_layout.hpp"
 #include "sim/collectives/internal/cost_model.hpp"
+#include "sim/collectives/internal/nccl_route.hpp"
+#include "sim/collectives/internal/registry.hpp"
 #include "sim/collectives/internal/route_support.hpp"
 
 #include <algorithm>
@@ -130,5 +133,43 @@ void route_nccl(const topo::Topology& topology, const GroupCall& call, const top
   out.latency_s = choice.latency_s + nccl_pipeline_s(*call.nccl, choice, in);
   if (layout.rank0_member >= 0) out.rank0_wire_bytes = ring_wire_bytes(call.kind, p, call.bytes);
 }
+
+namespace detail {
+
+namespace {
+
+/// The tuner's choice for this collective: its bandwidth time, its latency plus pipeline fill. Without
+/// the library's inputs (a dimension tune did not prepare for nccl), the ring's.
+AnalyticCost analytic_cost(CollKind kind, std::uint32_t p, double S, const AnalyticLink& link) {
+  if (link.nccl == nullptr || link.nccl_inputs == nullptr) return ring_analytic_cost(kind, p, S, link);
+  TunerInputs in = *link.nccl_inputs;
+  in.kind = kind;
+  in.bytes = S;
+  const auto choice = nccl_choose(*link.nccl, in);
+  return {S / choice.algorithm_Bps, choice.latency_s + nccl_pipeline_s(*link.nccl, choice, in)};
+}
+
+}  // namespace
+
+const AlgorithmEntry& nccl_algorithm() {
+  static const AlgorithmEntry entry{
+      "nccl",
+      [](const topo::Topology&, const GroupCall& call) {
+        return schedule::is_p2p(call.kind) || call.size() < 2 ? Algorithm::Ring : Algorithm::Nccl;
+      },
+      /*applies=*/nullptr,
+      /*estimate_s=*/nullptr,
+      /*closed_form=*/nullptr, analytic_cost, [](const GroupCall&) { return 1u; },
+      [](const topo::Topology& topology, const GroupCall& call, std::uint32_t, const topo::LinkLoadView* load,
+         const OnHop& on_hop, StageRoute& out) { route_nccl(topology, call, load, on_hop, out); },
+      /*joins_any_members=*/true,
+      /*bundles_are_cycles=*/true,
+      /*may_split_by_node=*/false,
+      // The MPI host has no GPU library to model: the emulation runs the ring.
+      /*emulated_by=*/Algorithm::Ring};
+  return entry;
+}
+
+}  // namespace detail
 
 }  // namespace exasim::collectives
