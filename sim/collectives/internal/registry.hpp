@@ -14,6 +14,7 @@
 #include "sim/collectives/internal/cost_model.hpp"
 #include "sim/collectives/router.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
