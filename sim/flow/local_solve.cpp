@@ -51,134 +51,140 @@ constexpr std::uint32_t bit_count(std::uint64_t x) {
 }  // namespace
 
 void LocalSolver::join(PathId p) {
-  if (s_->paths_[p].in_set == in_set_) return;
-  s_->paths_[p].in_set = in_set_;
-  s_->comp_paths_.push_back(p);
+  NetworkState& s = *s_;
+  if (s.paths_[p].in_set == in_set_) return;
+  s.paths_[p].in_set = in_set_;
+  s.comp_paths_.push_back(p);
 }
 
 void LocalSolver::solve(NetworkState& state) {
   s_ = &state;
+  NetworkState& s = state;
   // Marks: epochs only grow, so ComponentsSolver never mistakes a mark of this solve for its own.
-  s_->comp_paths_.clear();
+  s.comp_paths_.clear();
   keys_.clear();
   ++in_set_;
-  for (const PathId p : s_->touched_paths_)
-    if (s_->paths_[p].flows > 0) join(p);
-  s_->touched_paths_.clear();
-  const std::uint32_t dirty_seen = ++s_->epoch_;
-  for (const topo::LinkId l : s_->dirty_links_) {
-    LinkState& link = s_->links_[l];
+  for (const PathId p : s.touched_paths_)
+    if (s.paths_[p].flows > 0) join(p);
+  s.touched_paths_.clear();
+  const std::uint32_t dirty_seen = ++s.epoch_;
+  for (const topo::LinkId l : s.dirty_links_) {
+    LinkState& link = s.links_[l];
     // Marked dirty only while some path's bottleneck was here, but those paths may have ended since.
     if (!link.holds_bottleneck || link.epoch == dirty_seen) continue;
     link.epoch = dirty_seen;
-    for (const Entry* e = link.entries.begin(s_->spills_); e != link.entries.end(s_->spills_); ++e)
-      if (s_->paths_[e->path].bottleneck == l) join(e->path);
+    for (const Entry* e = link.entries.begin(s.spills_); e != link.entries.end(s.spills_); ++e)
+      if (s.paths_[e->path].bottleneck == l) join(e->path);
   }
-  s_->dirty_links_.clear();
-  if (s_->comp_paths_.empty()) return;
-  unfrozen_mark_ = ++s_->epoch_;
-  frozen_mark_ = ++s_->epoch_;
-  region_mark_ = ++s_->epoch_;
-  for (const PathId p : s_->comp_paths_) {  // all variable before any link counts them
-    s_->paths_[p].epoch = unfrozen_mark_;
-    s_->paths_[p].own_key = kNoId;
+  s.dirty_links_.clear();
+  if (s.comp_paths_.empty()) return;
+  unfrozen_mark_ = ++s.epoch_;
+  frozen_mark_ = ++s.epoch_;
+  region_mark_ = ++s.epoch_;
+  for (const PathId p : s.comp_paths_) {  // all variable before any link counts them
+    s.paths_[p].epoch = unfrozen_mark_;
+    s.paths_[p].own_key = kNoId;
   }
-  variables_left_ = static_cast<std::uint32_t>(s_->comp_paths_.size());
+  variables_left_ = static_cast<std::uint32_t>(s.comp_paths_.size());
   checks_pending_ = 0;
   // Each enters with its own key at once. A later one that makes a link shared leaves an earlier
   // one's own key there stale, which fill_local() finds when it pops (lazy own keys);
   // entering all first and then walking every route again for its key cost one more walk a path
   // (gpt-80b 4,096 spread: 0.973 of the wall time without it).
   defer_keys_ = true;
-  for (const PathId p : s_->comp_paths_) enter_region(p, 0.0);
+  for (const PathId p : s.comp_paths_) enter_region(p, 0.0);
   push_deferred_keys();
-  const std::uint64_t released_before = s_->counters_.paths_released;
+  const std::uint64_t released_before = s.counters_.paths_released;
   fill_local();
-  if (s_->sleep_mode_ == Sleeping::Auto) {
+  if (s.sleep_mode_ == Sleeping::Auto) {
     // A running mean over about the last hundred re-solves, with hysteresis (kReleasedMeanWeight).
     released_mean_ +=
-        kReleasedMeanWeight * (static_cast<double>(s_->counters_.paths_released - released_before) - released_mean_);
-    s_->sleeping_ = released_mean_ > (s_->sleeping_ ? kWakeBelow : kSleepAbove);
+        kReleasedMeanWeight * (static_cast<double>(s.counters_.paths_released - released_before) - released_mean_);
+    s.sleeping_ = released_mean_ > (s.sleeping_ ? kWakeBelow : kSleepAbove);
   }
 }
 
 void LocalSolver::wake_into_region(topo::LinkId l) {
+  NetworkState& s = *s_;
   // As enter_region() would have entered it for each unfrozen variable path on it (paths frozen so
   // far count at their new rates in the load, held ones at theirs). No path is bottlenecked on a
   // link that slept, so there is no check to schedule.
-  s_->wake(l);
-  FillScratch& sc = s_->scratch_[l];
-  open_region_link(sc, s_->capacity(l));
-  const EntryList& entries = s_->links_[l].entries;
-  for (const Entry* e = entries.begin(s_->spills_); e != entries.end(s_->spills_); ++e) {
-    const Path& q = s_->paths_[e->path];
+  s.wake(l);
+  FillScratch& sc = s.scratch_[l];
+  open_region_link(sc, s.capacity(l));
+  const EntryList& entries = s.links_[l].entries;
+  for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e) {
+    const Path& q = s.paths_[e->path];
     if (q.epoch != unfrozen_mark_) continue;
     sc.residual += NetworkState::quantized(q.new_rate) * q.flows;
     sc.unfrozen += q.flows;
     sc.owner = sc.owner == kNoId || sc.owner == e->path ? e->path : kShared;
   }
   if (sc.owner == kShared) {
-    push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
+    push_link_key(s, l, std::max(0.0, sc.residual) / sc.unfrozen);
   } else if (sc.owner != kNoId) {
     push_own_key(sc.owner);  // its own key counted the allowance here, not the link's share
   }
 }
 
 void LocalSolver::push_deferred_keys() {
+  NetworkState& s = *s_;
   defer_keys_ = false;
   for (const topo::LinkId l : deferred_keys_) {
-    const FillScratch& sc = s_->scratch_[l];
-    push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
+    const FillScratch& sc = s.scratch_[l];
+    push_link_key(s, l, std::max(0.0, sc.residual) / sc.unfrozen);
   }
   deferred_keys_.clear();
 }
 
 void LocalSolver::consider_lone_links(Share& tightest, Path& path) {
+  NetworkState& s = *s_;
   // A lone link's share is its capacity over the path's flows until the path freezes: only the
   // tightest matters. It stays the tightest until a lone mark or class on the route, or the path's
   // flows, change (NetworkState::set_lone(), add(), finish() mark it stale): re-solves enter a path
   // many times in between, and half the entries of adaptive routes are lone.
-  const RouteEntry* route = s_->route_of(tightest.path);
+  const RouteEntry* route = s.route_of(tightest.path);
   const double flows = path.flows;
   if (path.lone_hop == kLoneStale) {
     // The least key of the lone entries alone: (share, link) orders keys totally, so comparing it
     // with `tightest` afterwards picks what comparing entry by entry would.
     Share least{std::numeric_limits<double>::infinity(), kNoId, tightest.path};
     std::uint32_t at = kNoLone;
-    s_->for_each_entry(tightest.path, true, [&](std::uint32_t i) {
-      if (const Share key = s_->lone_key(route[i], flows, tightest.path); least > key) {
+    s.for_each_entry(tightest.path, true, [&](std::uint32_t i) {
+      if (const Share key = s.lone_key(route[i], flows, tightest.path); least > key) {
         least = key;
         at = i;
       }
     });
     path.lone_hop = at;
   }
-  if (path.lone_hop != kNoLone) consider_lone_link(tightest, route[path.lone_hop], flows);
+  if (path.lone_hop != kNoLone) consider_lone_link(s, tightest, route[path.lone_hop], flows);
 }
 
 void LocalSolver::enter_region(PathId p, double level) {
+  NetworkState& s = *s_;
   // p's entries move from held load to unfrozen variables, entry by entry; a link new to the region
   // starts from its whole load (every entry at its rate, kept up to date in FillScratch::load, so the
   // link's entries need not be read) and gets a check per held path bottlenecked there. A link that
   // had one other unfrozen variable becomes shared: it gets a key of its own, and that path a new
   // tightest key if this link was its tightest. And p's own tightest key (push_own_key()).
-  Path& path = s_->paths_[p];
-  s_->counters_.route_entries += path.hops;
+  Path& path = s.paths_[p];
+  s.counters_.route_entries += path.hops;
   const double held = NetworkState::quantized(path.new_rate);  // what each of its flows counts for in the loads
   // Read once: the stores to link records below could alias Path fields, for all the compiler knows.
   const std::uint32_t flows = path.flows;
   const double held_load = held * flows;
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
-  const RouteEntry* route = s_->route_of(p);
+  const RouteEntry* route = s.route_of(p);
   // Inlined into both loops below (GCC left it a call, one per entry).
   const auto enter_shared = [&](const RouteEntry& r) __attribute__((always_inline)) {
-    FillScratch& sc = s_->scratch_[r.link];
+    FillScratch& sc = s.scratch_[r.link];
     if (sc.region != region_mark_) {
-      open_region_link(sc, s_->capacity(r));
+      open_region_link(sc, s.capacity(r));
       if (sc.bottlenecked > 0) {
-        const EntryList& entries = s_->links_[r.link].entries;
-        for (const Entry* e = entries.begin(s_->spills_); e != entries.end(s_->spills_); ++e) {
-          const Path& q = s_->paths_[e->path];
+        const EntryList& entries = s.links_[r.link].entries;
+        for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e) {
+          const Path& q = s.paths_[e->path];
           if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.bottleneck == r.link) {
             push_key({std::max(level, q.new_rate), r.link, e->path | kCheck});
             ++checks_pending_;
@@ -200,7 +206,7 @@ void LocalSolver::enter_region(PathId p, double level) {
             sc.keyed = kDeferred;
             deferred_keys_.push_back(r.link);
           } else {
-            push_link_key(r.link, share);
+            push_link_key(s, r.link, share);
           }
         }
       }
@@ -219,14 +225,14 @@ void LocalSolver::enter_region(PathId p, double level) {
   // go through the shared-entry mask instead, a branch misprediction per lone entry fewer. Each way
   // measured slower on the other kind (docs/performance.md, "The local solver").
   std::uint32_t shared = 0;
-  for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(s_->masks_[path.mask_at + w]);
+  for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(s.masks_[path.mask_at + w]);
   if (8 * shared >= 7 * path.hops) {
     for (std::uint32_t i = 0; i < path.hops; ++i) {
       // No test of the route's end (it mispredicted at every path's end): entries past it are other
       // routes' or spare ones (take_path()), all link ids, and a needless prefetch costs less.
-      __builtin_prefetch(s_->scratch_.data() + route[i + kPrefetchAhead].link);
+      __builtin_prefetch(s.scratch_.data() + route[i + kPrefetchAhead].link);
       if (route[i].lone) {
-        consider_lone_link(tightest, route[i], flows);
+        consider_lone_link(s, tightest, route[i], flows);
       } else {
         enter_shared(route[i]);
       }
@@ -234,14 +240,13 @@ void LocalSolver::enter_region(PathId p, double level) {
   } else {
     consider_lone_links(tightest, path);
     shared_at_.clear();
-    s_->for_each_entry(p, false, [&](std::uint32_t i) { shared_at_.push_back(i); });
+    s.for_each_entry(p, false, [&](std::uint32_t i) { shared_at_.push_back(i); });
     // Padded with entry 0, so that the prefetches need no test of the end (it mispredicted once a
     // path: 3.4 % of an adaptive run's mispredictions).
     shared_at_.insert(shared_at_.end(), kPrefetchAhead, 0);
-    for (std::size_t j = 0; j < kPrefetchAhead; ++j)
-      __builtin_prefetch(s_->scratch_.data() + route[shared_at_[j]].link);
+    for (std::size_t j = 0; j < kPrefetchAhead; ++j) __builtin_prefetch(s.scratch_.data() + route[shared_at_[j]].link);
     for (std::size_t j = 0; j < shared; ++j) {
-      __builtin_prefetch(s_->scratch_.data() + route[shared_at_[j + kPrefetchAhead]].link);
+      __builtin_prefetch(s.scratch_.data() + route[shared_at_[j + kPrefetchAhead]].link);
       enter_shared(route[shared_at_[j]]);
     }
   }
@@ -250,14 +255,15 @@ void LocalSolver::enter_region(PathId p, double level) {
 }
 
 void LocalSolver::push_own_key(PathId p) {
+  NetworkState& s = *s_;
   // A link whose only unfrozen variable is p (or that only p crosses at all: a lone link) keeps its
   // share until p freezes, so of those only the tightest needs a key, as in ComponentsSolver::fill().
-  Path& path = s_->paths_[p];
+  Path& path = s.paths_[p];
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   consider_lone_links(tightest, path);
-  const RouteEntry* route = s_->route_of(p);
-  s_->for_each_entry(p, false, [&](std::uint32_t i) {
-    if (const FillScratch& sc = s_->scratch_[route[i].link]; sc.owner == p) {
+  const RouteEntry* route = s.route_of(p);
+  s.for_each_entry(p, false, [&](std::uint32_t i) {
+    if (const FillScratch& sc = s.scratch_[route[i].link]; sc.owner == p) {
       const Share key{std::max(0.0, sc.residual) / sc.unfrozen, route[i].link, p};
       if (tightest > key) tightest = key;
     }
@@ -267,32 +273,35 @@ void LocalSolver::push_own_key(PathId p) {
 }
 
 void LocalSolver::release(PathId p, double level) {
-  ++s_->counters_.paths_released;
+  NetworkState& s = *s_;
+  ++s.counters_.paths_released;
   join(p);
-  s_->paths_[p].epoch = unfrozen_mark_;
+  s.paths_[p].epoch = unfrozen_mark_;
   ++variables_left_;
   enter_region(p, level);
 }
 
 bool LocalSolver::loose(topo::LinkId l, double rate) const {
+  const NetworkState& s = *s_;
   // With unfrozen variables on l, its share s is at or above the level (= rate) and can only grow
   // through a variable freezing elsewhere below s; from here on nothing freezes below the level, so
   // if s is the rate (within the tolerance) l saturates there and the path stays its fastest. If s is
   // above, the variables will run faster than the path, which must rise with them. Without unfrozen
   // variables, l is final: the path rises iff l has room left.
-  const FillScratch& sc = s_->scratch_[l];
+  const FillScratch& sc = s.scratch_[l];
   if (sc.unfrozen > 0) return std::max(0.0, sc.residual) / sc.unfrozen > rate * (1 + kTolerance);
-  return sc.residual > kTolerance * s_->capacity(l);
+  return sc.residual > kTolerance * s.capacity(l);
 }
 
 void LocalSolver::saturate(topo::LinkId l, double share) {
+  NetworkState& s = *s_;
   // Held paths faster than the level come down to it; if any did, the link's share has grown and it
   // goes back into the heap. Else its unfrozen variables freeze here.
   bool released = false;
-  const EntryList& entries = s_->links_[l].entries;
+  const EntryList& entries = s.links_[l].entries;
   defer_keys_ = true;  // the released paths enter at one level, often onto the same links
-  for (const Entry* e = entries.begin(s_->spills_); e != entries.end(s_->spills_); ++e) {
-    const Path& q = s_->paths_[e->path];
+  for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e) {
+    const Path& q = s.paths_[e->path];
     if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.new_rate > share * (1 + kTolerance)) {
       release(e->path, share);
       released = true;
@@ -300,13 +309,14 @@ void LocalSolver::saturate(topo::LinkId l, double share) {
   }
   push_deferred_keys();  // l among them: its share has grown, and it goes back in
   if (released) return;
-  for (const Entry* e = entries.begin(s_->spills_); e != entries.end(s_->spills_); ++e)
-    if (s_->paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
+  for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e)
+    if (s.paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
 }
 
 void LocalSolver::freeze_local(PathId id, double share, topo::LinkId at) {
-  s_->set_bottleneck(id, at);
-  Path& path = s_->paths_[id];
+  NetworkState& s = *s_;
+  s.set_bottleneck(id, at);
+  Path& path = s.paths_[id];
   path.epoch = frozen_mark_;
   --variables_left_;
   const std::int64_t delta = static_cast<std::int64_t>(path.flows) *
@@ -314,9 +324,9 @@ void LocalSolver::freeze_local(PathId id, double share, topo::LinkId at) {
   path.new_rate = share;
   const std::uint32_t flows = path.flows;  // read once (see enter_region())
   const double frozen_load = share * flows;
-  const RouteEntry* route = s_->route_of(id);
-  s_->for_each_entry(id, false, [&](std::uint32_t i) {
-    FillScratch& link = s_->scratch_[route[i].link];
+  const RouteEntry* route = s.route_of(id);
+  s.for_each_entry(id, false, [&](std::uint32_t i) {
+    FillScratch& link = s.scratch_[route[i].link];
     link.load += delta;
     link.residual -= frozen_load;
     link.unfrozen -= flows;
@@ -324,14 +334,16 @@ void LocalSolver::freeze_local(PathId id, double share, topo::LinkId at) {
 }
 
 bool LocalSolver::dead_key(const KeyItem& key) const {
+  const NetworkState& s = *s_;
   // A link's key once no variable is left on it, and the own key of a path no longer variable, would
   // pop only to be skipped: a link that gets a variable again by a release gets a fresh key then (see
   // enter_region()). Checks of held paths are never dropped.
-  if (key.path == kNoId) return s_->scratch_[key.link].unfrozen == 0;
-  return !(key.path & kCheck) && s_->paths_[key.path].epoch != unfrozen_mark_;
+  if (key.path == kNoId) return s.scratch_[key.link].unfrozen == 0;
+  return !(key.path & kCheck) && s.paths_[key.path].epoch != unfrozen_mark_;
 }
 
 void LocalSolver::fill_local() {
+  NetworkState& s = *s_;
   Share top{0.0, kNoId};
   KeyItem item{};
   // With no variable left and no check to come, every key left is dead (its link's variables, or its
@@ -343,17 +355,17 @@ void LocalSolver::fill_local() {
     if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
       --checks_pending_;
       const PathId p = top.path & ~kCheck;
-      const std::uint32_t epoch = s_->paths_[p].epoch;
-      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link, s_->paths_[p].new_rate))
+      const std::uint32_t epoch = s.paths_[p].epoch;
+      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link, s.paths_[p].new_rate))
         release(p, top.share);
       continue;
     }
-    const FillScratch& link = s_->scratch_[top.link];
-    if (top.path == kNoId) s_->scratch_[top.link].keyed = std::numeric_limits<double>::infinity();
+    const FillScratch& link = s.scratch_[top.link];
+    if (top.path == kNoId) s.scratch_[top.link].keyed = std::numeric_limits<double>::infinity();
     if (top.path != kNoId) {  // a variable path's tightest lone or own link
-      if (s_->paths_[top.path].epoch != unfrozen_mark_) continue;
+      if (s.paths_[top.path].epoch != unfrozen_mark_) continue;
       if (link.region != region_mark_) {
-        if (s_->links_[top.link].asleep != kAwake) {
+        if (s.links_[top.link].asleep != kAwake) {
           wake_into_region(top.link);
           push_own_key(top.path);
           continue;
@@ -365,7 +377,7 @@ void LocalSolver::fill_local() {
         // Shared since (the link has a key of its own): the path's own links are fewer than when
         // this key was pushed, so its tightest own key is at or above this one; find it now, not
         // when the link became shared (most such paths freeze elsewhere before this key comes up).
-        if (s_->paths_[top.path].own_key == top.link) push_own_key(top.path);
+        if (s.paths_[top.path].own_key == top.link) push_own_key(top.path);
         continue;
       }
     }
@@ -378,13 +390,13 @@ void LocalSolver::fill_local() {
         push_own_key(top.path);
         continue;
       }
-      push_link_key(top.link, share);
+      push_link_key(s, top.link, share);
       continue;
     }
     saturate(top.link, share);
     // An own key whose link released held paths instead of freezing: the link is shared now, and the
     // path, still variable, needs its next own key.
-    if (top.path != kNoId && s_->paths_[top.path].epoch == unfrozen_mark_ && s_->paths_[top.path].own_key == top.link)
+    if (top.path != kNoId && s.paths_[top.path].epoch == unfrozen_mark_ && s.paths_[top.path].own_key == top.link)
       push_own_key(top.path);
   }
 }
