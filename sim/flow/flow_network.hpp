@@ -104,12 +104,13 @@ class FlowNetwork final : public topo::LinkLoadView {
   FlowId add(const std::vector<topo::LinkId>& route, double bytes, std::uint64_t tag) {
     return add(std::span<const topo::LinkId>(route), bytes, tag);
   }
-  /// Sleeping links (Solver::Local only: LocalSolver::kFeatures). A shared link whose paths all run at most its
-  /// capacity over a room of more flows than it has (its allowance) cannot be full: the solver passes over it like a
-  /// lone link, each path on it held below the allowance, until a path reaches the allowance (the link wakes and joins
-  /// the filling at that level) or its flows outgrow the room (it wakes). Exact: below the allowance the link cannot
-  /// bind. It pays where shared links rarely bind (minimal routing, where the global links do: 0.89 of the time) and
-  /// costs where they often do (adaptive routing, whose NIC links run close to their share: 1.22; Valiant: 1.30; random
+  /// Sleeping links (Solver::Local only). A shared link whose paths all run at most its capacity
+  /// over a room of more flows than it has (its allowance) cannot be full: the solver passes over it
+  /// like a lone link, each path on it held below the allowance, until a path reaches the allowance
+  /// (the link wakes and joins the filling at that level) or its flows outgrow the room (it wakes).
+  /// Exact: below the allowance the link cannot bind. It pays where shared links rarely bind
+  /// (minimal routing, where the global links do: 0.89 of the time) and costs where they often do
+  /// (adaptive routing, whose NIC links run close to their share: 1.22; Valiant: 1.30; random
   /// placement under minimal routing: 1.21): docs/performance.md, "Sleeping links". What tells them apart
   /// is the cascades: spread placements under minimal routing release 27-61 held paths a re-solve,
   /// the others 0.5-4. Sleeping::Auto follows that (a running mean of the paths a re-solve released:
