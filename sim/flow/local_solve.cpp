@@ -24,7 +24,7 @@
 // old one, met once the link's share has risen back above it (or its variables have frozen), and is handled like any
 // lagging key.
 
-#include "sim/flow/flow_network.hpp"
+#include "sim/flow/internal/local_solver.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -37,7 +37,7 @@ namespace {
 /// completions by ns and measurably changed adaptive runs; 1e-13 costs no measurable time).
 constexpr double kTolerance = 1e-13;
 /// Marks a key as the check of a held path (path ids stay below 2^29: each path holds at least
-/// kMinSegment of the at most 2^32 route entries, see take_path()).
+/// kMinSegment of the at most 2^32 route entries, see NetworkState::take_path()).
 constexpr std::uint32_t kCheck = 0x80000000u;
 /// FillScratch::keyed of a link waiting in deferred_keys_: below any share, so never "a key below it".
 constexpr double kDeferred = -1;
@@ -50,112 +50,141 @@ constexpr std::uint32_t bit_count(std::uint64_t x) {
 }
 }  // namespace
 
-void FlowNetwork::join(PathId p) {
-  if (paths_[p].in_set == in_set_) return;
-  paths_[p].in_set = in_set_;
-  comp_paths_.push_back(p);
+void LocalSolver::join(PathId p) {
+  NetworkState& s = *s_;
+  if (s.paths_[p].in_set == in_set_) return;
+  s.paths_[p].in_set = in_set_;
+  s.comp_paths_.push_back(p);
 }
 
-void FlowNetwork::solve_local() {
-  // Marks: epochs only grow, so solve_components() never mistakes a mark of this solve for its own.
-  comp_paths_.clear();
+void LocalSolver::solve(NetworkState& state) {
+  s_ = &state;
+  NetworkState& s = state;
+  // Marks: epochs only grow, so ComponentsSolver never mistakes a mark of this solve for its own.
+  s.comp_paths_.clear();
   keys_.clear();
   ++in_set_;
-  for (const PathId p : touched_paths_)
-    if (paths_[p].flows > 0) join(p);
-  touched_paths_.clear();
-  const std::uint32_t dirty_seen = ++epoch_;
-  for (const topo::LinkId l : dirty_links_) {
-    LinkState& link = links_[l];
+  for (const PathId p : s.touched_paths_)
+    if (s.paths_[p].flows > 0) join(p);
+  s.touched_paths_.clear();
+  const std::uint32_t dirty_seen = ++s.epoch_;
+  for (const topo::LinkId l : s.dirty_links_) {
+    LinkState& link = s.links_[l];
     // Marked dirty only while some path's bottleneck was here, but those paths may have ended since.
     if (!link.holds_bottleneck || link.epoch == dirty_seen) continue;
     link.epoch = dirty_seen;
-    for (const Entry* e = link.entries.begin(spills_); e != link.entries.end(spills_); ++e)
-      if (paths_[e->path].bottleneck == l) join(e->path);
+    for (const Entry* e = link.entries.begin(s.spills_); e != link.entries.end(s.spills_); ++e)
+      if (s.paths_[e->path].bottleneck == l) join(e->path);
   }
-  dirty_links_.clear();
-  if (comp_paths_.empty()) return;
-  unfrozen_mark_ = ++epoch_;
-  frozen_mark_ = ++epoch_;
-  region_mark_ = ++epoch_;
-  for (const PathId p : comp_paths_) {  // all variable before any link counts them
-    paths_[p].epoch = unfrozen_mark_;
-    paths_[p].own_key = kNoId;
+  s.dirty_links_.clear();
+  if (s.comp_paths_.empty()) return;
+  unfrozen_mark_ = ++s.epoch_;
+  frozen_mark_ = ++s.epoch_;
+  region_mark_ = ++s.epoch_;
+  for (const PathId p : s.comp_paths_) {  // all variable before any link counts them
+    s.paths_[p].epoch = unfrozen_mark_;
+    s.paths_[p].own_key = kNoId;
   }
-  variables_left_ = static_cast<std::uint32_t>(comp_paths_.size());
+  variables_left_ = static_cast<std::uint32_t>(s.comp_paths_.size());
   checks_pending_ = 0;
   // Each enters with its own key at once. A later one that makes a link shared leaves an earlier
   // one's own key there stale, which fill_local() finds when it pops (lazy own keys);
   // entering all first and then walking every route again for its key cost one more walk a path
   // (gpt-80b 4,096 spread: 0.973 of the wall time without it).
   defer_keys_ = true;
-  for (const PathId p : comp_paths_) enter_region(p, 0.0);
+  for (const PathId p : s.comp_paths_) enter_region(p, 0.0);
   push_deferred_keys();
-  const std::uint64_t released_before = counters_.paths_released;
+  const std::uint64_t released_before = s.counters_.paths_released;
   fill_local();
-  if (sleep_mode_ == Sleeping::Auto) {
-    // A running mean over about the last hundred re-solves, with hysteresis (flow_network.hpp).
-    constexpr double kWeight = 0.01, kOn = 12, kOff = 6;
-    released_mean_ += kWeight * (static_cast<double>(counters_.paths_released - released_before) - released_mean_);
-    sleeping_ = released_mean_ > (sleeping_ ? kOff : kOn);
+  if (s.sleep_mode_ == Sleeping::Auto) {
+    // A running mean over about the last hundred re-solves, with hysteresis (kReleasedMeanWeight).
+    released_mean_ +=
+        kReleasedMeanWeight * (static_cast<double>(s.counters_.paths_released - released_before) - released_mean_);
+    s.sleeping_ = released_mean_ > (s.sleeping_ ? kWakeBelow : kSleepAbove);
   }
 }
 
-void FlowNetwork::push_deferred_keys() {
+void LocalSolver::wake_into_region(topo::LinkId l) {
+  NetworkState& s = *s_;
+  // As enter_region() would have entered it for each unfrozen variable path on it (paths frozen so
+  // far count at their new rates in the load, held ones at theirs). No path is bottlenecked on a
+  // link that slept, so there is no check to schedule.
+  s.wake(l);
+  FillScratch& sc = s.scratch_[l];
+  open_region_link(sc, s.capacity(l));
+  const EntryList& entries = s.links_[l].entries;
+  for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e) {
+    const Path& q = s.paths_[e->path];
+    if (q.epoch != unfrozen_mark_) continue;
+    sc.residual += NetworkState::quantized(q.new_rate) * q.flows;
+    sc.unfrozen += q.flows;
+    sc.owner = sc.owner == kNoId || sc.owner == e->path ? e->path : kShared;
+  }
+  if (sc.owner == kShared) {
+    push_link_key(s, l, std::max(0.0, sc.residual) / sc.unfrozen);
+  } else if (sc.owner != kNoId) {
+    push_own_key(sc.owner);  // its own key counted the allowance here, not the link's share
+  }
+}
+
+void LocalSolver::push_deferred_keys() {
+  NetworkState& s = *s_;
   defer_keys_ = false;
   for (const topo::LinkId l : deferred_keys_) {
-    const FillScratch& sc = scratch_[l];
-    push_link_key(l, std::max(0.0, sc.residual) / sc.unfrozen);
+    const FillScratch& sc = s.scratch_[l];
+    push_link_key(s, l, std::max(0.0, sc.residual) / sc.unfrozen);
   }
   deferred_keys_.clear();
 }
 
-void FlowNetwork::consider_lone_links(Share& tightest, Path& path) {
+void LocalSolver::consider_lone_links(Share& tightest, Path& path) {
+  NetworkState& s = *s_;
   // A lone link's share is its capacity over the path's flows until the path freezes: only the
   // tightest matters. It stays the tightest until a lone mark or class on the route, or the path's
-  // flows, change (set_lone(), add(), finish() mark it stale): re-solves enter a path many times in
-  // between, and half the entries of adaptive routes are lone.
-  const RouteEntry* route = route_of(tightest.path);
+  // flows, change (NetworkState::set_lone(), add(), finish() mark it stale): re-solves enter a path
+  // many times in between, and half the entries of adaptive routes are lone.
+  const RouteEntry* route = s.route_of(tightest.path);
   const double flows = path.flows;
   if (path.lone_hop == kLoneStale) {
     // The least key of the lone entries alone: (share, link) orders keys totally, so comparing it
     // with `tightest` afterwards picks what comparing entry by entry would.
     Share least{std::numeric_limits<double>::infinity(), kNoId, tightest.path};
     std::uint32_t at = kNoLone;
-    for_each_entry(tightest.path, true, [&](std::uint32_t i) {
-      if (const Share key = lone_key(route[i], flows, tightest.path); least > key) {
+    s.for_each_entry(tightest.path, true, [&](std::uint32_t i) {
+      if (const Share key = s.lone_key(route[i], flows, tightest.path); least > key) {
         least = key;
         at = i;
       }
     });
     path.lone_hop = at;
   }
-  if (path.lone_hop != kNoLone) consider_lone_link(tightest, route[path.lone_hop], flows);
+  if (path.lone_hop != kNoLone) consider_lone_link(s, tightest, route[path.lone_hop], flows);
 }
 
-void FlowNetwork::enter_region(PathId p, double level) {
+void LocalSolver::enter_region(PathId p, double level) {
+  NetworkState& s = *s_;
   // p's entries move from held load to unfrozen variables, entry by entry; a link new to the region
   // starts from its whole load (every entry at its rate, kept up to date in FillScratch::load, so the
   // link's entries need not be read) and gets a check per held path bottlenecked there. A link that
   // had one other unfrozen variable becomes shared: it gets a key of its own, and that path a new
   // tightest key if this link was its tightest. And p's own tightest key (push_own_key()).
-  Path& path = paths_[p];
-  counters_.route_entries += path.hops;
-  const double held = quantized(path.new_rate);  // what each of its flows counts for in the loads
+  Path& path = s.paths_[p];
+  s.counters_.route_entries += path.hops;
+  const double held = NetworkState::quantized(path.new_rate);  // what each of its flows counts for in the loads
   // Read once: the stores to link records below could alias Path fields, for all the compiler knows.
   const std::uint32_t flows = path.flows;
   const double held_load = held * flows;
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
-  const RouteEntry* route = route_of(p);
+  const RouteEntry* route = s.route_of(p);
   // Inlined into both loops below (GCC left it a call, one per entry).
   const auto enter_shared = [&](const RouteEntry& r) __attribute__((always_inline)) {
-    FillScratch& sc = scratch_[r.link];
+    FillScratch& sc = s.scratch_[r.link];
     if (sc.region != region_mark_) {
-      open_region_link(sc, capacity(r));
+      open_region_link(sc, s.capacity(r));
       if (sc.bottlenecked > 0) {
-        const EntryList& entries = links_[r.link].entries;
-        for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-          const Path& q = paths_[e->path];
+        const EntryList& entries = s.links_[r.link].entries;
+        for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e) {
+          const Path& q = s.paths_[e->path];
           if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.bottleneck == r.link) {
             push_key({std::max(level, q.new_rate), r.link, e->path | kCheck});
             ++checks_pending_;
@@ -177,7 +206,7 @@ void FlowNetwork::enter_region(PathId p, double level) {
             sc.keyed = kDeferred;
             deferred_keys_.push_back(r.link);
           } else {
-            push_link_key(r.link, share);
+            push_link_key(s, r.link, share);
           }
         }
       }
@@ -196,14 +225,14 @@ void FlowNetwork::enter_region(PathId p, double level) {
   // go through the shared-entry mask instead, a branch misprediction per lone entry fewer. Each way
   // measured slower on the other kind (docs/performance.md, "The local solver").
   std::uint32_t shared = 0;
-  for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(masks_[path.mask_at + w]);
+  for (std::uint32_t w = 0; w * 64 < path.hops; ++w) shared += bit_count(s.masks_[path.mask_at + w]);
   if (8 * shared >= 7 * path.hops) {
     for (std::uint32_t i = 0; i < path.hops; ++i) {
       // No test of the route's end (it mispredicted at every path's end): entries past it are other
       // routes' or spare ones (take_path()), all link ids, and a needless prefetch costs less.
-      __builtin_prefetch(scratch_.data() + route[i + kPrefetchAhead].link);
+      __builtin_prefetch(s.scratch_.data() + route[i + kPrefetchAhead].link);
       if (route[i].lone) {
-        consider_lone_link(tightest, route[i], flows);
+        consider_lone_link(s, tightest, route[i], flows);
       } else {
         enter_shared(route[i]);
       }
@@ -211,13 +240,13 @@ void FlowNetwork::enter_region(PathId p, double level) {
   } else {
     consider_lone_links(tightest, path);
     shared_at_.clear();
-    for_each_entry(p, false, [&](std::uint32_t i) { shared_at_.push_back(i); });
+    s.for_each_entry(p, false, [&](std::uint32_t i) { shared_at_.push_back(i); });
     // Padded with entry 0, so that the prefetches need no test of the end (it mispredicted once a
     // path: 3.4 % of an adaptive run's mispredictions).
     shared_at_.insert(shared_at_.end(), kPrefetchAhead, 0);
-    for (std::size_t j = 0; j < kPrefetchAhead; ++j) __builtin_prefetch(scratch_.data() + route[shared_at_[j]].link);
+    for (std::size_t j = 0; j < kPrefetchAhead; ++j) __builtin_prefetch(s.scratch_.data() + route[shared_at_[j]].link);
     for (std::size_t j = 0; j < shared; ++j) {
-      __builtin_prefetch(scratch_.data() + route[shared_at_[j + kPrefetchAhead]].link);
+      __builtin_prefetch(s.scratch_.data() + route[shared_at_[j + kPrefetchAhead]].link);
       enter_shared(route[shared_at_[j]]);
     }
   }
@@ -225,15 +254,16 @@ void FlowNetwork::enter_region(PathId p, double level) {
   if (tightest.link != kNoId) push_key(tightest);
 }
 
-void FlowNetwork::push_own_key(PathId p) {
+void LocalSolver::push_own_key(PathId p) {
+  NetworkState& s = *s_;
   // A link whose only unfrozen variable is p (or that only p crosses at all: a lone link) keeps its
-  // share until p freezes, so of those only the tightest needs a key, as in fill().
-  Path& path = paths_[p];
+  // share until p freezes, so of those only the tightest needs a key, as in ComponentsSolver::fill().
+  Path& path = s.paths_[p];
   Share tightest{std::numeric_limits<double>::infinity(), kNoId, p};
   consider_lone_links(tightest, path);
-  const RouteEntry* route = route_of(p);
-  for_each_entry(p, false, [&](std::uint32_t i) {
-    if (const FillScratch& sc = scratch_[route[i].link]; sc.owner == p) {
+  const RouteEntry* route = s.route_of(p);
+  s.for_each_entry(p, false, [&](std::uint32_t i) {
+    if (const FillScratch& sc = s.scratch_[route[i].link]; sc.owner == p) {
       const Share key{std::max(0.0, sc.residual) / sc.unfrozen, route[i].link, p};
       if (tightest > key) tightest = key;
     }
@@ -242,41 +272,36 @@ void FlowNetwork::push_own_key(PathId p) {
   if (tightest.link != kNoId) push_key(tightest);
 }
 
-void FlowNetwork::release(PathId p, double level) {
-  ++counters_.paths_released;
+void LocalSolver::release(PathId p, double level) {
+  NetworkState& s = *s_;
+  ++s.counters_.paths_released;
   join(p);
-  paths_[p].epoch = unfrozen_mark_;
+  s.paths_[p].epoch = unfrozen_mark_;
   ++variables_left_;
   enter_region(p, level);
 }
 
-void FlowNetwork::add_load(PathId p, double old_rate, double new_rate) {
-  const Path& path = paths_[p];
-  const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(new_rate) - quantum_of(old_rate));
-  if (delta == 0) return;
-  const RouteEntry* route = route_of(p);
-  for_each_entry(p, false, [&](std::uint32_t i) { scratch_[route[i].link].load += delta; });
-}
-
-bool FlowNetwork::loose(topo::LinkId l, double rate) const {
+bool LocalSolver::loose(topo::LinkId l, double rate) const {
+  const NetworkState& s = *s_;
   // With unfrozen variables on l, its share s is at or above the level (= rate) and can only grow
   // through a variable freezing elsewhere below s; from here on nothing freezes below the level, so
   // if s is the rate (within the tolerance) l saturates there and the path stays its fastest. If s is
   // above, the variables will run faster than the path, which must rise with them. Without unfrozen
   // variables, l is final: the path rises iff l has room left.
-  const FillScratch& sc = scratch_[l];
+  const FillScratch& sc = s.scratch_[l];
   if (sc.unfrozen > 0) return std::max(0.0, sc.residual) / sc.unfrozen > rate * (1 + kTolerance);
-  return sc.residual > kTolerance * capacity(l);
+  return sc.residual > kTolerance * s.capacity(l);
 }
 
-void FlowNetwork::saturate(topo::LinkId l, double share) {
+void LocalSolver::saturate(topo::LinkId l, double share) {
+  NetworkState& s = *s_;
   // Held paths faster than the level come down to it; if any did, the link's share has grown and it
   // goes back into the heap. Else its unfrozen variables freeze here.
   bool released = false;
-  const EntryList& entries = links_[l].entries;
+  const EntryList& entries = s.links_[l].entries;
   defer_keys_ = true;  // the released paths enter at one level, often onto the same links
-  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e) {
-    const Path& q = paths_[e->path];
+  for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e) {
+    const Path& q = s.paths_[e->path];
     if (q.epoch != unfrozen_mark_ && q.epoch != frozen_mark_ && q.new_rate > share * (1 + kTolerance)) {
       release(e->path, share);
       released = true;
@@ -284,37 +309,41 @@ void FlowNetwork::saturate(topo::LinkId l, double share) {
   }
   push_deferred_keys();  // l among them: its share has grown, and it goes back in
   if (released) return;
-  for (const Entry* e = entries.begin(spills_); e != entries.end(spills_); ++e)
-    if (paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
+  for (const Entry* e = entries.begin(s.spills_); e != entries.end(s.spills_); ++e)
+    if (s.paths_[e->path].epoch == unfrozen_mark_) freeze_local(e->path, share, l);
 }
 
-void FlowNetwork::freeze_local(PathId id, double share, topo::LinkId at) {
-  set_bottleneck(id, at);
-  Path& path = paths_[id];
+void LocalSolver::freeze_local(PathId id, double share, topo::LinkId at) {
+  NetworkState& s = *s_;
+  s.set_bottleneck(id, at);
+  Path& path = s.paths_[id];
   path.epoch = frozen_mark_;
   --variables_left_;
-  const std::int64_t delta = static_cast<std::int64_t>(path.flows) * (quantum_of(share) - quantum_of(path.new_rate));
+  const std::int64_t delta = static_cast<std::int64_t>(path.flows) *
+                             (NetworkState::quantum_of(share) - NetworkState::quantum_of(path.new_rate));
   path.new_rate = share;
   const std::uint32_t flows = path.flows;  // read once (see enter_region())
   const double frozen_load = share * flows;
-  const RouteEntry* route = route_of(id);
-  for_each_entry(id, false, [&](std::uint32_t i) {
-    FillScratch& link = scratch_[route[i].link];
+  const RouteEntry* route = s.route_of(id);
+  s.for_each_entry(id, false, [&](std::uint32_t i) {
+    FillScratch& link = s.scratch_[route[i].link];
     link.load += delta;
     link.residual -= frozen_load;
     link.unfrozen -= flows;
   });
 }
 
-bool FlowNetwork::dead_key(const KeyItem& key) const {
+bool LocalSolver::dead_key(const KeyItem& key) const {
+  const NetworkState& s = *s_;
   // A link's key once no variable is left on it, and the own key of a path no longer variable, would
   // pop only to be skipped: a link that gets a variable again by a release gets a fresh key then (see
   // enter_region()). Checks of held paths are never dropped.
-  if (key.path == kNoId) return scratch_[key.link].unfrozen == 0;
-  return !(key.path & kCheck) && paths_[key.path].epoch != unfrozen_mark_;
+  if (key.path == kNoId) return s.scratch_[key.link].unfrozen == 0;
+  return !(key.path & kCheck) && s.paths_[key.path].epoch != unfrozen_mark_;
 }
 
-void FlowNetwork::fill_local() {
+void LocalSolver::fill_local() {
+  NetworkState& s = *s_;
   Share top{0.0, kNoId};
   KeyItem item{};
   // With no variable left and no check to come, every key left is dead (its link's variables, or its
@@ -326,17 +355,17 @@ void FlowNetwork::fill_local() {
     if (top.path != kNoId && (top.path & kCheck)) {  // a held path's rate reached
       --checks_pending_;
       const PathId p = top.path & ~kCheck;
-      const std::uint32_t epoch = paths_[p].epoch;
-      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link, paths_[p].new_rate))
+      const std::uint32_t epoch = s.paths_[p].epoch;
+      if (epoch != unfrozen_mark_ && epoch != frozen_mark_ && loose(top.link, s.paths_[p].new_rate))
         release(p, top.share);
       continue;
     }
-    const FillScratch& link = scratch_[top.link];
-    if (top.path == kNoId) scratch_[top.link].keyed = std::numeric_limits<double>::infinity();
+    const FillScratch& link = s.scratch_[top.link];
+    if (top.path == kNoId) s.scratch_[top.link].keyed = std::numeric_limits<double>::infinity();
     if (top.path != kNoId) {  // a variable path's tightest lone or own link
-      if (paths_[top.path].epoch != unfrozen_mark_) continue;
+      if (s.paths_[top.path].epoch != unfrozen_mark_) continue;
       if (link.region != region_mark_) {
-        if (links_[top.link].asleep != kAwake) {
+        if (s.links_[top.link].asleep != kAwake) {
           wake_into_region(top.link);
           push_own_key(top.path);
           continue;
@@ -348,7 +377,7 @@ void FlowNetwork::fill_local() {
         // Shared since (the link has a key of its own): the path's own links are fewer than when
         // this key was pushed, so its tightest own key is at or above this one; find it now, not
         // when the link became shared (most such paths freeze elsewhere before this key comes up).
-        if (paths_[top.path].own_key == top.link) push_own_key(top.path);
+        if (s.paths_[top.path].own_key == top.link) push_own_key(top.path);
         continue;
       }
     }
@@ -361,13 +390,13 @@ void FlowNetwork::fill_local() {
         push_own_key(top.path);
         continue;
       }
-      push_link_key(top.link, share);
+      push_link_key(s, top.link, share);
       continue;
     }
     saturate(top.link, share);
     // An own key whose link released held paths instead of freezing: the link is shared now, and the
     // path, still variable, needs its next own key.
-    if (top.path != kNoId && paths_[top.path].epoch == unfrozen_mark_ && paths_[top.path].own_key == top.link)
+    if (top.path != kNoId && s.paths_[top.path].epoch == unfrozen_mark_ && s.paths_[top.path].own_key == top.link)
       push_own_key(top.path);
   }
 }

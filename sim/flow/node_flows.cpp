@@ -124,7 +124,7 @@ void NodeFlows::solve(std::uint32_t node) {
   }
   if (shared == 0) {
     // Every path is alone on its links (rings of different dimensions use different GPU pairs): each
-    // gets FlowNetwork::lone_rate(), the tightest capacity over the flow entries on its links, which
+    // gets NetworkState::lone_rate(), the tightest capacity over the flow entries on its links, which
     // is what progressive filling would freeze it at.
     for (std::uint32_t p = head_[node]; p != kNoId; p = paths_[p].next) {
       Path& path = paths_[p];
@@ -137,7 +137,7 @@ void NodeFlows::solve(std::uint32_t node) {
     }
     return;
   }
-  // Progressive filling as in FlowNetwork::fill(), over the node's links in local order (the order of
+  // Progressive filling as in ComponentsSolver::fill(), over the node's links in local order (the order of
   // their global ids): the same lazily refreshed heap of (share, link), the same subtractions.
   struct Share {
     double share;

@@ -6,10 +6,11 @@
 
 namespace exasim::flow {
 
-/// How FlowNetwork re-solves rates after a change; all three give the same max-min rates.
+/// How FlowNetwork re-solves rates after a change; all three give the same max-min rates. Each is a
+/// class behind MaxMinSolver (internal/max_min_solver.hpp): LocalSolver, ComponentsSolver, ReferenceSolver.
 enum class Solver : std::uint8_t {
   /// Default: progressive filling of only the paths whose rates can change, the others held, joining
-  /// as the filling finds they must (local_solve.cpp); rates equal to Components' within 1e-13.
+  /// as the filling finds they must (LocalSolver, local_solve.cpp); rates equal to Components' within 1e-13.
   Local,
   /// Every connected component of the changed links (bit for bit Reference's rates).
   Components,
