@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -30,6 +31,7 @@ struct Slot {
   double done_s = 0;
   double ring_wire_bytes = 0;  ///< what a ring would send: the count of MPI library requests
   std::vector<float> send, recv;
+  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  ///< an all-to-all's, per member
 
   void reserve(std::size_t send_n, std::size_t recv_n) {
     // Filled with ones once: reductions of uninitialised memory could hit slow denormals or NaNs.
@@ -114,6 +116,11 @@ struct MpiRuntime::Impl {
       case CollKind::AllReduce:
       case CollKind::AllGather:
       case CollKind::ReduceScatter: ++by_algorithm_[start_collective(s, op, n)]; break;
+      case CollKind::AllToAll:
+      case CollKind::AllToAllReverse:
+        start_all_to_all(s, op, n);
+        ++by_algorithm_["mpi"];
+        break;
       case CollKind::Send:
       case CollKind::Recv: {
         const auto own = plan_.grid.coord(static_cast<schedule::Rank>(rank_), op.dim);
@@ -177,6 +184,35 @@ struct MpiRuntime::Impl {
     args.tag = collective_tag(sequence);
     s.comm.start(algorithm, args);
     return std::string(collectives::to_string(algorithm));
+  }
+
+  /// An all-to-all of `n` floats (the buffer S) as the MPI library's MPI_Ialltoallv, each pair's count
+  /// from the plan's shares (schedule::all_to_all_pair_bytes): the direct exchange's pattern.
+  void start_all_to_all(Slot& s, const Op& op, std::size_t n) {
+    const std::uint32_t p = plan_.grid.dim(op.dim).size;
+    const auto me = plan_.grid.coord(static_cast<schedule::Rank>(rank_), op.dim);
+    const double* shares = plan_.shares_of(op.dim);
+    const auto floats = [&](std::uint32_t from, std::uint32_t to) {
+      if (from == to) return 0;
+      return static_cast<int>(
+          std::llround(schedule::all_to_all_pair_bytes(op.coll, p, static_cast<double>(n), shares, from, to)));
+    };
+    s.send_counts.assign(p, 0);
+    s.recv_counts.assign(p, 0);
+    for (std::uint32_t j = 0; j < p; ++j) {
+      s.send_counts[j] = floats(me, j);
+      s.recv_counts[j] = floats(j, me);
+    }
+    s.send_displs.assign(p, 0);
+    s.recv_displs.assign(p, 0);
+    std::exclusive_scan(s.send_counts.begin(), s.send_counts.end(), s.send_displs.begin(), 0);
+    std::exclusive_scan(s.recv_counts.begin(), s.recv_counts.end(), s.recv_displs.begin(), 0);
+    const int sent = std::accumulate(s.send_counts.begin(), s.send_counts.end(), 0);
+    s.reserve(static_cast<std::size_t>(sent),
+              static_cast<std::size_t>(std::accumulate(s.recv_counts.begin(), s.recv_counts.end(), 0)));
+    s.ring_wire_bytes = 4.0 * sent;
+    MPI_Ialltoallv(s.send.data(), s.send_counts.data(), s.send_displs.data(), MPI_FLOAT, s.recv.data(),
+                   s.recv_counts.data(), s.recv_displs.data(), MPI_FLOAT, comms_[op.dim], s.comm.request());
   }
 
   IterationRecord iterate() {

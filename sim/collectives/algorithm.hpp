@@ -25,6 +25,8 @@
 //  - direct: every member exchanges with every other member at once (the all-to-all pattern):
 //    all-gather and reduce-scatter in one stage of S/p per pair, all-reduce as a direct reduce-scatter
 //    then a direct all-gather (the "two-shot" all-reduce of NVSwitch machines).
+// An all-to-all (plan.hpp: a mixture of experts' dispatch and combine) runs direct under every choice
+// but hierarchical, which runs it in two exchanges where it applies (router.hpp).
 //
 // LIMITATIONS: no PAT, CollNet/SHARP or NVLS algorithms (nccl_tuner.hpp); rings follow the group's rank order, trees
 // span the members in group order (NCCL builds its trees over nodes, with a chain inside each node);
@@ -132,8 +134,8 @@ struct HierarchicalStage {
   return nodes > 1 && per_node > 1;
 }
 
-/// 3 for all-reduce (RS intra, AR inter, AG intra), 2 for all-gather (AG inter, AG intra) and
-/// reduce-scatter (RS intra, RS inter).
+/// 3 for all-reduce (RS intra, AR inter, AG intra), 2 for all-gather (AG inter, AG intra),
+/// reduce-scatter (RS intra, RS inter) and all-to-all (intra, then inter: not rings, see below).
 [[nodiscard]] std::uint32_t hierarchical_stage_count(CollKind kind);
 /// Stage `stage` (0-based) of the hierarchical `kind` of buffer S. The inter-node stage works on S/L.
 [[nodiscard]] HierarchicalStage hierarchical_stage(CollKind kind, std::uint32_t nodes, std::uint32_t per_node, double S,
@@ -147,11 +149,16 @@ struct HierarchicalStage {
 /// 2(p-1) and p-1.
 [[nodiscard]] double hierarchical_wire_bytes(CollKind kind, std::uint32_t nodes, std::uint32_t per_node, double S);
 [[nodiscard]] std::uint32_t hierarchical_steps(CollKind kind, std::uint32_t nodes, std::uint32_t per_node);
+/// The hierarchical all-to-all: member (node i, local j) first sends each node-mate (i, t) what it has
+/// for local index t on every node, then sends each other node b what node i holds for (b, j). Bytes a
+/// member sends under uniform shares: (L-1)/L S inside the node plus (nodes-1)/nodes S across nodes
+/// (direct sends (p-L)/p S across nodes too, and (L-1)/p S inside), in 2 steps of one latency each.
+[[nodiscard]] double hierarchical_all_to_all_wire_bytes(std::uint32_t nodes, std::uint32_t per_node, double S);
 
 // ---- direct (algorithms/direct.cpp) ----
 
-/// 2 for all-reduce (a direct reduce-scatter, then a direct all-gather), 1 for all-gather and
-/// reduce-scatter.
+/// 2 for all-reduce (a direct reduce-scatter, then a direct all-gather), 1 for all-gather,
+/// reduce-scatter and all-to-all.
 [[nodiscard]] std::uint32_t direct_stage_count(CollKind kind);
 /// Bytes each member sends: S/p to each of the p-1 others per stage, (p-1)/p S a stage: the ring's.
 [[nodiscard]] double direct_wire_bytes(CollKind kind, std::uint32_t p, double S);

@@ -20,6 +20,10 @@ std::int64_t rank0_member(const GroupCall& call) {
 }  // namespace detail
 
 Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call) {
+  // No ring, tree or NCCL collective algorithm runs an all-to-all: direct exchanges (NCCL's grouped
+  // send/recv), or the hierarchical exchange where it is asked for.
+  if (schedule::is_all_to_all(call.kind))
+    requested = requested == Algorithm::Hierarchical ? Algorithm::Hierarchical : Algorithm::Direct;
   return detail::entry(requested).resolve(topology, call);
 }
 
@@ -31,6 +35,7 @@ std::uint32_t stage_count(Algorithm resolved, const topo::Topology& /*topology*/
 }
 
 AnalyticCost analytic_cost(Algorithm requested, CollKind kind, std::uint32_t p, double S, const AnalyticLink& link) {
+  if (schedule::is_all_to_all(kind)) requested = Algorithm::Direct;
   return detail::entry(requested).analytic_cost(kind, p, S, link);
 }
 

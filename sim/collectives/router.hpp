@@ -28,7 +28,13 @@
 //    rails (internal/nccl_route.hpp), latency the library's own;
 //  - direct: per stage (2 for all-reduce: reduce-scatter then all-gather; 1 otherwise) p(p-1) one-hop
 //    bundles of S/p, member i's sends in the order i+1, i+2, ... mod p; latency 1 x (slowest hop +
-//    overhead).
+//    overhead). An all-to-all is one such stage whose bundle i -> j carries all_to_all_pair_bytes
+//    (plan.hpp: S/p, or the members' shares).
+//  - all-to-all runs direct whatever the scenario asks (NCCL runs it as grouped send/recv, the direct
+//    pattern), or hierarchical when asked and the members are spread evenly over nodes, more than one
+//    per node: an intra-node stage that hands every member the data bound for its local index on every
+//    node, then an inter-node stage among the members of equal local index
+//    (algorithms/hierarchical_all_to_all.cpp).
 // Hops of algorithms other than ring take flow-key positions from hop_position (flow_key.hpp), so
 // ring keys are those of before and no two hops of one collective share a key.
 //
@@ -60,7 +66,9 @@ struct GroupCall {
   std::uint32_t group_id = 0;
   std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along `dim`
   schedule::CollKind kind = schedule::CollKind::AllReduce;
-  double bytes = 0;                   ///< the full buffer S
+  double bytes = 0;  ///< the full buffer S
+  /// All-to-all only: the members' shares in group order (Plan::all_to_all_shares); null: uniform.
+  const double* shares = nullptr;
   const NcclProfile* nccl = nullptr;  ///< the library's constants, for Algorithm::Nccl
 
   [[nodiscard]] std::uint32_t size() const { return grid->dim(dim).size; }
@@ -97,7 +105,8 @@ using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
 /// The algorithm a collective runs: `requested` unless it is Auto (then choose_fastest, cost_model.hpp)
 /// or does not apply to this collective (tree for anything but an all-reduce of 2 or more members,
 /// hierarchical where the members are not spread evenly, more than one per node, over more than one
-/// node; nccl and direct for Send/Recv or a group of one): then ring. Never returns Auto. Deterministic: a function of
+/// node; nccl and direct for Send/Recv or a group of one): then ring. An all-to-all runs direct, or
+/// hierarchical where that is requested and applies. Never returns Auto. Deterministic: a function of
 /// the call and the topology.
 [[nodiscard]] Algorithm resolve_algorithm(Algorithm requested, const topo::Topology& topology, const GroupCall& call);
 
@@ -135,7 +144,8 @@ struct AnalyticCost {
 /// What tune's analytic stage charges a collective of `kind` over p >= 2 members and a buffer S under
 /// `requested` (the scenario's algorithm, as registered): the ring closed form for ring, tree,
 /// hierarchical and auto; NCCL's tuner choice (its bandwidth time; its latency plus pipeline fill) for
-/// nccl, which needs link.nccl and link.nccl_inputs; direct's bytes and steps for direct.
+/// nccl, which needs link.nccl and link.nccl_inputs; direct's bytes and steps for direct and for every
+/// all-to-all.
 [[nodiscard]] AnalyticCost analytic_cost(Algorithm requested, CollKind kind, std::uint32_t p, double S,
                                          const AnalyticLink& link);
 

@@ -38,7 +38,8 @@ std::vector<std::pair<topo::LinkId, topo::LinkId>> mirrored_nic_pairs(const topo
   for (const auto& stream : plan.streams)
     for (const auto& op : stream.ops) {
       if (op.type != schedule::OpType::CollStart) continue;
-      if (schedule::is_p2p(op.coll)) return {};
+      // Send/Recv and all-to-all (always direct exchanges, router.hpp) are not closed walks.
+      if (schedule::is_p2p(op.coll) || schedule::is_all_to_all(op.coll)) return {};
       collective_dim[op.dim] = 1;
     }
   std::vector<char> shared(topology.node_count(), 0);

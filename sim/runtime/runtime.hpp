@@ -49,6 +49,7 @@ struct Job {
   call.sequence = sequence;
   call.kind = kind;
   call.bytes = bytes;
+  call.shares = job.plan->shares_of(dim);
   call.nccl = &job.nccl_profile;
   return call;
 }
@@ -75,6 +76,8 @@ struct RunResult {
   /// Per link, when the run was asked to meter links (link_meter.hpp); else empty.
   std::vector<double> link_bytes;
   std::vector<double> link_busy_s;
+  /// link_bytes split by the grid dimension whose collectives sent them (empty for an idle dimension).
+  std::vector<std::vector<double>> link_bytes_by_dim;
 };
 
 /// The result a simulating runtime returns once every rank has finished: the iteration ends with the

@@ -14,13 +14,17 @@ std::uint32_t hierarchical_stage_count(CollKind kind) {
   switch (kind) {
     case CollKind::AllReduce: return 3;
     case CollKind::AllGather:
-    case CollKind::ReduceScatter: return 2;
+    case CollKind::ReduceScatter:
+    case CollKind::AllToAll:
+    case CollKind::AllToAllReverse: return 2;
     default: throw std::logic_error("hierarchical: no stages for " + std::string(schedule::to_string(kind)));
   }
 }
 
 HierarchicalStage hierarchical_stage(CollKind kind, std::uint32_t nodes, std::uint32_t per_node, double S,
                                      std::uint32_t stage) {
+  if (schedule::is_all_to_all(kind))
+    throw std::logic_error("hierarchical: an all-to-all's stages are exchanges, not rings");
   if (stage >= hierarchical_stage_count(kind))
     throw std::logic_error("hierarchical " + std::string(schedule::to_string(kind)) + ": no stage " +
                            std::to_string(stage));
@@ -44,6 +48,7 @@ std::uint32_t hierarchical_stage_steps(const HierarchicalStage& stage) {
 }
 
 double hierarchical_wire_bytes(CollKind kind, std::uint32_t nodes, std::uint32_t per_node, double S) {
+  if (schedule::is_all_to_all(kind)) return hierarchical_all_to_all_wire_bytes(nodes, per_node, S);
   double bytes = 0;
   for (std::uint32_t s = 0; s < hierarchical_stage_count(kind); ++s)
     bytes += hierarchical_stage_wire_bytes(hierarchical_stage(kind, nodes, per_node, S, s));
@@ -51,6 +56,7 @@ double hierarchical_wire_bytes(CollKind kind, std::uint32_t nodes, std::uint32_t
 }
 
 std::uint32_t hierarchical_steps(CollKind kind, std::uint32_t nodes, std::uint32_t per_node) {
+  if (schedule::is_all_to_all(kind)) return hierarchical_stage_count(kind);
   std::uint32_t steps = 0;
   for (std::uint32_t s = 0; s < hierarchical_stage_count(kind); ++s)
     steps += hierarchical_stage_steps(hierarchical_stage(kind, nodes, per_node, 0, s));
@@ -78,6 +84,10 @@ double estimate_s(CollKind kind, const CostInputs& in, double S) {
 /// Stage `stage_index`: rings inside each node or across nodes.
 void route(const topo::Topology& topology, const GroupCall& call, std::uint32_t stage_index,
            const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
+  if (schedule::is_all_to_all(call.kind)) {
+    route_hierarchical_all_to_all(topology, call, stage_index, load, on_hop, out);
+    return;
+  }
   const GroupLayout layout = group_layout(topology, call);
   if (!layout.hierarchical())
     throw std::logic_error(
@@ -115,11 +125,12 @@ const AlgorithmEntry& hierarchical_algorithm() {
   static const AlgorithmEntry entry{"hierarchical",
                                     [](const topo::Topology& topology, const GroupCall& call) {
                                       if (schedule::is_p2p(call.kind)) return Algorithm::Ring;
-                                      return group_layout(topology, call).hierarchical() ? Algorithm::Hierarchical
-                                                                                         : Algorithm::Ring;
+                                      if (group_layout(topology, call).hierarchical()) return Algorithm::Hierarchical;
+                                      return schedule::is_all_to_all(call.kind) ? Algorithm::Direct : Algorithm::Ring;
                                     },
                                     [](CollKind kind, const CostInputs& in) {
-                                      return !schedule::is_p2p(kind) && hierarchical_applies(in.nodes, in.per_node);
+                                      return !schedule::is_p2p(kind) && !schedule::is_all_to_all(kind) &&
+                                             hierarchical_applies(in.nodes, in.per_node);
                                     },
                                     estimate_s,
                                     [](CollKind kind, const CostInputs& in, double S) {

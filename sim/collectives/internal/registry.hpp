@@ -69,5 +69,9 @@ EXASIM_COLLECTIVE_ALGORITHMS(EXASIM_DECLARE_ALGORITHM_ENTRY)
 [[nodiscard]] AnalyticCost ring_analytic_cost(CollKind kind, std::uint32_t p, double S, const AnalyticLink& link);
 /// Member `k` of the group whose member is rank 0, or -1.
 [[nodiscard]] std::int64_t rank0_member(const GroupCall& call);
+/// Stage `stage` (0: inside nodes, 1: between them) of a hierarchical all-to-all
+/// (algorithms/hierarchical_all_to_all.cpp); the hierarchical entry hands all-to-alls here.
+void route_hierarchical_all_to_all(const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
+                                   const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out);
 
 }  // namespace exasim::collectives::detail
