@@ -232,8 +232,9 @@ TEST_CASE("tune --scheme megatron counts every layout, ranks close to the simula
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  CHECK(header.rfind("scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,recompute,",
-                     0) == 0);
+  CHECK(header.rfind(
+            "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,ep,etp,recompute,", 0) ==
+        0);
   CHECK(first.rfind("megatron,,,,,", 0) == 0);
 }
 

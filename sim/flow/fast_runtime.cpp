@@ -49,12 +49,14 @@ bool group_mixes(const topo::Topology& topo, const runtime::Job& job, std::size_
 /// every hop.
 NodeLayout node_layout(const topo::Topology& topo, const runtime::Job& job) {
   const auto& grid = job.plan->grid;
-  // Trees, NCCL's rings (node-major, rotated per channel) and direct exchanges may join any two members.
+  // Trees, NCCL's rings (node-major, rotated per channel) and direct exchanges may join any two members;
+  // so do all-to-alls, whatever the algorithm (router.hpp).
   const bool trees = collectives::joins_any_members(job.collective_algorithm);
+  const std::vector<bool> exchanges = all_to_all_dims(*job.plan);
   for (std::size_t d = 0; d < grid.dims().size(); ++d) {
     if (grid.dim(d).size < 3) continue;  // two members: every hop joins the same pair of GPUs
     for (Rank r = 0; r < grid.world_size(); ++r)
-      if (grid.coord(r, d) == 0 && group_mixes(topo, job, d, r, trees)) return {};
+      if (grid.coord(r, d) == 0 && group_mixes(topo, job, d, r, trees || exchanges[d])) return {};
   }
   return {topo.node_count(), topo.links_per_node(), topo.gpus_per_node()};
 }

@@ -249,6 +249,10 @@ class Axonn4DBuilder {
 Infeasibility axonn4d_infeasibility(const ModelSpec& m, const Axonn4DConfig& g, std::int64_t global_batch) {
   auto divides = [](std::int64_t d, std::int64_t n) { return d > 0 && n % d == 0; };
   auto str = [](auto v) { return std::to_string(v); };
+  if (m.moe.enabled())
+    return {"model.experts",
+            "AxoNN 4D's plan has no mixture of experts: use parallel.scheme megatron (expert "
+            "parallelism, parallel.ep)"};
   if (!divides(std::int64_t{g.gdata} * g.gz, global_batch))
     return {"training.global_batch", "global_batch " + str(global_batch) + " is not divisible by gdata*gz = " +
                                          str(g.gdata * g.gz) + " (the batch is split over data and z)"};

@@ -19,6 +19,7 @@
 // all-reduce during backward, one layer behind (after that layer's reduce-scatters are done).
 //
 // LIMITATIONS:
+//  - no mixture of experts: a model with experts is refused (model.experts);
 //  - biases and layer-norm parameters are left out (their collectives are tiny);
 //  - the vocab-parallel embedding / LM head (one tied V x H matrix over the X x Y group) is computed
 //    but its small activation collectives (hidden all-gather, cross-entropy reductions) are not

@@ -10,8 +10,13 @@
 // count is written per term, with P = ModelSpec::layer_params() (12 H^2 for classic GPT):
 //   F = c/12 * B*S*L*P  +  c/6 * B*S^2*L*H  +  c/16 * B*S*H*V
 // (matrices, attention scores and scores x V, LM head), which is Megatron's formula exactly when P = 12 H^2.
-// Selective recomputation (Korthikanti et al. 2022) recomputes only the attention core: the hardware
-// count is the model count plus one more forward of QK^T and scores x V, 4*B*S^2*L*H.
+// A mixture of experts counts the weights a token is multiplied by: L*P becomes
+// ModelSpec::active_layer_params(), each MoE layer's attention, shared experts and top_k of its experts
+// (Megatron-LM's num_floating_point_operations for MoE) plus its router, h x experts (which Megatron's
+// count leaves out; under 0.01 % of Mixtral's active weights); the idle experts are not model flops. Copies dropped by
+// a capacity factor are still counted, as in Megatron's count, which does not see the router's decisions. Selective
+// recomputation (Korthikanti et al. 2022) recomputes only the attention core: the hardware count is the model count
+// plus one more forward of QK^T and scores x V, 4*B*S^2*L*H.
 
 #include "sim/schedule/model.hpp"
 #include "sim/schedule/training.hpp"

@@ -14,6 +14,14 @@ ProcessGrid::ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>
   }
 }
 
+std::size_t ProcessGrid::add_view(const std::string& name, std::uint32_t stride, std::uint32_t size) {
+  if (size == 0 || stride == 0 || world_ % stride != 0 || world_ / stride % size != 0)
+    throw std::logic_error("ProcessGrid: view '" + name + "' is not a digit of the ranks");
+  dims_.push_back({name, size, stride});
+  divisors_.push_back({FastDivisor(stride), FastDivisor(size), FastDivisor(stride * size)});
+  return dims_.size() - 1;
+}
+
 std::uint32_t ProcessGrid::group_id(Rank rank, std::size_t d) const {
   // Drop the coordinate along d: the part below it stays, the part above shifts down by one factor.
   const Divisors& by = divisors_[d];

@@ -2,7 +2,9 @@
 // A process grid: named dimensions with sizes, and the rank layout (which dimension varies fastest).
 // A rank's group along a dimension is the ranks that differ from it only in that coordinate.
 //
-// AxoNN 4D uses x (fastest), y, z, data; Megatron uses tp (fastest), dp, pp.
+// AxoNN 4D uses x (fastest), y, z, data; Megatron uses tp (fastest), dp, pp, and for a mixture of experts
+// adds views: dimensions over digits of the same ranks (an expert-parallel group carved out of the
+// data-parallel ranks) that do not enlarge the world.
 
 #include "sim/core/fast_divisor.hpp"
 
@@ -24,6 +26,10 @@ class ProcessGrid {
  public:
   /// Dimensions listed fastest-varying first.
   explicit ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>>& fastest_first);
+
+  /// Appends a view: a dimension whose coordinate is (rank / stride) mod size, over ranks the dimensions
+  /// already lay out (stride x size must divide the world); returns its index. std::logic_error otherwise.
+  std::size_t add_view(const std::string& name, std::uint32_t stride, std::uint32_t size);
 
   [[nodiscard]] std::uint32_t world_size() const { return world_; }
   [[nodiscard]] const std::vector<GridDim>& dims() const { return dims_; }

@@ -1,10 +1,12 @@
 #include "sim/schedule/megatron.hpp"
 
 #include "sim/schedule/internal/layer_kernels.hpp"
+#include "sim/schedule/internal/moe_block.hpp"
 #include "sim/schedule/internal/pipeline_schedule.hpp"
 #include "sim/schedule/stream_builder.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace exasim::schedule {
@@ -43,6 +45,8 @@ struct Shape {
   bool accumulation_fused;  ///< gradient accumulation inside the dW GEMM (no kernel of its own)
   double e;                 ///< bytes per activation / weight element (dtype)
   double model_layer_params;
+  const ModelSpec* model = nullptr;
+  std::optional<MoeLayout> moe;  ///< a mixture of experts' groups and routing; none for a dense model
 
   [[nodiscard]] double tokens() const { return static_cast<double>(T); }
   /// Elements of one [tokens x hidden] tensor on this GPU (sequence-sharded with SP).
@@ -56,14 +60,34 @@ struct Shape {
   [[nodiscard]] double layer_params() const { return model_layer_params / tp; }
   [[nodiscard]] double embedding_params() const { return static_cast<double>(local_vocab) * static_cast<double>(H); }
   [[nodiscard]] AttentionSlice attention() const { return {micro_batch, S, w.heads / tp, w.kv_heads / tp, w.head_dim}; }
+
+  // A mixture of experts (internal/moe_block.hpp); a dense model's layers all answer as layer_params().
+  [[nodiscard]] bool moe_layer(std::int64_t layer) const { return moe && model->moe.is_moe_layer(layer); }
+  /// Weights of `layer` on this GPU reduced over dp: a MoE layer's attention and shared experts split
+  /// over TP, its router whole on every TP rank.
+  [[nodiscard]] double dense_params(std::int64_t layer) const {
+    if (!moe_layer(layer)) return layer_params();
+    const double router = static_cast<double>(H) * static_cast<double>(model->moe.experts);
+    return (model->moe_dense_params() - router) / tp + router;
+  }
+  /// Routed-expert weights of `layer` on this GPU, reduced over edp: experts / ep of them, split over etp.
+  [[nodiscard]] double expert_params(std::int64_t layer) const {
+    if (!moe_layer(layer)) return 0;
+    return static_cast<double>(moe->local_experts) * model->expert_params() / moe->etp;
+  }
+  /// Tokens a rank routes per micro-batch: its sequence shard (SP is required with tp > 1).
+  [[nodiscard]] std::int64_t routed_tokens() const { return sp ? T / tp : T; }
 };
 
 /// One stage's op stream.
 class StageBuilder {
  public:
-  StageBuilder(Plan& plan, std::uint32_t stage, const Shape& s, const LayerKernels& kernels, const TrainingSpec& t,
-               bool overlap_dp)
-      : out_(plan, plan.streams[stage]), s_(s), k_(kernels), training_(t), overlap_dp_(overlap_dp), stage_(stage) {}
+  /// `role`: the stream (the stage, or stage x ep + ep_rank where expert loads differ).
+  StageBuilder(Plan& plan, std::size_t role, std::uint32_t stage, std::uint32_t ep_rank, const Shape& s,
+               const LayerKernels& kernels, const TrainingSpec& t, bool overlap_dp)
+      : out_(plan, plan.streams[role]), s_(s), k_(kernels), training_(t), overlap_dp_(overlap_dp), stage_(stage) {
+    if (s_.moe) experts_.emplace(out_, k_, moe_block_shape(*s_.model, *s_.moe, s_.routed_tokens(), ep_rank));
+  }
 
   void build() {
     for (const auto& step : pipeline_schedule(s_.pp, s_.v, s_.m, stage_)) {
@@ -92,14 +116,34 @@ class StageBuilder {
     if (!s_.tied) return int{first_model_chunk(chunk)} + int{last_model_chunk(chunk)};
     return first_model_chunk(chunk) || (last_model_chunk(chunk) && s_.pp > 1) ? 1 : 0;
   }
+  /// Weights of the stage reduced over dp (all of a dense model's).
   [[nodiscard]] double stage_params() const {
-    double p = static_cast<double>(s_.v * s_.layers_per_chunk) * s_.layer_params();
+    double p = 0;
+    if (s_.moe)
+      for_stage_layers([&](std::int64_t layer) { p += s_.dense_params(layer); });
+    else
+      p = static_cast<double>(s_.v * s_.layers_per_chunk) * s_.layer_params();
     for (std::uint32_t c = 0; c < s_.v; ++c) p += vocab_matrices(c) * s_.embedding_params();
     return p;
   }
-  static std::string tag(std::int64_t layer, const char* what) {
+  /// Routed-expert weights of the stage, reduced over edp.
+  [[nodiscard]] double stage_expert_params() const {
+    double p = 0;
+    for_stage_layers([&](std::int64_t layer) { p += s_.expert_params(layer); });
+    return p;
+  }
+  template <class F>
+  void for_stage_layers(F f) const {
+    for (std::uint32_t c = 0; c < s_.v; ++c)
+      for (std::int64_t i = 0; i < s_.layers_per_chunk; ++i) f(model_chunk(c) * s_.layers_per_chunk + i);
+  }
+  static std::string layer_name(std::int64_t layer) {
     std::string name = "L";  // appended piecewise: "L" + std::string&& trips GCC 12's -Wrestrict (bug 105329)
     name += std::to_string(layer);
+    return name;
+  }
+  static std::string tag(std::int64_t layer, const char* what) {
+    std::string name = layer_name(layer);
     name += '.';
     name += what;
     return name;
@@ -212,11 +256,39 @@ class StageBuilder {
     reduced_gemm(tag(layer, "attn_out") + p, H, H / tp, kForwardLayout);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
     out_.compute(tag(layer, "ln2") + p, k_.norm_forward(s_.hidden_elements()));
-    gathered_gemm(tag(layer, "mlp_up") + p, s_.w.mlp_up_out / tp, H, kForwardLayout);
-    out_.compute(tag(layer, activation_name()) + p, k_.activation_forward(s_.ffn_elements()));
-    reduced_gemm(tag(layer, "mlp_down") + p, H, s_.w.ffn / tp, kForwardLayout);
+    if (s_.moe_layer(layer))
+      moe_forward(layer, p);
+    else
+      mlp_forward(layer, p, kDenseMlp, s_.w.mlp_up_out, s_.w.ffn);
     out_.compute(tag(layer, "residual2") + p, k_.residual_forward(s_.hidden_elements()));
   }
+
+  /// Op names of a tensor-parallel MLP: the dense one, or a MoE layer's shared experts.
+  struct MlpNames {
+    const char *up, *down, *activation_prefix;
+  };
+  static constexpr MlpNames kDenseMlp{"mlp_up", "mlp_down", ""};
+  static constexpr MlpNames kSharedMlp{"shared_up", "shared_down", "shared_"};
+  [[nodiscard]] std::string activation_tag(std::int64_t layer, const MlpNames& names) const {
+    return tag(layer, (std::string(names.activation_prefix) + activation_name()).c_str());
+  }
+  /// Column-parallel up (up_out wide), the activation, row-parallel down (ffn wide), TP-split.
+  void mlp_forward(std::int64_t layer, const std::string& p, const MlpNames& names, std::int64_t up_out,
+                   std::int64_t ffn) {
+    const std::int64_t H = s_.H, tp = s_.tp;
+    gathered_gemm(tag(layer, names.up) + p, up_out / tp, H, kForwardLayout);
+    out_.compute(activation_tag(layer, names) + p, k_.activation_forward(s_.tokens() * static_cast<double>(ffn / tp)));
+    reduced_gemm(tag(layer, names.down) + p, H, ffn / tp, kForwardLayout);
+  }
+  /// A MoE layer's MLP: its shared experts, then its routed experts, their outputs summed.
+  void moe_forward(std::int64_t layer, const std::string& p) {
+    const auto& moe = s_.model->moe;
+    if (moe.shared_experts > 0) mlp_forward(layer, p, kSharedMlp, up_width(moe.shared_ffn()), moe.shared_ffn());
+    experts_->forward(layer_name(layer), p);
+    if (moe.shared_experts > 0)
+      out_.compute(tag(layer, "shared_add") + p, LayerKernels::elementwise(3 * s_.hidden_bytes()));
+  }
+  [[nodiscard]] std::int64_t up_width(std::int64_t ffn) const { return s_.w.mlp_up_out == s_.w.ffn ? ffn : 2 * ffn; }
 
   void embedding_forward() {
     gather_use();
@@ -276,13 +348,25 @@ class StageBuilder {
     out_.wait(reduce);
   }
 
+  void mlp_backward(std::int64_t layer, const std::string& p, const MlpNames& names, std::int64_t up_out,
+                    std::int64_t ffn) {
+    row_backward(tag(layer, names.down) + p, s_.H, ffn);
+    out_.compute(activation_tag(layer, names) + p,
+                 k_.activation_backward(s_.tokens() * static_cast<double>(ffn / s_.tp)));
+    column_backward(tag(layer, names.up) + p, up_out, s_.H);
+  }
+
   void layer_backward(std::int64_t layer) {
     const std::string p = ".bwd";
     const std::int64_t H = s_.H;
     out_.compute(tag(layer, "residual2") + p, k_.residual_backward(s_.hidden_elements()));
-    row_backward(tag(layer, "mlp_down") + p, H, s_.w.ffn);
-    out_.compute(tag(layer, activation_name()) + p, k_.activation_backward(s_.ffn_elements()));
-    column_backward(tag(layer, "mlp_up") + p, s_.w.mlp_up_out, H);
+    if (s_.moe_layer(layer)) {
+      const auto& moe = s_.model->moe;
+      experts_->backward(layer_name(layer));
+      if (moe.shared_experts > 0) mlp_backward(layer, p, kSharedMlp, up_width(moe.shared_ffn()), moe.shared_ffn());
+    } else {
+      mlp_backward(layer, p, kDenseMlp, s_.w.mlp_up_out, s_.w.ffn);
+    }
     out_.compute(tag(layer, "ln2") + p, k_.norm_backward(s_.hidden_elements()));
     out_.compute(tag(layer, "residual1") + p, k_.residual_backward(s_.hidden_elements()));
     row_backward(tag(layer, "attn_out") + p, H, H);
@@ -322,9 +406,12 @@ class StageBuilder {
       }
       layer_backward(layer);
       if (!s_.accumulation_fused)
-        out_.compute(tag(layer, "grads.accumulate"),
-                     k_.grad_accumulation_add(s_.layer_params(), training_.dp_grad_bytes));
-      reduce_bucket(tag(layer, "grads"), s_.layer_params(), last_micro_batch);
+        out_.compute(
+            tag(layer, "grads.accumulate"),
+            k_.grad_accumulation_add(s_.dense_params(layer) + s_.expert_params(layer), training_.dp_grad_bytes));
+      reduce_bucket(tag(layer, "grads"), s_.dense_params(layer), last_micro_batch);
+      if (s_.moe_layer(layer))
+        reduce_bucket(tag(layer, "expert_grads"), s_.expert_params(layer), last_micro_batch, s_.moe->edp_dim, "edp");
     }
     if (first_model_chunk(chunk)) {
       gather_use();
@@ -338,10 +425,12 @@ class StageBuilder {
   }
 
   /// A layer's (or the embedding's) gradients are final for this micro-batch.
-  void reduce_bucket(const std::string& name, double params, bool last_micro_batch) {
+  /// Over dp, or a MoE layer's experts over edp (`dim`, named `group` in the op names).
+  void reduce_bucket(const std::string& name, double params, bool last_micro_batch, std::uint8_t dim = kMegDimDp,
+                     const std::string& group = "dp") {
     const double bytes = training_.dp_grad_bytes * params;
     if (s_.zero >= 2) {
-      Handle h = out_.start(name + ".dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
+      Handle h = out_.start(name + "." + group + "_reduce_scatter", CollKind::ReduceScatter, dim, bytes);
       if (overlap_dp_)
         chunk_reductions_.push_back(h);
       else
@@ -349,7 +438,7 @@ class StageBuilder {
     } else if (overlap_dp_ && last_micro_batch) {
       CollKind kind = s_.zero == 1 ? CollKind::ReduceScatter : CollKind::AllReduce;
       flush_reductions_.push_back(
-          out_.start(name + (s_.zero == 1 ? ".dp_reduce_scatter" : ".dp_all_reduce"), kind, kMegDimDp, bytes));
+          out_.start(name + "." + group + (s_.zero == 1 ? "_reduce_scatter" : "_all_reduce"), kind, dim, bytes));
     }
   }
 
@@ -414,6 +503,13 @@ class StageBuilder {
         out_.collective("grads.dp_reduce_scatter", CollKind::ReduceScatter, kMegDimDp, bytes);
       else
         out_.collective("grads.dp_all_reduce", CollKind::AllReduce, kMegDimDp, bytes);
+      if (s_.moe) {
+        const double expert_bytes = training_.dp_grad_bytes * stage_expert_params();
+        if (s_.zero == 1)
+          out_.collective("expert_grads.edp_reduce_scatter", CollKind::ReduceScatter, s_.moe->edp_dim, expert_bytes);
+        else
+          out_.collective("expert_grads.edp_all_reduce", CollKind::AllReduce, s_.moe->edp_dim, expert_bytes);
+      }
     }
     for (Handle h : flush_reductions_) out_.wait(h);
     flush_reductions_.clear();
@@ -421,10 +517,14 @@ class StageBuilder {
 
   void optimizer() {
     out_.set_phase(Phase::Optimizer);
-    const double local = stage_params() / (s_.zero >= 1 ? s_.dp : 1);
+    double local = stage_params() / (s_.zero >= 1 ? s_.dp : 1);
+    if (s_.moe) local += stage_expert_params() / (s_.zero >= 1 ? s_.moe->edp : 1);
     out_.compute("optimizer.adam", k_.optimizer_step(local, training_.dp_grad_bytes));
     if (s_.zero == 1 || s_.zero == 2)
       out_.collective("params.dp_all_gather", CollKind::AllGather, kMegDimDp, s_.e * stage_params());
+    if (s_.moe && s_.zero == 1)
+      out_.collective("expert_params.edp_all_gather", CollKind::AllGather, s_.moe->edp_dim,
+                      s_.e * stage_expert_params());
   }
 
   StreamBuilder out_;
@@ -435,6 +535,7 @@ class StageBuilder {
   std::uint32_t stage_;
   std::vector<Handle> chunk_reductions_;  ///< ZeRO 2/3 reduce-scatters of the current chunk's backward
   std::vector<Handle> flush_reductions_;  ///< ZeRO 0/1 bucket reductions, drained after the flush
+  std::optional<MoeBlock> experts_;       ///< a mixture of experts' routed part of this role
   std::vector<ParamGroup> gather_groups_;
   const char* gather_pass_ = "";
   std::size_t gather_next_ = 0;
@@ -487,6 +588,7 @@ Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c
   const std::int64_t micro_batches = megatron_micro_batches(c, t);
   if (micro_batches < 1)
     return {"training.global_batch", "global_batch " + str(t.global_batch) + " gives no micro-batch"};
+  if (auto bad = megatron_moe_infeasibility(m, c); !bad.why.empty()) return bad;
   if (c.virtual_stages > 1) {
     if (c.pp < 2)
       return {"parallel.virtual_stages", "interleaving (virtual_stages " + str(c.virtual_stages) + ") needs pp >= 2"};
@@ -523,14 +625,29 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   s.e = training.element_bytes();
   s.w = LayerWidths::of(model);
   s.model_layer_params = model.layer_params();
+  s.model = &model;
   const LayerKernels kernels(model, training);
 
   Plan plan;
   plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
   plan.role_dim = kMegDimPp;
-  plan.streams.resize(cfg.pp);  // never resized again: builders hold references into it
+  // A mixture of experts: its groups, and one stream per expert-parallel coordinate where their loads differ.
+  std::uint32_t ep_roles = 1;
+  if (model.moe.enabled()) {
+    s.moe = add_expert_views(plan.grid, kMegDimPp, model, cfg);
+    plan.all_to_all_shares.resize(plan.grid.dims().size());
+    if (model.moe.capacity_factor || !s.moe->routing.balanced())  // else uniform: S/ep a pair
+      plan.all_to_all_shares[s.moe->ep_dim] = s.moe->routing.rank_share;
+    if (!s.moe->routing.balanced()) {
+      plan.role_subdim = s.moe->ep_dim;
+      ep_roles = s.moe->ep;
+    }
+  }
+  plan.streams.resize(std::size_t{cfg.pp} * ep_roles);  // never resized again: builders hold references into it
   for (std::uint32_t stage = 0; stage < cfg.pp; ++stage)
-    StageBuilder(plan, stage, s, kernels, training, overlap.dp).build();
+    for (std::uint32_t ep_rank = 0; ep_rank < ep_roles; ++ep_rank)
+      StageBuilder(plan, std::size_t{stage} * ep_roles + ep_rank, stage, ep_rank, s, kernels, training, overlap.dp)
+          .build();
   return plan;
 }
 

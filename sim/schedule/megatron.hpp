@@ -50,6 +50,12 @@
 //    overlap_grad_reduce) during the backward of each chunk's last micro-batch, and ZeRO 2/3
 //    reduce-scatters stay in flight until the end of that chunk's backward; otherwise they run after the
 //    pipeline flush (ZeRO 0/1, as DeepSpeed's pipeline engine does) or blocking per layer (ZeRO 2/3).
+//  - a mixture of experts (moe.hpp): a MoE layer's MLP is its shared experts (a tensor-parallel MLP as the
+//    dense one) and its routed experts, dispatched and combined by all-to-alls over expert-parallel groups
+//    (parallel.ep, expert tensor parallelism parallel.etp; internal/moe_block.hpp has the kernels, the
+//    collectives and the rank layout); a MoE layer's routed-expert gradients are reduced (and, ZeRO 1,
+//    sharded) over the expert data-parallel group "edp" instead of dp, its other weights over dp as a
+//    dense layer's, in separate buckets.
 //
 // LIMITATIONS:
 //  - biases, layer-norm parameters and position embeddings are left out (as ModelSpec::parameters());
@@ -57,7 +63,8 @@
 //  - the vocabulary is split over TP rounded up (Megatron pads it to a multiple of 128 * tp);
 //  - DeepSpeed's pipeline engine refuses ZeRO 2/3 with pp > 1; this plan builds them anyway (what-if);
 //  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no distributed optimizer of Megatron-core (ZeRO-1 stands
-//  for it), no context or expert parallelism;
+//  for it), no context parallelism;
+//  - a mixture of experts (model.experts) runs with ZeRO 0 or 1 only;
 //  - the cross-entropy's three small TP all-reduces (max, predicted logit, sum) are modelled; the loss
 //    all-reduce over DP and grad-norm reductions are not;
 //  - gradient accumulation is fused into the dW GEMM by default (parallel.grad_accumulation_fusion);
@@ -89,6 +96,12 @@ struct MegatronConfig {
   /// piece's transfer, in forward and in the backward dgrad GEMMs (the wgrad GEMMs already hide them).
   /// Needs sequence_parallel and tp > 1.
   bool tp_comm_overlap = false;
+  /// Expert parallelism: a MoE model's experts split over ep ranks carved out of the data-parallel ones
+  /// (internal/moe_block.hpp); 1 for a dense model.
+  std::uint32_t ep = 1;
+  /// Expert tensor parallelism; 0 means tp (Megatron-Core's default for expert_tensor_parallel_size).
+  std::uint32_t etp = 0;
+  [[nodiscard]] std::uint32_t expert_tp() const { return etp != 0 ? etp : tp; }
   [[nodiscard]] std::uint32_t gpus() const { return tp * pp * dp; }
 };
 
@@ -97,7 +110,7 @@ struct MegatronConfig {
 
 /// Why this configuration cannot run this model on `gpus` GPUs: the scenario field to blame ("gpus",
 /// "parallel.tp", "parallel.pp", "parallel.virtual_stages", "parallel.zero", "parallel.micro_batch",
-/// "training.global_batch", ...) and the reason. Empty `why` when it can.
+/// "parallel.ep", "parallel.etp", "training.global_batch", ...) and the reason. Empty `why` when it can.
 [[nodiscard]] Infeasibility megatron_infeasibility(const ModelSpec& model, const MegatronConfig& cfg,
                                                    const TrainingSpec& training, std::uint32_t gpus);
 

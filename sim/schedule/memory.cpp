@@ -8,7 +8,9 @@ namespace exasim::schedule {
 
 namespace {
 
-constexpr double kSoftmaxStatBytes = 4;  // flash attention's log-sum-exp per row is fp32 (flash-attn, TE)
+constexpr double kSoftmaxStatBytes = 4;
+// Megatron-Core's router keeps its top-k probabilities in fp32 (a dense tokens x experts tensor).
+constexpr double kRouterProbabilityBytes = 4;  // flash attention's log-sum-exp per row is fp32 (flash-attn, TE)
 // Megatron-core's vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py) upcasts the logits to fp32
 // (calculate_logits_max: .float()) while the caller still holds the 16-bit ones, then subtracts the max,
 // exponentiates and normalises in place and saves that fp32 softmax; its backward writes the gradient into
@@ -58,6 +60,12 @@ std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std:
   return std::min(total, 2 * (p - s - 1) + (v - 1) * p + 1);
 }
 
+/// The MLP's tensors between its column- and row-parallel GEMMs, for `tokens` tokens of an MLP `width`
+/// wide: GeLU's input and output, SwiGLU's gate and up outputs and their product.
+double mlp_inner_bytes(const ModelSpec& m, const TrainingSpec& t, double tokens, double width) {
+  return (m.activation == Activation::Swiglu ? 3 : 2) * t.element_bytes() * tokens * width;
+}
+
 }  // namespace
 
 ParamBytes param_bytes(const TrainingSpec& t) {
@@ -98,7 +106,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, do
   // after the attention projection and after the MLP (Korthikanti's 10sbh).
   const double outer = sb * h * (2 * e + e + e + 2 * masks);
   // Between them: Q, K, V (QK^T and scores x V inputs), the projection input, the MLP's inner tensors.
-  const double mlp_inner = (m.activation == Activation::Swiglu ? 3 : 2) * e * sb * ffn;
+  const double mlp_inner = mlp_inner_bytes(m, t, sb, ffn);
   const double inner = sb * (e * h + 2 * e * kvh + e * h) + mlp_inner;
 
   double core = 0;
@@ -113,6 +121,21 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, do
   l.input = e * sb * h / split.outer;
   l.outside_core = outer / split.outer + inner / split.inner;
   l.core = core / split.inner;
+  return l;
+}
+
+LayerActivations moe_layer_activations(const ModelSpec& m, const TrainingSpec& t, double sequences,
+                                       ActivationSplit split, double routed_tokens, double received_copies) {
+  LayerActivations l = layer_activations(m, t, sequences, split);
+  const double sb = static_cast<double>(m.seq_len) * sequences, e = t.element_bytes();
+  const double shared = static_cast<double>(m.moe.shared_ffn());
+  l.outside_core +=
+      (mlp_inner_bytes(m, t, sb, shared) - mlp_inner_bytes(m, t, sb, static_cast<double>(m.ffn()))) / split.inner;
+  const double h = static_cast<double>(m.hidden), k = static_cast<double>(m.moe.top_k);
+  const double sent_copies = routed_tokens * k * route_experts(m.moe, 1).kept();
+  l.outside_core += kRouterProbabilityBytes * routed_tokens * static_cast<double>(m.moe.experts) +
+                    e * received_copies * h +
+                    mlp_inner_bytes(m, t, received_copies, static_cast<double>(m.moe.expert_ffn)) + e * sent_copies * h;
   return l;
 }
 
@@ -145,6 +168,51 @@ MemoryEstimate estimate_axonn4d_memory(const ModelSpec& m, const Axonn4DConfig& 
   return finish(e);
 }
 
+namespace {
+
+/// A Megatron stage's mixture-of-experts terms: its layers' weights outside the routed experts (per GPU,
+/// reduced over dp) and its routed experts (per GPU, reduced over edp), the activations its layers keep
+/// per micro-batch (the mean over the stage's layers, dense and MoE alike) and the largest working set,
+/// on the busiest expert-parallel rank; the communicating groups ep, edp and etp add.
+struct MoeStage {
+  double dense_params = 0, expert_params = 0;
+  double edp = 1;
+  double kept_per_layer = 0, working_set = 0;
+  int groups = 0;
+};
+
+MoeStage moe_stage(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t, std::uint32_t stage) {
+  const double tp = c.tp, etp = c.expert_tp(), ep = c.ep;
+  const bool sp = c.sequence_parallel && c.tp > 1;
+  const ActivationSplit split{sp ? tp : 1, tp};
+  const ExpertRouting routing = route_experts(m.moe, c.ep);
+  const double hottest = *std::max_element(routing.rank_share.begin(), routing.rank_share.end());
+  const double routed = static_cast<double>(c.micro_batch) * static_cast<double>(m.seq_len) / (sp ? tp : 1);
+  const double received = ep * routed * static_cast<double>(m.moe.top_k) * hottest;
+  const LayerActivations dense = layer_activations(m, t, c.micro_batch, split);
+  const LayerActivations moe = moe_layer_activations(m, t, c.micro_batch, split, routed, received);
+  const double router = static_cast<double>(m.hidden) * static_cast<double>(m.moe.experts);
+  MoeStage out;
+  out.edp = static_cast<double>(std::int64_t{c.tp} * c.dp) / (etp * ep);
+  const std::int64_t per_chunk = m.layers / (std::int64_t{c.pp} * c.virtual_stages),
+                     layers = per_chunk * c.virtual_stages;
+  for (std::uint32_t chunk = 0; chunk < c.virtual_stages; ++chunk) {
+    for (std::int64_t i = 0; i < per_chunk; ++i) {
+      const std::int64_t layer = (std::int64_t{chunk} * c.pp + stage) * per_chunk + i;
+      const bool routed_layer = m.moe.is_moe_layer(layer);
+      out.dense_params += routed_layer ? (m.moe_dense_params() - router) / tp + router : m.layer_params() / tp;
+      out.expert_params += m.layer_expert_params(layer) / (ep * etp);
+      const LayerActivations& a = routed_layer ? moe : dense;
+      out.kept_per_layer += a.kept(t.recompute) / static_cast<double>(layers);
+      out.working_set = std::max(out.working_set, a.working_set(t.recompute));
+    }
+  }
+  out.groups = (c.ep > 1) + (out.edp > 1) + (etp > 1 && etp < tp);
+  return out;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t,
                                               std::uint32_t stage) {
   if (auto bad = megatron_infeasibility(m, c, t, c.gpus()); !bad.why.empty())
@@ -161,17 +229,23 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   // The first stage holds the input embedding; the last the LM head: its own matrix when untied, a copy of
   // the embedding when tied and pp > 1, and nothing more when tied on a single stage (the same matrix).
   const bool head_matrix = last && (!m.tied_embeddings || c.pp > 1);
-  const double params = stage_layers * layer_params + (first ? table : 0) + (head_matrix ? table : 0);
+  const MoeStage moe = m.moe.enabled() ? moe_stage(m, c, t, stage) : MoeStage{};
+  const double dense_layers = m.moe.enabled() ? moe.dense_params : stage_layers * layer_params;
+  const double params = dense_layers + (first ? table : 0) + (head_matrix ? table : 0);
   const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(m.seq_len);
 
   const ParamBytes pb = param_bytes(t);
   MemoryEstimate e;
-  e.weights = pb.weights * params / (c.zero >= 3 ? dp : 1);
-  e.gradients = pb.gradients * params / (c.zero >= 2 ? dp : 1);
-  e.optimizer = pb.optimizer * params / (c.zero >= 1 ? dp : 1);
+  e.weights = pb.weights * params / (c.zero >= 3 ? dp : 1) + pb.weights * moe.expert_params;
+  e.gradients = pb.gradients * params / (c.zero >= 2 ? dp : 1) + pb.gradients * moe.expert_params;
+  e.optimizer =
+      pb.optimizer * params / (c.zero >= 1 ? dp : 1) + pb.optimizer * moe.expert_params / (c.zero >= 1 ? moe.edp : 1);
   const LayerActivations layer = layer_activations(m, t, c.micro_batch, {sp ? tp : 1, tp});
   const double kept_layers = static_cast<double>(in_flight(c, megatron_micro_batches(c, t), stage) * layers_per_chunk);
-  e.activations = kept_layers * layer.kept(t.recompute) + layer.working_set(t.recompute);
+  if (m.moe.enabled())
+    e.activations = kept_layers * moe.kept_per_layer + moe.working_set;
+  else
+    e.activations = kept_layers * layer.kept(t.recompute) + layer.working_set(t.recompute);
 
   // ZeRO 2/3: DeepSpeed's gradient bucket; ZeRO 3 also the gathered layer and the prefetched one.
   if (c.zero >= 2) e.buffers += t.dp_grad_bytes * std::min(kBucketElements, layer_params);
@@ -180,7 +254,7 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   // Process groups that communicate (torch creates a NCCL communicator at a group's first collective):
   // TP, DP, and the tied embedding's between the first and the last stage.
   const bool embedding_group = m.tied_embeddings && c.pp > 1 && (first || last);
-  e.runtime = runtime_bytes((c.tp > 1) + (c.dp > 1) + embedding_group);
+  e.runtime = runtime_bytes((c.tp > 1) + (c.dp > 1) + embedding_group + moe.groups);
   return finish(e);
 }
 

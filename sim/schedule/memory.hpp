@@ -17,7 +17,9 @@
 //       6 + 12/d, 16-bit param + 16-bit grads 4 + 16/d bytes per parameter with d-way sharding);
 //   fp32 (training.dtype fp32): weights 4, gradients 4 (param.grad is fp32 whatever dtype the reduction
 //     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d).
-// ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3). AxoNN 4D: layer weights
+// ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3); a mixture of experts' routed
+// experts sit experts/ep per GPU, split over etp, and ZeRO 1 shards their optimizer state over edp
+// (Megatron-Core's distributed optimizer over the expert data-parallel group). AxoNN 4D: layer weights
 // over gx*gy*gz, the embedding over gx*gy (not z-sharded). Megatron: the first pipeline stage holds the
 // input embedding, the last the LM head (untied: its own matrix; tied: a copy when pp > 1, the same
 // matrix when pp = 1); the vocabulary is split over tp, rounded up.
@@ -102,7 +104,11 @@
 //  - FP8 training is not modelled (Transformer Engine keeps FP8 copies of the GEMM inputs);
 //  - the logits of only one micro-batch are counted, at the cross-entropy's peak;
 //  - no activation offloading, CPU optimizer, activation checkpointing of a subset of layers, or
-//    fp32 residual stream (--fp32-residual-connection).
+//    fp32 residual stream (--fp32-residual-connection);
+//  - a mixture of experts (moe_layer_activations): the routed tensors are those of the busiest
+//    expert-parallel rank (the hottest experts' under expert_skew); a stage's layers keep their mean per
+//    micro-batch in flight (exact with one virtual stage, where every chunk holds the same layers); the
+//    all-to-all buffers and the router's load-balancing loss are not counted.
 
 #include "sim/schedule/axonn4d.hpp"
 #include "sim/schedule/megatron.hpp"
@@ -164,6 +170,17 @@ struct LayerActivations {
 /// `sequences` = micro-batch size b (s = model.seq_len).
 [[nodiscard]] LayerActivations layer_activations(const ModelSpec& model, const TrainingSpec& training, double sequences,
                                                  ActivationSplit split);
+
+/// A MoE layer's (moe.hpp): as layer_activations with the dense MLP's inner tensors replaced by the shared
+/// experts' (a TP-split MLP of shared_experts x expert_ffn_hidden), plus what the routed part keeps, per
+/// GPU: the router's fp32 probabilities (4 B x routed_tokens x experts), the experts' permuted input
+/// (e x received_copies x h) and inner tensors (as the MLP's, received_copies x expert_ffn_hidden: an
+/// etp split of the width is undone by the etp gather of the rows), and the combined copies the
+/// unpermute keeps for its probabilities' gradient (e x routed_tokens x top_k x kept x h).
+/// `routed_tokens`: the tokens this GPU routes; `received_copies`: the copies its experts compute.
+[[nodiscard]] LayerActivations moe_layer_activations(const ModelSpec& model, const TrainingSpec& training,
+                                                     double sequences, ActivationSplit split, double routed_tokens,
+                                                     double received_copies);
 
 [[nodiscard]] MemoryEstimate estimate_axonn4d_memory(const ModelSpec& model, const Axonn4DConfig& grid,
                                                      const TrainingSpec& training);

@@ -19,13 +19,22 @@
 //              and the optimizer (b Lp + a, over dp with ZeRO >= 1).
 // The TP ring is (stride 1, size tp), the DP ring (stride tp, size dp), the pp ring (stride tp dp, size pp).
 //
+// A mixture of experts (moe_iteration_s): the probes run with ep = 1 (every expert local, the expert GEMMs
+// at the mean load), once with every layer a MoE layer and once dense where the model mixes them; the
+// busiest stage is the one whose layers cost most; each MoE layer adds per micro-batch its 4 all-to-alls
+// (6 with full recomputation) on the ep ring (stride etp, size ep), the busiest rank receiving ep x its
+// share of S; the flush reduces dense gradients over dp and expert gradients over the edp ring (stride
+// etp x ep); the probe's optimizer per layer is scaled by the parameters a GPU really holds.
+//
 // LIMITATIONS: the busiest stage pays both the embedding and the LM head (c); the backward's share of a
 // layer (what overlaps ZeRO's traffic) is a fixed 2/3 (3/4 with full recomputation); ZeRO 3 gathers of the
-// embedding and head are left out; p2p transfers are never overlapped with compute (as the plan).
+// embedding and head are left out; p2p transfers are never overlapped with compute (as the plan); a
+// mixture of experts' expert GEMMs are priced at the mean load whatever the skew, and at ep = 1 shapes.
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/schemes/megatron_scheme.hpp"
 #include "sim/schedule/megatron.hpp"
+#include "sim/schedule/moe.hpp"
 
 #include <algorithm>
 #include <map>
@@ -48,7 +57,14 @@ class MegatronEstimate final : public SchemeEstimate {
     (void)machine.ring_of(1, c.tp);
     (void)machine.ring_of(c.tp, c.dp);
     (void)machine.ring_of(c.tp * c.dp, c.pp);
-    (void)probe(s, machine);
+    if (s.model.moe.enabled()) {
+      (void)machine.ring_of(c.expert_tp(), c.ep);
+      (void)machine.ring_of(c.expert_tp() * c.ep, c.tp * c.dp / (c.expert_tp() * c.ep));
+      (void)probe(s, machine, LayerKind::Moe);
+      if (mixes_layers(s.model)) (void)probe(s, machine, LayerKind::Dense);
+    } else {
+      (void)probe(s, machine);
+    }
   }
   double iteration_s(const Scenario& s, AnalyticMachine& machine) override;
 
@@ -57,20 +73,35 @@ class MegatronEstimate final : public SchemeEstimate {
   struct Probe {
     double fixed_s = 0, per_layer_s = 0, per_micro_batch_s = 0, per_layer_micro_batch_s = 0;
   };
-  /// Memoised per (tp, micro_batch, sequence_parallel, recompute): one estimate per base scenario.
-  const Probe& probe(const Scenario& s, AnalyticMachine& machine);
-  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int>, Probe> probes_;
+  /// Which layers a probe's model has: the scenario's, or a mixture of experts' MoE or dense ones alone.
+  enum class LayerKind : std::uint8_t { AsModel, Moe, Dense };
+  /// Memoised per (tp, micro_batch, sequence_parallel, recompute, layer kind, etp): one estimate per base
+  /// scenario.
+  const Probe& probe(const Scenario& s, AnalyticMachine& machine, LayerKind kind = LayerKind::AsModel);
+  double moe_iteration_s(const Scenario& s, AnalyticMachine& machine);
+  static bool mixes_layers(const schedule::ModelSpec& m) {
+    return m.moe.first_dense_layers > 0 || m.moe.layer_freq > 1;
+  }
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int, int, std::uint32_t>, Probe> probes_;
 };
 
-const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, AnalyticMachine& machine) {
+const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, AnalyticMachine& machine, LayerKind kind) {
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
-  const auto key =
-      std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1, static_cast<int>(s.training.recompute));
+  const auto key = std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1,
+                                   static_cast<int>(s.training.recompute), static_cast<int>(kind), c.etp);
   if (auto it = probes_.find(key); it != probes_.end()) return it->second;
   schedule::MegatronConfig alone = c;  // one stage, one data-parallel rank
   alone.pp = alone.dp = alone.virtual_stages = 1;
   alone.zero = 0;
+  alone.ep = 1;
   auto model = s.model;
+  if (kind == LayerKind::Moe) {
+    model.moe.first_dense_layers = 0;
+    model.moe.layer_freq = 1;
+  } else if (kind == LayerKind::Dense) {
+    model.moe = {};
+    alone.etp = 0;
+  }
   auto training = s.training;
   auto time = [&](std::int64_t layers, std::int64_t micro_batches) {
     model.layers = layers;
@@ -87,6 +118,7 @@ const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, Analyt
 }
 
 double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine) {
+  if (s.model.moe.enabled()) return moe_iteration_s(s, machine);
   using schedule::CollKind;
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
   const auto& probe_s = probe(s, machine);
@@ -137,6 +169,78 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
   if (c.zero == 1 || c.zero == 2) t += on_dp(CollKind::AllGather, e * stage_params);
   t += (probe_s.per_layer_s * stage_layers + probe_s.fixed_s) / (c.zero >= 1 ? c.dp : 1);
   return t;
+}
+
+double MegatronEstimate::moe_iteration_s(const Scenario& s, AnalyticMachine& machine) {
+  using schedule::CollKind;
+  const auto& c = parallel_as<schedule::MegatronConfig>(s);
+  const auto& m = s.model;
+  const Probe& moe = probe(s, machine, LayerKind::Moe);
+  const Probe& dense = mixes_layers(m) ? probe(s, machine, LayerKind::Dense) : moe;
+  const std::uint32_t etp = c.expert_tp(), edp = c.tp * c.dp / (etp * c.ep);
+  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp, bytes); };
+  const auto on_edp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, etp * c.ep, edp, bytes); };
+  const double pp = c.pp, v = c.virtual_stages, tp = c.tp;
+  const auto micro_batches = static_cast<double>(schedule::megatron_micro_batches(c, s.training));
+  const double e = s.training.element_bytes(), grad_bytes = s.training.dp_grad_bytes;
+  const double backward = backward_share(s.training.recompute);
+
+  // One micro-batch's all-to-alls of a MoE layer: S = n top_k h e, the busiest rank receiving ep x its share.
+  const bool sp = c.sequence_parallel && c.tp > 1;
+  const double routed = static_cast<double>(c.micro_batch * m.seq_len) / (sp ? tp : 1);
+  const auto routing = schedule::route_experts(m.moe, c.ep);
+  const double hottest = *std::max_element(routing.rank_share.begin(), routing.rank_share.end());
+  const double S = routed * static_cast<double>(m.moe.top_k * m.hidden) * e;
+  const double exchanges = s.training.full_recompute() ? 6 : 4;
+  const double a2a = exchanges * machine.collective_s(CollKind::AllToAll, etp, c.ep, S * c.ep * hottest);
+
+  // Per layer on this GPU: reduced over dp (dense) and over edp (experts); the probe held every expert.
+  const double router = static_cast<double>(m.hidden * m.moe.experts);
+  const double moe_dense = (m.moe_dense_params() - router) / tp + router, dense_layer = m.layer_params() / tp;
+  const double experts_probe = static_cast<double>(m.moe.experts) * m.expert_params() / etp;
+  const double experts_real = experts_probe / c.ep;
+  const double zero_dp = c.zero >= 1 ? c.dp : 1, zero_edp = c.zero >= 1 ? edp : 1;
+  const double moe_optimizer_scale = (moe_dense / zero_dp + experts_real / zero_edp) / (moe_dense + experts_probe);
+
+  // The busiest stage: its layers' forward and backward, and what its flush and optimizer cost.
+  const std::int64_t per_chunk = m.layers / (std::int64_t{c.pp} * c.virtual_stages);
+  double stage = 0, dense_params = 0, expert_params = 0, optimizer = 0;
+  for (std::uint32_t st = 0; st < c.pp; ++st) {
+    double work = 0, dp_params = 0, edp_params = 0, opt = 0;
+    for (std::uint32_t chunk = 0; chunk < c.virtual_stages; ++chunk)
+      for (std::int64_t i = 0; i < per_chunk; ++i) {
+        const std::int64_t layer = (std::int64_t{chunk} * c.pp + st) * per_chunk + i;
+        const bool routed_layer = m.moe.is_moe_layer(layer);
+        work += routed_layer ? moe.per_layer_micro_batch_s + a2a : dense.per_layer_micro_batch_s;
+        dp_params += routed_layer ? moe_dense : dense_layer;
+        edp_params += routed_layer ? experts_real : 0;
+        opt += routed_layer ? moe.per_layer_s * moe_optimizer_scale : dense.per_layer_s / zero_dp;
+      }
+    if (work > stage) {
+      stage = work;
+      dense_params = dp_params;
+      expert_params = edp_params;
+      optimizer = opt;
+    }
+  }
+  const double d = stage / (static_cast<double>(m.layers) / pp);  // the busiest stage's mean layer
+  stage += moe.per_micro_batch_s;
+  double t = (micro_batches + (pp - 1) / v) * stage;
+  if (c.pp > 1) {
+    const auto pp_ring = machine.ring_of(c.tp * c.dp, c.pp);
+    const double full = e * static_cast<double>(c.micro_batch * m.seq_len * m.hidden);
+    t += 2 * (v * micro_batches + pp - 1) * (pp_ring.step_latency_s + full / (sp ? tp : 1) / pp_ring.bandwidth_Bps);
+    const double embedding_params = static_cast<double>((m.vocab + c.tp - 1) / c.tp) * static_cast<double>(m.hidden);
+    if (m.tied_embeddings) t += pp_ring.step_latency_s + grad_bytes * embedding_params / pp_ring.bandwidth_Bps;
+  }
+  const double vocab = static_cast<double>((m.vocab + c.tp - 1) / c.tp) * static_cast<double>(m.hidden);
+  dense_params += (m.tied_embeddings || c.pp > 1 ? 1 : 2) * vocab;
+  const CollKind reduce = c.zero == 1 ? CollKind::ReduceScatter : CollKind::AllReduce;
+  const double r = on_dp(reduce, grad_bytes * dense_params) + on_edp(reduce, grad_bytes * expert_params);
+  const double stage_layers = static_cast<double>(m.layers) / pp;
+  t += s.overlap.dp ? std::max(r / (stage_layers + 1), r - backward * d * stage_layers) : r;
+  if (c.zero == 1) t += on_dp(CollKind::AllGather, e * dense_params) + on_edp(CollKind::AllGather, e * expert_params);
+  return t + optimizer + moe.fixed_s / zero_dp;
 }
 
 }  // namespace

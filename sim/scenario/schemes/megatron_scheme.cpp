@@ -38,7 +38,7 @@ schedule::Infeasibility refusal_megatron(const Scenario& s) {
 // Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
 void load_megatron(const JsonView& parallel, Scenario& s) {
   parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap"});
+                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap", "ep", "etp"});
   Config m;
   m.tp = parallel_degree(parallel, "tp");
   m.pp = parallel_degree(parallel, "pp");
@@ -50,6 +50,10 @@ void load_megatron(const JsonView& parallel, Scenario& s) {
   m.scatter_gather = parallel.boolean_or("scatter_gather", true);
   m.grad_accumulation_fusion = parallel.boolean_or("grad_accumulation_fusion", true);
   m.tp_comm_overlap = parallel.boolean_or("tp_comm_overlap", false);
+  m.ep = parallel_degree(parallel, "ep");
+  // etp equal to tp is the default (0): one layout, one config.
+  m.etp = parallel.has("etp") ? parallel_degree(parallel, "etp") : 0;
+  if (m.etp == m.tp) m.etp = 0;
   s.parallel = make_config(m);
   if (auto bad = refusal_megatron(s); !bad.why.empty()) throw InputError(s.source, bad.field, bad.why);
 }
@@ -68,6 +72,8 @@ nlohmann::json json_megatron(const SchemeConfig& config) {
                         {"scatter_gather", m.scatter_gather},
                         {"grad_accumulation_fusion", m.grad_accumulation_fusion}};
   if (m.tp_comm_overlap) out["tp_comm_overlap"] = true;
+  if (m.ep > 1) out["ep"] = m.ep;
+  if (m.etp != 0) out["etp"] = m.etp;
   return out;
 }
 
@@ -82,7 +88,8 @@ schedule::MemoryEstimate memory_megatron(const Scenario& s) {
 }
 
 // grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it;
-// tp_comm_overlap is shown only when on (off is how every Megatron run before it was described).
+// tp_comm_overlap is shown only when on (off is how every Megatron run before it was described); ep and etp
+// only for a mixture of experts.
 std::vector<LayoutField> describe_megatron(const Scenario& s) {
   const auto& m = config_of(s);
   std::vector<LayoutField> out = {{"tp", std::int64_t{m.tp}},
@@ -94,6 +101,10 @@ std::vector<LayoutField> describe_megatron(const Scenario& s) {
                                   {"sequence_parallel", m.sequence_parallel},
                                   {"scatter_gather", m.scatter_gather}};
   if (m.tp_comm_overlap) out.push_back({"tp_comm_overlap", true});
+  if (s.model.moe.enabled()) {
+    out.push_back({"ep", std::int64_t{m.ep}});
+    out.push_back({"etp", std::int64_t{m.expert_tp()}});
+  }
   return out;
 }
 
@@ -105,33 +116,39 @@ double rank_layer_passes_megatron(const Scenario& s) {
   return per_rank / m.pp * static_cast<double>(schedule::megatron_micro_batches(m, s.training));
 }
 
-// tp, pp, dp = gpus / (tp pp), zero 0-3 (0 alone when dp = 1), micro_batch, virtual_stages,
+// tp, pp, dp = gpus / (tp pp), ep (a mixture of experts': every divisor of dp that divides the experts;
+// etp as the base scenario has it), zero 0-3 (0 alone when dp = 1), micro_batch, virtual_stages,
 // sequence_parallel when tp > 1, recompute none / selective / full, in that nesting order.
 void enumerate_megatron(const Scenario& base, const std::function<void(const TuneChoice&)>& visit) {
   const Config* own = config_if<Config>(base.parallel.get());
-  Config m = own ? *own : Config{};  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap
+  Config m = own ? *own : Config{};  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap, etp
   const auto batches = divisors(static_cast<std::uint64_t>(base.training.global_batch));
   const auto chunks = divisors(static_cast<std::uint64_t>(base.model.layers));
+  const auto experts = static_cast<std::uint64_t>(base.model.moe.experts);
   for (auto tp : divisors(base.gpus)) {
     for (auto pp : divisors(base.gpus / tp)) {
-      // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
-      const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
-      for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
-        for (auto mb : batches) {
-          for (auto v : chunks) {
-            for (const bool sp : {false, true}) {
-              if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
-              m.tp = tp;
-              m.pp = pp;
-              m.dp = base.gpus / tp / pp;
-              m.zero = zero;
-              m.micro_batch = mb;
-              m.virtual_stages = v;
-              m.sequence_parallel = sp;
-              const auto config = make_config(m);
-              for (const auto rc :
-                   {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full})
-                visit({config, rc});
+      for (auto ep : divisors(base.gpus / tp / pp)) {
+        if (ep > 1 && (experts == 0 || experts % ep != 0)) continue;
+        // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
+        const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
+        for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
+          for (auto mb : batches) {
+            for (auto v : chunks) {
+              for (const bool sp : {false, true}) {
+                if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
+                m.tp = tp;
+                m.pp = pp;
+                m.dp = base.gpus / tp / pp;
+                m.zero = zero;
+                m.micro_batch = mb;
+                m.virtual_stages = v;
+                m.sequence_parallel = sp;
+                m.ep = ep;
+                const auto config = make_config(m);
+                for (const auto rc :
+                     {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full})
+                  visit({config, rc});
+              }
             }
           }
         }
@@ -142,16 +159,25 @@ void enumerate_megatron(const Scenario& base, const std::function<void(const Tun
 
 auto key_of(const SchemeConfig& config) {
   const auto& m = config_as<Config>(config);
-  return std::make_tuple(m.tp, m.pp, m.dp, m.zero, m.micro_batch, m.virtual_stages, m.sequence_parallel);
+  return std::make_tuple(m.tp, m.pp, m.dp, m.zero, m.micro_batch, m.virtual_stages, m.sequence_parallel, m.ep,
+                         m.expert_tp());
 }
 
 bool less_megatron(const SchemeConfig& a, const SchemeConfig& b) { return key_of(a) < key_of(b); }
+
+/// " ep=8" (and " etp=1" where it is not tp): a mixture of experts' layout; nothing for a dense one.
+std::string experts_label(const Config& m) {
+  std::string out;
+  if (m.ep > 1) out += " ep=" + std::to_string(m.ep);
+  if (m.etp != 0) out += " etp=" + std::to_string(m.etp);
+  return out;
+}
 
 std::string label_megatron(const SchemeConfig& config, schedule::Recompute recompute) {
   const auto& m = config_as<Config>(config);
   return "tp=" + std::to_string(m.tp) + " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) +
          " zero=" + std::to_string(m.zero) + " mb=" + std::to_string(m.micro_batch) +
-         " v=" + std::to_string(m.virtual_stages) + " sp=" + (m.sequence_parallel ? "on" : "off") +
+         " v=" + std::to_string(m.virtual_stages) + " sp=" + (m.sequence_parallel ? "on" : "off") + experts_label(m) +
          " recompute=" + schedule::to_string(recompute);
 }
 
@@ -163,7 +189,9 @@ std::vector<std::string> csv_megatron(const SchemeConfig& config) {
           std::to_string(m.zero),
           std::to_string(m.micro_batch),
           std::to_string(m.virtual_stages),
-          m.sequence_parallel ? "true" : "false"};
+          m.sequence_parallel ? "true" : "false",
+          std::to_string(m.ep),
+          std::to_string(m.expert_tp())};
 }
 
 // tune.csv keeps what tune searches; the switches it does not search read back as their defaults.
@@ -177,6 +205,9 @@ ConfigPtr from_csv_megatron(const CsvCells& cells) {
   m.micro_batch = degree("micro_batch");
   m.virtual_stages = degree("virtual_stages");
   m.sequence_parallel = csv_bool(cells, "sequence_parallel");
+  m.ep = degree("ep");
+  m.etp = degree("etp");
+  if (m.etp == m.tp) m.etp = 0;
   return make_config(m);
 }
 
@@ -186,7 +217,9 @@ Scheme megatron_scheme() {
   return {.name = kName,
           .title = "Megatron",
           .candidate_noun = "configuration",
-          .searched = "tp x pp x dp, ZeRO, micro-batch, virtual stages, sequence parallelism, recompute",
+          .searched =
+              "tp x pp x dp, expert parallelism, ZeRO, micro-batch, virtual stages, sequence parallelism, "
+              "recompute",
           .load = load_megatron,
           .refusal = refusal_megatron,
           .to_json = json_megatron,
@@ -200,7 +233,7 @@ Scheme megatron_scheme() {
           .searches_recompute = true,
           .less = less_megatron,
           .label = label_megatron,
-          .csv_columns = {"tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"},
+          .csv_columns = {"tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel", "ep", "etp"},
           .to_csv = csv_megatron,
           .from_csv = from_csv_megatron,
           .make_estimate = make_megatron_estimate,

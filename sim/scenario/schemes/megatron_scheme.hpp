@@ -2,7 +2,7 @@
 // Megatron-LM's 3D parallelism (schedule/megatron.hpp) as an entry of the scheme table. Its config is a
 // schedule::MegatronConfig (parallel_as<schedule::MegatronConfig>); tune walks tp x pp x dp with the ZeRO
 // stage, micro-batch, virtual stages, sequence parallelism and recompute (megatron_estimate.hpp prices
-// them).
+// them); for a mixture of experts also ep, over the divisors of dp that divide the experts.
 //
 // LIMITATIONS: tune keeps scatter_gather, grad_accumulation_fusion and tp_comm_overlap as the scenario
 // has them (defaults for a scenario of another scheme); micro-batch sizes are every divisor of
@@ -14,7 +14,8 @@
 namespace exasim::scenario {
 
 /// `parallel`: {"scheme": "megatron", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages",
-/// "sequence_parallel", "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap"}; tp*pp*dp = gpus.
+/// "sequence_parallel", "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap", "ep", "etp"};
+/// tp*pp*dp = gpus; ep (default 1) and etp (default tp) for a mixture of experts.
 [[nodiscard]] Scheme megatron_scheme();
 
 /// The analytic estimate of a Megatron configuration (megatron_estimate.cpp).
