@@ -170,7 +170,11 @@ report::Summary simulate(const scenario::Scenario& s, const SimulateOptions& opt
   auto summary = report::make_summary(s, prepared->plan, result);
   summary.compute_by_kernel = report::compute_by_kernel(prepared->plan, prepared->job.kernel_time_s);
   if (options.hottest_links > 0) {
-    summary.links = report::link_report(*prepared->topology, result, options.hottest_links);
+    std::vector<std::pair<std::size_t, std::string>> exchanges;  // dimensions whose traffic is all-to-all
+    const auto all_to_all = schedule::all_to_all_dims(prepared->plan);
+    for (std::size_t d = 0; d < all_to_all.size(); ++d)
+      if (all_to_all[d]) exchanges.emplace_back(d, prepared->plan.grid.dim(d).name);
+    summary.links = report::link_report(*prepared->topology, result, options.hottest_links, exchanges);
     if (options.on_links) options.on_links(*prepared, result);
   }
   if (options.on_trace) options.on_trace(*prepared, collector.rows());

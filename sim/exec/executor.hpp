@@ -102,6 +102,8 @@ class BasicExecutor {
     __builtin_prefetch(&since_[r]);
   }
   void prefetch_instance(InstanceId id) const { __builtin_prefetch(&instances_[id]); }
+  /// The grid dimension of the collective (or Send/Recv) whose flow the backend was given `tag` for.
+  [[nodiscard]] std::uint8_t flow_dim(std::uint32_t tag) const { return instances_[tag & ~kOneOfSeveral].dim; }
 
   [[nodiscard]] std::uint64_t events() const { return events_; }
   [[nodiscard]] std::uint64_t ops_done() const { return ops_done_; }

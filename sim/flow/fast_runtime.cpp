@@ -97,7 +97,7 @@ class FastNetwork final : public exec::NetworkBackend {
   void start_flow(std::span<const topo::LinkId> route, double bytes, std::uint32_t tag) override {
     const FlowId id = network_.add(route, bytes, tag);
     if (meter_) {
-      meter_->flow_started(route, bytes, now_);
+      meter_->flow_started(route, bytes, now_, core_->flow_dim(tag));
       metered_routes_[id].assign(route.begin(), route.end());
     }
   }
@@ -147,6 +147,7 @@ class FastNetwork final : public exec::NetworkBackend {
     if (meter_) {
       result.link_bytes = meter_->bytes();
       result.link_busy_s = meter_->busy_s(now_);
+      result.link_bytes_by_dim = meter_->bytes_by_dim();
     }
     return result;
   }

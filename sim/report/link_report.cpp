@@ -28,7 +28,8 @@ void check_metered(const topo::Topology& topology, const runtime::RunResult& res
 
 }  // namespace
 
-LinkReport link_report(const topo::Topology& topology, const runtime::RunResult& result, std::size_t top) {
+LinkReport link_report(const topo::Topology& topology, const runtime::RunResult& result, std::size_t top,
+                       const std::vector<std::pair<std::size_t, std::string>>& all_to_all_dims) {
   check_metered(topology, result);
   const auto& links = topology.links();
   const double T = result.iteration_s;
@@ -79,6 +80,20 @@ LinkReport link_report(const topo::Topology& topology, const runtime::RunResult&
     h.to = describe(topology, ends.to);
   }
   report.hottest = std::move(used);
+  if (report.groups > 1) {
+    for (const auto& [dim, name] : all_to_all_dims) {
+      auto& out = report.all_to_all_group_bytes.emplace_back();
+      out.dim = name;
+      out.bytes.assign(report.groups, std::vector<double>(report.groups, 0.0));
+      if (dim >= result.link_bytes_by_dim.size() || result.link_bytes_by_dim[dim].empty()) continue;
+      const auto& bytes = result.link_bytes_by_dim[dim];
+      for (topo::LinkId l = 0; l < links.size(); ++l) {
+        if (links[l].cls != topo::LinkClass::Global || bytes[l] <= 0) continue;
+        const auto ends = topology.link_ends(l);
+        out.bytes[topology.group_of_switch(ends.from.index)][topology.group_of_switch(ends.to.index)] += bytes[l];
+      }
+    }
+  }
   return report;
 }
 

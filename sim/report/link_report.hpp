@@ -7,6 +7,9 @@
 // in the iteration. Busy = time with at least one flow on the link (a slow flow counts as much as a
 // fast one).
 //
+// Dimensions named in `all_to_all_dims` (those whose collectives are all-to-alls: a mixture of experts'
+// ep) also get their own group matrix, built from the bytes their flows put on global links.
+//
 // LIMITATIONS: per direction (each direction of a physical link is its own link, as in the flow
 // models); the group matrix counts global links only (traffic between groups that crosses local
 // links of a third group under Valiant routing shows there as two global crossings).
@@ -42,10 +45,18 @@ struct LinkReport {
   std::vector<LinkLoad> hottest;                 ///< by utilisation, then bytes, then id
   std::uint32_t groups = 0;                      ///< > 1: group_bytes is groups x groups
   std::vector<std::vector<double>> group_bytes;  ///< [from][to]: bytes on global links
+  /// The same matrix for the all-to-all traffic of one grid dimension.
+  struct DimensionGroupBytes {
+    std::string dim;
+    std::vector<std::vector<double>> bytes;
+  };
+  std::vector<DimensionGroupBytes> all_to_all_group_bytes;  ///< per dimension in all_to_all_dims, with groups > 1
 };
 
-/// `top`: how many hottest links to list. std::invalid_argument when `result` was not metered.
-[[nodiscard]] LinkReport link_report(const topo::Topology& topology, const runtime::RunResult& result, std::size_t top);
+/// `top`: how many hottest links to list; `all_to_all_dims`: (grid dimension, its name) of the dimensions
+/// carrying all-to-alls. std::invalid_argument when `result` was not metered.
+[[nodiscard]] LinkReport link_report(const topo::Topology& topology, const runtime::RunResult& result, std::size_t top,
+                                     const std::vector<std::pair<std::size_t, std::string>>& all_to_all_dims = {});
 
 /// One row per link that carried bytes: link,class,from,to,bytes,busy_s,utilisation.
 void write_links_csv(std::ostream& out, const topo::Topology& topology, const runtime::RunResult& result);

@@ -1,7 +1,10 @@
 #include "sim/report/summary.hpp"
 
+#include "sim/schedule/moe.hpp"
+
 #include <algorithm>
 #include <string>
+#include <variant>
 
 namespace exasim::report {
 
@@ -24,6 +27,15 @@ Summary make_summary(const scenario::Scenario& s, const schedule::Plan& plan, co
     out.collectives += " (" + s.machine.nccl_profile.name + ")";
   out.scheme = std::string(entry.name);
   out.layout = entry.describe(s);
+  if (s.model.moe.enabled()) {
+    ExpertLoad load{s.model.moe.experts, s.model.moe.top_k, 1, s.model.active_parameters()};
+    for (const auto& field : out.layout)
+      if (field.name == "ep") load.ep = std::get<std::int64_t>(field.value);
+    const auto routing = schedule::route_experts(s.model.moe, static_cast<std::uint32_t>(load.ep));
+    load.busiest_over_mean = routing.max_over_mean();
+    load.dropped = 1 - routing.kept();
+    out.experts = load;
+  }
   out.global_batch = s.training.global_batch;
   out.recompute = std::string(schedule::to_string(s.training.recompute));
   out.attention = std::string(schedule::to_string(s.training.attention));

@@ -34,10 +34,20 @@ struct MemoryBasis {
   double dropout = 0;
 };
 
+/// A mixture of experts' routing as the run saw it (schedule/moe.hpp).
+struct ExpertLoad {
+  std::int64_t experts = 0, top_k = 0;
+  std::int64_t ep = 1;
+  double active_parameters = 0;
+  double busiest_over_mean = 1;  ///< the busiest expert-parallel rank's load over the mean rank's
+  double dropped = 0;            ///< fraction of the token copies over capacity
+};
+
 struct Summary {
   // Identity: what was simulated.
   std::string scenario, backend, machine, gpu, model;
   double parameters = 0;
+  std::optional<ExpertLoad> experts;  ///< a mixture of experts only
   std::uint32_t gpus = 0;
   std::string network, routing, placement;
   std::string

@@ -81,6 +81,15 @@ nlohmann::ordered_json to_json(const Summary& s) {
     for (const auto& c : *s.compute_by_kernel) classes[c.kernel_class] = c.seconds;
     out["compute_by_kernel_s"] = classes;
   }
+  if (s.experts) {
+    const auto& x = *s.experts;
+    out["experts"] = {{"experts", x.experts},
+                      {"top_k", x.top_k},
+                      {"ep", x.ep},
+                      {"active_parameters", x.active_parameters},
+                      {"busiest_over_mean", x.busiest_over_mean},
+                      {"dropped", x.dropped}};
+  }
   if (s.links) {
     json classes = json::array(), hottest = json::array();
     for (const auto& c : s.links->classes)
@@ -101,6 +110,7 @@ nlohmann::ordered_json to_json(const Summary& s) {
                          {"utilisation", h.utilisation}});
     out["links"] = {{"classes", classes}, {"hottest", hottest}};
     if (s.links->groups > 1) out["links"]["group_bytes"] = s.links->group_bytes;
+    for (const auto& d : s.links->all_to_all_group_bytes) out["links"]["all_to_all_group_bytes"][d.dim] = d.bytes;
   }
   if (!s.files_written.empty()) out["files_written"] = s.files_written;
   return out;

@@ -40,7 +40,33 @@ std::string shown(const std::variant<std::int64_t, bool>& value) {
   return std::to_string(std::get<std::int64_t>(value));
 }
 
-/// Link classes, then the hottest links, then the busiest group pairs (global links).
+struct GroupPair {
+  std::uint32_t from, to;
+  double bytes;
+};
+
+/// The pairs of a groups x groups matrix that carried bytes, busiest first (ties in matrix order).
+std::vector<GroupPair> busiest_pairs(const std::vector<std::vector<double>>& bytes) {
+  std::vector<GroupPair> pairs;
+  for (std::uint32_t g = 0; g < bytes.size(); ++g)
+    for (std::uint32_t h = 0; h < bytes[g].size(); ++h)
+      if (bytes[g][h] > 0) pairs.push_back({g, h, bytes[g][h]});
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const GroupPair& a, const GroupPair& b) { return a.bytes > b.bytes; });
+  return pairs;
+}
+
+void print_pairs(std::ostream& out, const std::vector<GroupPair>& pairs) {
+  char buf[200];
+  for (std::size_t k = 0; k < std::min<std::size_t>(pairs.size(), 5); ++k) {
+    std::snprintf(buf, sizeof buf, "      group %u -> group %u  %s\n", pairs[k].from, pairs[k].to,
+                  human_bytes(pairs[k].bytes).c_str());
+    out << buf;
+  }
+}
+
+/// Link classes, then the hottest links, then the busiest group pairs (global links), all traffic and
+/// each all-to-all dimension's.
 void print_links(std::ostream& out, const LinkReport& links) {
   char buf[200];
   out << "\n  link loads (utilisation: bytes over what the link could carry in the iteration):\n";
@@ -60,22 +86,19 @@ void print_links(std::ostream& out, const LinkReport& links) {
     out << buf;
   }
   if (links.groups < 2) return;
-  struct Pair {
-    std::uint32_t from, to;
-    double bytes;
-  };
-  std::vector<Pair> pairs;
-  for (std::uint32_t g = 0; g < links.groups; ++g)
-    for (std::uint32_t h = 0; h < links.groups; ++h)
-      if (links.group_bytes[g][h] > 0) pairs.push_back({g, h, links.group_bytes[g][h]});
-  std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.bytes > b.bytes; });
+  const auto pairs = busiest_pairs(links.group_bytes);
   out << "    global traffic: " << pairs.size() << " group pairs carry bytes";
   if (!pairs.empty()) out << "; the busiest:";
   out << "\n";
-  for (std::size_t k = 0; k < std::min<std::size_t>(pairs.size(), 5); ++k) {
-    std::snprintf(buf, sizeof buf, "      group %u -> group %u  %s\n", pairs[k].from, pairs[k].to,
-                  human_bytes(pairs[k].bytes).c_str());
-    out << buf;
+  print_pairs(out, pairs);
+  for (const auto& d : links.all_to_all_group_bytes) {
+    const auto own = busiest_pairs(d.bytes);
+    double total = 0;
+    for (const auto& p : own) total += p.bytes;
+    out << "    all-to-all traffic on " << d.dim << ": " << own.size() << " group pairs carry " << human_bytes(total);
+    if (!own.empty()) out << "; the busiest:";
+    out << "\n";
+    print_pairs(out, own);
   }
 }
 
@@ -91,8 +114,16 @@ void print_summary(std::ostream& out, const Summary& s) {
   for (const auto& field : s.layout) out << " " << field.name << "=" << shown(field.value);
   out << ", global batch " << s.global_batch << "\n"
       << "  " << s.dtype << ", " << s.attention << " attention, dropout " << s.dropout << ", recompute " << s.recompute
-      << "\n"
-      << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement << ", collectives "
+      << "\n";
+  if (s.experts) {
+    const auto& x = *s.experts;
+    out << "  experts " << x.experts << ", top " << x.top_k << " (" << human_count(x.active_parameters)
+        << " parameters active), ep " << x.ep << ": the busiest expert-parallel rank takes "
+        << fixed(x.busiest_over_mean, 2) << " x the mean load";
+    if (x.dropped > 0) out << ", " << fixed(100 * x.dropped, 1) << "% of the copies dropped";
+    out << "\n";
+  }
+  out << "  network " << s.network << ", routing " << s.routing << ", placement " << s.placement << ", collectives "
       << s.collectives << "\n\n"
       << "  iteration time   " << fixed(t, 4) << " s\n";
   if (s.sampled_layers)

@@ -95,7 +95,7 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
       if (held_[l] > 0) --held_[l];
       ++load_[l];
     }
-    if (meter_) meter_->flow_started(route, bytes, now());
+    if (meter_) meter_->flow_started(route, bytes, now(), core_->flow_dim(tag));
     issued_.push_back({true, {}, tag, 0, whole_bytes(bytes), {route.begin(), route.end()}});
   }
   [[nodiscard]] const topo::LinkLoadView* load_view() const override { return this; }
@@ -122,6 +122,7 @@ class SimgridNetwork final : public exec::NetworkBackend, public topo::LinkLoadV
     if (meter_) {
       result.link_bytes = meter_->bytes();
       result.link_busy_s = meter_->busy_s(now());
+      result.link_bytes_by_dim = meter_->bytes_by_dim();
     }
     return result;
   }

@@ -30,6 +30,8 @@ std::string serialise(const runtime::RunResult& result, const std::vector<Observ
   out.put(result.flows);
   out.put_vector(result.link_bytes);
   out.put_vector(result.link_busy_s);
+  out.put<std::uint64_t>(result.link_bytes_by_dim.size());
+  for (const auto& dim : result.link_bytes_by_dim) out.put_vector(dim);
   out.put_vector(observed);
   return std::move(out.bytes());
 }
@@ -52,6 +54,8 @@ runtime::RunResult deserialise(const std::string& bytes, std::vector<ObservedOp>
   result.flows = in.get<std::uint64_t>();
   result.link_bytes = in.get_vector<double>();
   result.link_busy_s = in.get_vector<double>();
+  result.link_bytes_by_dim.resize(in.get<std::uint64_t>());
+  for (auto& dim : result.link_bytes_by_dim) dim = in.get_vector<double>();
   observed = in.get_vector<ObservedOp>();
   return result;
 }
