@@ -1,5 +1,7 @@
 #include "sim/api/layer_sampling.hpp"
 
+#include "sim/core/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -11,6 +13,12 @@ std::optional<LayerSampling> layer_sampling(const scenario::Scenario& s) {
   const std::int64_t unit = scenario::scheme_of(s).layer_unit(s);
   const std::int64_t fewer = std::int64_t{s.sample_layers} * unit;
   if (2 * fewer >= s.model.layers) return std::nullopt;
+  // A mixture of experts' MoE layers must repeat within the samples for their slope to be the model's.
+  if (s.model.moe.enabled() && fewer % s.model.moe.layer_freq != 0)
+    throw InputError(s.source, "simulation.sample_layers",
+                     std::to_string(fewer) +
+                         " sampled layers do not hold a whole number of the model's moe_layer_freq (" +
+                         std::to_string(s.model.moe.layer_freq) + ") layers: the samples would not repeat its pattern");
   return LayerSampling{static_cast<std::uint32_t>(fewer), static_cast<std::uint32_t>(2 * fewer),
                        static_cast<std::uint32_t>(s.model.layers)};
 }
@@ -18,6 +26,7 @@ std::optional<LayerSampling> layer_sampling(const scenario::Scenario& s) {
 scenario::Scenario with_layers(const scenario::Scenario& s, std::uint32_t layers) {
   scenario::Scenario out = s;
   out.model.layers = layers;
+  out.model.moe.first_dense_layers = 0;  // the samples stand for the repeating layers (header, LIMITATIONS)
   out.sample_layers = 0;
   if (out.resolved.is_object()) {
     if (out.resolved.contains("model") && out.resolved["model"].is_object()) out.resolved["model"]["layers"] = layers;

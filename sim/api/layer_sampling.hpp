@@ -24,6 +24,9 @@
 //  - under collectives.algorithm nccl (the default) a collective's time is not affine in its bytes
 //    (protocol choice, pipeline fill), so gradient reductions whose size grows with the layers
 //    extrapolate approximately (1.3 % on a 24-layer test job where ring is exact);
+//  - a mixture of experts' samples hold its repeating layers only: its first dense layers
+//    (model.first_dense_layers, DeepSeek's 3 of 61) are extrapolated as MoE layers; K must hold whole
+//    periods of moe_layer_freq (else simulation.sample_layers is refused);
 //  - traces and link loads of the samples describe K or 2K layers, not the iteration: sampling refuses
 //    them (api::simulate) rather than report them as the iteration's;
 //  - events, flows and wall time are those of the two sampled runs (wall time: the longer one's where

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace exasim;
 
 namespace {
@@ -160,4 +162,54 @@ TEST_CASE("each entry checks its own keys and feasibility", "[unit]") {
   auto megatron = megatron_doc();
   megatron["parallel"]["dp"] = 3;  // tp*pp*dp != gpus
   CHECK_THROWS_AS(scenario::parse_scenario(megatron, "s.json"), InputError);
+}
+
+TEST_CASE("the megatron entry runs a mixture of experts: ep, etp, refusals naming the field", "[unit]") {
+  auto doc = nlohmann::json::parse(R"({
+    "machine": "simple-a100", "model": "mixtral-8x7b", "gpus": 16,
+    "parallel": {"scheme": "megatron", "tp": 2, "pp": 1, "dp": 8, "ep": 4, "zero": 1, "micro_batch": 1,
+                 "sequence_parallel": true},
+    "training": {"global_batch": 16, "recompute": "full"}})");
+  const auto s = scenario::parse_scenario(doc, "s.json");
+  const auto& entry = scenario::scheme_of(s);
+  const auto& m = scenario::parallel_as<schedule::MegatronConfig>(s);
+  CHECK(m.ep == 4);
+  CHECK(m.expert_tp() == 2);  // etp defaults to tp
+  CHECK(entry.label(*s.parallel, s.training.recompute) == "tp=2 pp=1 dp=8 zero=1 mb=1 v=1 sp=on ep=4 recompute=full");
+  check_round_trips(s);
+  const auto layout = entry.describe(s);
+  REQUIRE(layout.size() == 10);
+  CHECK(layout[8].name == "ep");
+  CHECK(layout[9].name == "etp");
+  // Model flops count 2 of the 8 experts: the active parameters, not the total.
+  const auto flops = entry.flops(s);
+  CHECK(flops.model < 6.0 * 16 * 4096 * s.model.parameters() / 2);
+  // tune walks ep over the divisors of dp that divide the experts: 1, 2, 4, 8 of dp = 8.
+  std::set<std::uint32_t> eps;
+  entry.enumerate(s, [&](const scenario::TuneChoice& c) {
+    eps.insert(scenario::config_as<schedule::MegatronConfig>(*c.config).ep);
+  });
+  CHECK(eps == std::set<std::uint32_t>{1, 2, 4, 8});
+
+  const auto field_of = [&](const char* key, nlohmann::json value, const char* section = "parallel") {
+    auto bad = doc;
+    bad[section][key] = std::move(value);
+    try {
+      (void)scenario::parse_scenario(bad, "s.json");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string();
+  };
+  CHECK(field_of("ep", 3) == "parallel.ep");  // does not divide dp x tp / etp, nor the 8 experts
+  CHECK(field_of("ep", 16) == "parallel.ep");
+  CHECK(field_of("etp", 4) == "parallel.etp");  // does not divide tp
+  CHECK(field_of("sequence_parallel", false) == "parallel.sequence_parallel");
+  CHECK(field_of("zero", 3) == "parallel.zero");
+  auto dense = megatron_doc();
+  dense["parallel"]["ep"] = 2;
+  CHECK_THROWS_WITH(scenario::parse_scenario(dense, "s.json"), Catch::Contains("parallel.ep"));
+  auto axonn = axonn_doc();
+  axonn["model"] = "mixtral-8x7b";
+  CHECK_THROWS_WITH(scenario::parse_scenario(axonn, "s.json"), Catch::Contains("model.experts"));
 }
