@@ -193,8 +193,8 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
                      "training.global_batch: must be an integer in [1,");
   expect_input_error("empty_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": {}})")),
                      "machine.gpu.device: missing required field");
-  expect_input_error("unknown_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": "b200"})")),
-                     "machine.gpu: unknown device 'b200'");
+  expect_input_error("unknown_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": "b300"})")),
+                     "machine.gpu: unknown device 'b300'");
   expect_input_error("scheme.json", scenario_with("/parallel/scheme", "zero3"),
                      "parallel.scheme: 'zero3' is not one of: axonn4d, megatron");
   expect_input_error("typo.json", scenario_with("/overlap", nlohmann::json{{"oarr", true}}),
@@ -361,6 +361,13 @@ TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels"
   // A100's fp32 GEMM peak is 16x below bf16; both runs reach the same share of their own peak.
   CHECK(fp32["time_s"].get<double>() / bf16["time_s"].get<double>() == Approx(16).epsilon(0.01));
   CHECK(fp32["percent_of_peak"].get<double>() == Approx(bf16["percent_of_peak"].get<double>()).epsilon(0.01));
+  // fp8 on H100 SXM: its FP8 peak, and at most its measured fp8 rate ([KR1] 1402.6 TF), less quantization.
+  auto fp8 = exasim_run({"roofline", "--gpu", "h100-sxm", "--gemm", "8192,8192,8192", "--dtype", "fp8", "--json"});
+  REQUIRE(fp8.code == 0);
+  const auto fp8_json = nlohmann::json::parse(fp8.out);
+  CHECK(fp8_json["peak_tflops"].get<double>() == Approx(1979));
+  CHECK(fp8_json["tflops"].get<double>() < 1402.6);
+  CHECK(fp8_json["tflops"].get<double>() > 1300);
   auto fp16 = json_of({"--gemm", "8192,8192,8192", "--dtype", "fp16"});
   CHECK(fp16["time_s"].get<double>() == Approx(bf16["time_s"].get<double>()));
   auto batched = json_of({"--gemm", "512,512,128", "--batch", "32"});
@@ -391,7 +398,8 @@ TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels"
          "--memory: sofmax,1e9: unknown kernel family 'sofmax' (expected elementwise, norm");
   expect({"--memory", "softmax,-1"}, "expected FAMILY,BYTES with BYTES a positive number (got '-1')");
   expect({"--memory", "softmax"}, "expected FAMILY,BYTES");
-  expect({"--gemm", "1,2,3", "--dtype", "fp8"}, "--dtype");
+  expect({"--gemm", "1,2,3", "--dtype", "fp8"}, "--dtype: fp8: device 'a100-40gb' has no FP8 tensor cores");
+  expect({"--gemm", "1,2,3", "--dtype", "int8"}, "--dtype");
   expect({"--gemm", "1,2,3", "--batch", "0"}, "--batch: 0: expected a positive number of GEMMs");
   expect({"--gemm", "1,2,3", "--memory", "norm,1e9"}, "excludes");
   expect({"--memory", "norm,1e9", "--dtype", "fp32"}, "excludes");
@@ -412,7 +420,7 @@ TEST_CASE("bad machine fields from --set name the preset file and field", "[unit
   expect({"--set", "machine=frontier", "--set", "machine.network.routing=ugal"}, "network.routing");
   expect({"--set", "machine=frontier", "--set", "machine.network.global_links_per_group_pair=40"},
          "network.global_links_per_group_pair");
-  expect({"--set", "machine=frontier", "--set", "machine.gpu=mi300x"}, "gpu: unknown device 'mi300x'");
+  expect({"--set", "machine=frontier", "--set", "machine.gpu=mi355x"}, "gpu: unknown device 'mi355x'");
   expect({"--set", R"(machine.gpu={"device": "a100-40gb", "softmax_efficiency": 1.5})"},
          "machine.gpu.softmax_efficiency");
   expect({"--set", R"(machine.gpu={"device": "a100-40gb"})", "--set", "machine.gpu.norm_efficiency=0"},
