@@ -204,8 +204,16 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
   expect_input_error("attention.json", scenario_with("/training/attention", "sparse"),
                      "training.attention: 'sparse' is not one of: flash, standard");
   expect_input_error("dropout.json", scenario_with("/training/dropout", 1.5), "training.dropout: must be");
-  expect_input_error("dtype.json", scenario_with("/training/dtype", "fp8"),
-                     "training.dtype: 'fp8' is not one of: bf16, fp16, fp32");
+  expect_input_error("dtype.json", scenario_with("/training/dtype", "int8"),
+                     "training.dtype: 'int8' is not one of: bf16, fp16, fp32, fp8");
+  // fp8 needs FP8 tensor cores (simple-a100's A100 has none), and a scheme that models it (axonn4d does not).
+  expect_input_error("fp8_a100.json", scenario_with("/training/dtype", "fp8"),
+                     "training.dtype: fp8 needs FP8 tensor cores, and the machine's gpu 'a100-40gb' has none "
+                     "(devices with FP8: gh200, h100-sxm");
+  auto fp8_axonn = nlohmann::json::parse(scenario_with("/training/dtype", "fp8"));
+  fp8_axonn["machine"] = "dgx-h100-superpod";
+  expect_input_error("fp8_axonn.json", fp8_axonn.dump(),
+                     "training.dtype: fp8 is modelled for parallel.scheme megatron");
   expect_input_error("activation.json", scenario_with("/model/activation", "relu"),
                      "model.activation: 'relu' is not one of: gelu, swiglu");
   expect_input_error("kv_heads.json", scenario_with("/model/kv_heads", 3), "model.kv_heads: must divide heads (16");

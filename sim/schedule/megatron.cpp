@@ -157,7 +157,12 @@ class StageBuilder {
     if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
   }
 
+  /// A transformer layer's linear GEMM: fp8 under training.dtype fp8, its casts apart (layer_kernels.hpp).
   [[nodiscard]] gpu::Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const {
+    return k_.linear_gemm(m, n, k, layout);
+  }
+  /// The LM head's GEMMs: Megatron's output layer is not a Transformer Engine module, never fp8.
+  [[nodiscard]] gpu::Kernel head_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const {
     return gpu::gemm(m, n, k, layout, k_.dtype());
   }
 
@@ -166,6 +171,7 @@ class StageBuilder {
   /// once its shard has arrived, the exchange of the shard after it running beside: tp - 1 pieces of
   /// the gather (each an all-gather carrying 1/tp of the buffer per member).
   void gathered_gemm(const std::string& name, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+    out_.compute(name, k_.fp8_cast(s_.hidden_elements()));  // TE casts the local shard, then gathers
     if (!s_.tp_overlap) {
       tp_gather(name);
       out_.compute(name + ".gemm", gemm(s_.T, n, k, layout));
@@ -186,6 +192,7 @@ class StageBuilder {
   /// tp chunks of T/tp rows, each chunk's reduce-scatter piece (1/tp of the buffer) sent while the next
   /// chunk computes; the last piece is waited for after the last chunk.
   void reduced_gemm(const std::string& name, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+    out_.compute(name, k_.fp8_cast(s_.tokens() * static_cast<double>(k)));
     if (!s_.tp_overlap) {
       out_.compute(name + ".gemm", gemm(s_.T, n, k, layout));
       tp_reduce(name);
@@ -229,7 +236,7 @@ class StageBuilder {
     gather_use();
     out_.compute("final_ln.fwd", k_.norm_forward(s_.hidden_elements()));
     tp_gather("lm_head.fwd");
-    out_.compute("lm_head.fwd.gemm", gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
+    out_.compute("lm_head.fwd.gemm", head_gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
     // Vocab-parallel cross-entropy: max, predicted logit and sum of exponentials, fp32 per token.
     for (const char* what : {"max", "target", "sum"})
       out_.collective(std::string("cross_entropy.") + what + ".all_reduce", CollKind::AllReduce, kMegDimTp,
@@ -254,6 +261,7 @@ class StageBuilder {
     if (s_.tp_overlap) {
       gathered_gemm(name + ".dx", k_in / s_.tp, n_out, kDgradLayout);
     } else {
+      out_.compute(name, k_.fp8_cast(s_.hidden_elements()));
       if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
       out_.compute(name + ".dx_gemm", gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
     }
@@ -261,18 +269,23 @@ class StageBuilder {
   }
 
   /// Column-parallel layer (output features split over TP): dX is partial and reduced over TP while the
-  /// dW GEMM runs; with SP the input is first re-gathered under the dX GEMM.
-  void column_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
+  /// dW GEMM runs; with SP the input is first re-gathered under the dX GEMM. `head`: the LM head, whose
+  /// GEMMs are never fp8.
+  void column_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in, bool head = false) {
     const std::int64_t out_local = n_out / s_.tp;
+    const auto gemm_of = [&](std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+      return head ? head_gemm(m, n, k, layout) : gemm(m, n, k, layout);
+    };
     Handle input = StreamBuilder::kNoHandle;
     if (s_.sp)
       input = out_.start(name + ".sp_input_all_gather", CollKind::AllGather, kMegDimTp, s_.full_hidden_bytes());
-    out_.compute(name + ".dx_gemm", gemm(s_.T, k_in, out_local, kDgradLayout));
+    if (!head) out_.compute(name, k_.fp8_cast(s_.tokens() * static_cast<double>(out_local)));
+    out_.compute(name + ".dx_gemm", gemm_of(s_.T, k_in, out_local, kDgradLayout));
     out_.wait(input);
     const double bytes = s_.full_hidden_bytes();
     Handle reduce = s_.sp ? out_.start(name + ".sp_reduce_scatter", CollKind::ReduceScatter, kMegDimTp, bytes)
                           : out_.start(name + ".all_reduce", CollKind::AllReduce, kMegDimTp, bytes);
-    out_.compute(name + ".dw_gemm", gemm(out_local, k_in, s_.T, kWgradLayout));
+    out_.compute(name + ".dw_gemm", gemm_of(out_local, k_in, s_.T, kWgradLayout));
     out_.wait(reduce);
   }
 
@@ -301,7 +314,7 @@ class StageBuilder {
     gather_use();
     out_.compute("cross_entropy.bwd",
                  LayerKernels::elementwise(2 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
-    column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H);
+    column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H, /*head=*/true);
     out_.compute("final_ln.bwd", k_.norm_backward(s_.hidden_elements()));
   }
 
@@ -425,6 +438,8 @@ class StageBuilder {
     out_.compute("optimizer.adam", k_.optimizer_step(local, training_.dp_grad_bytes));
     if (s_.zero == 1 || s_.zero == 2)
       out_.collective("params.dp_all_gather", CollKind::AllGather, kMegDimDp, s_.e * stage_params());
+    const double layer_weights = static_cast<double>(s_.v * s_.layers_per_chunk) * s_.layer_params();
+    out_.compute("params", k_.fp8_weight_cast(layer_weights));
   }
 
   StreamBuilder out_;

@@ -33,6 +33,9 @@ constexpr double kNcclRingChannels = 32;
 // CUDA_MODULE_LOADING=LAZY, PyTorch's default since 2.0), outside PyTorch's caching allocator. A round
 // half gigabyte, not measured here and not fitted to any run.
 constexpr double kCudaContextBytes = 0.5e9;
+// training.dtype fp8: Transformer Engine keeps each linear layer's weight cast to fp8 twice, row- and
+// column-major (the forward and the dgrad GEMM), cached across micro-batches (layer_kernels.hpp).
+constexpr double kFp8WeightCopyBytes = 2;
 
 /// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
 /// that communicates (`groups`: grid dimensions of more than one GPU). Pipeline Send/Recv use NCCL's p2p
@@ -93,13 +96,17 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, do
   const double h = static_cast<double>(m.hidden), kvh = static_cast<double>(m.kv_hidden());
   const double ffn = static_cast<double>(m.ffn());
   const double masks = t.has_dropout() ? kDropoutMaskBytes : 0;
+  // What a linear layer keeps of its input for the weight gradient: its fp8 copy under fp8 (TE's saved
+  // cast), else the math-type tensor.
+  const double lin = t.fp8() ? gpu::bytes_of(gpu::DType::Fp8) : e;
 
   // Outside the column/row-parallel pair: two norm inputs, QKV and MLP GEMM inputs, the dropout masks
   // after the attention projection and after the MLP (Korthikanti's 10sbh).
-  const double outer = sb * h * (2 * e + e + e + 2 * masks);
-  // Between them: Q, K, V (QK^T and scores x V inputs), the projection input, the MLP's inner tensors.
-  const double mlp_inner = (m.activation == Activation::Swiglu ? 3 : 2) * e * sb * ffn;
-  const double inner = sb * (e * h + 2 * e * kvh + e * h) + mlp_inner;
+  const double outer = sb * h * (2 * e + lin + lin + 2 * masks);
+  // Between them: Q, K, V (QK^T and scores x V inputs), the projection input, the MLP's inner tensors
+  // (the activation's inputs, and its output, the down GEMM's input).
+  const double mlp_inner = ((m.activation == Activation::Swiglu ? 2 : 1) * e + lin) * sb * ffn;
+  const double inner = sb * (e * h + 2 * e * kvh + lin * h) + mlp_inner;
 
   double core = 0;
   if (t.attention == AttentionImpl::Standard) {
@@ -166,7 +173,8 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
 
   const ParamBytes pb = param_bytes(t);
   MemoryEstimate e;
-  e.weights = pb.weights * params / (c.zero >= 3 ? dp : 1);
+  const double fp8_copies = t.fp8() ? kFp8WeightCopyBytes * stage_layers * layer_params : 0;
+  e.weights = (pb.weights * params + fp8_copies) / (c.zero >= 3 ? dp : 1);
   e.gradients = pb.gradients * params / (c.zero >= 2 ? dp : 1);
   e.optimizer = pb.optimizer * params / (c.zero >= 1 ? dp : 1);
   const LayerActivations layer = layer_activations(m, t, c.micro_batch, {sp ? tp : 1, tp});

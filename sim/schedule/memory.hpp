@@ -16,7 +16,10 @@
 //       distributed optimizer guide, docs/source/api-guide/dist_optimizer.md: bf16 param + fp32 grads
 //       6 + 12/d, 16-bit param + 16-bit grads 4 + 16/d bytes per parameter with d-way sharding);
 //   fp32 (training.dtype fp32): weights 4, gradients 4 (param.grad is fp32 whatever dtype the reduction
-//     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d).
+//     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d);
+//   fp8 (training.dtype fp8, Megatron only): as bf16, plus 2 B per transformer-layer linear parameter in
+//     the weights: Transformer Engine's fp8 copy of the weight and of its transpose, cached across
+//     micro-batches (internal/layer_kernels.hpp); the embedding and LM head have none.
 // ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3). AxoNN 4D: layer weights
 // over gx*gy*gz, the embedding over gx*gy (not z-sharded). Megatron: the first pipeline stage holds the
 // input embedding, the last the LM head (untied: its own matrix; tied: a copy when pp > 1, the same
@@ -36,14 +39,17 @@
 // sequence parallelism splits the rest over t too: sbh(34/t + 5as/(ht)) (the column-parallel GEMMs keep
 // their sequence-sharded input and all-gather it again in backward, Korthikanti's section 4.2.3, as
 // Megatron-core's and Transformer Engine's linear layers do).
-// Generalised, with element size e (training.dtype: 2 for bf16/fp16, 4 for fp32; masks stay 1 B),
+// Generalised, with element size e (training.dtype: 2 for bf16/fp16/fp8, 4 for fp32; masks stay 1 B),
 // ffn = ModelSpec::ffn(), kvh = ModelSpec::kv_hidden() (= h without GQA), and two divisors: `inner` for
 // the tensors between column- and row-parallel GEMMs (Megatron t; AxoNN gy) and `outer` for the others
 // (Megatron 1, t with sequence parallelism; AxoNN gx, which splits the hidden between layers):
-//   outer: norm inputs 2e sbh, QKV input e sbh, MLP input e sbh, dropout masks 2sbh (dropout > 0 only);
-//   inner: Q e sbh, K and V 2e sb kvh, projection input e sbh,
-//          MLP: GeLU 2e sb ffn (its input and output); SwiGLU 3e sb ffn (gate and up outputs, kept
-//          fused as Megatron's swiglu saves them, and their product, the down GEMM's input);
+//   outer: norm inputs 2e sbh, QKV input l sbh, MLP input l sbh, dropout masks 2sbh (dropout > 0 only);
+//   inner: Q e sbh, K and V 2e sb kvh, projection input l sbh,
+//          MLP: GeLU (e + l) sb ffn (its input and output); SwiGLU (2e + l) sb ffn (gate and up outputs,
+//          kept fused as Megatron's swiglu saves them, and their product, the down GEMM's input);
+//   where l, the bytes a linear layer keeps of its input for the weight gradient, is e, or 1 under fp8:
+//   Transformer Engine's linear layers save the fp8 cast of their input, not the bf16 tensor (the norm
+//   inputs, Q, K, V and the activation's inputs stay bf16);
 //   attention core (inner), the terms the attention kernel itself keeps for its backward:
 //     standard: softmax output e as^2b, and with dropout its mask as^2b and the dropout output e as^2b
 //       (without dropout the scores x V GEMM keeps the softmax output itself: e as^2b in all); with GQA
@@ -99,7 +105,9 @@
 //    closed form; a run within a few GB of the capacity may still need it, or allocator settings;
 //  - the CUDA context is a round estimate; NCCL's buffers assume 32 ring channels per process group and
 //    leave out p2p (pipeline) and tree buffers, NVLink SHARP's and user-buffer (TP overlap) registrations;
-//  - FP8 training is not modelled (Transformer Engine keeps FP8 copies of the GEMM inputs);
+//  - fp8: the transient fp8 casts of the GEMM being run (a layer's input and output gradient) are not
+//    counted, nor TE's scaling state (a few bytes per tensor); with ZeRO 3 the fp8 weight copies are
+//    sharded over dp like the weights they are cast from (an assumption: TE's cache is per module);
 //  - the logits of only one micro-batch are counted, at the cross-entropy's peak;
 //  - no activation offloading, CPU optimizer, activation checkpointing of a subset of layers, or
 //    fp32 residual stream (--fp32-residual-connection).
