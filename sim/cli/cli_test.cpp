@@ -502,6 +502,35 @@ TEST_CASE("topo describes the DGX SuperPOD presets", "[integration]") {
   CHECK_THAT(presets.out, Catch::Contains("dgx-a100-superpod dgx-h100-superpod"));
 }
 
+TEST_CASE("topo describes the GB200 NVL72 and MI300X presets, and presets lists them and their GPUs", "[integration]") {
+  auto nvl72 = exasim_run({"topo", "gb200-nvl72", "--json"});
+  REQUIRE(nvl72.code == 0);
+  auto j = nlohmann::json::parse(nvl72.out);
+  CHECK(j["gpu"] == "gb200");
+  CHECK(j["gpu_links"] == "nvswitch");
+  CHECK(j["nodes"] == 16);  // a node is a rack, the NVLink domain
+  CHECK(j["gpus"] == 16 * 72);
+  CHECK(j["nics"] == 16 * 72);
+  CHECK(j["switches"] == 144 + 8);  // 2 SUs x 72 rail leaves, 8 spines
+  CHECK(j["taper"] == 1.0);
+  CHECK(j["injection_bandwidth_Bps"].get<double>() == Approx(1152 * 50e9));
+  CHECK(j["links_per_class"]["gpu-gpu"] == 16 * 144);  // one up and one down per GPU
+  CHECK_THAT(exasim_run({"topo", "gb200-nvl72"}).out, Catch::Contains("nvswitch, 900 GB/s per GPU per direction"));
+
+  auto mi300x = exasim_run({"topo", "mi300x-cluster", "--json"});
+  REQUIRE(mi300x.code == 0);
+  j = nlohmann::json::parse(mi300x.out);
+  CHECK(j["gpu"] == "mi300x");
+  CHECK(j["gpus"] == 2048);
+  CHECK(j["taper"] == 1.0);
+  CHECK(j["links_per_class"]["gpu-gpu"] == 256 * 8 * 7);  // full mesh, each direction its own link
+  CHECK_THAT(exasim_run({"topo", "mi300x-cluster"}).out, Catch::Contains("all_to_all, 64 GB/s per pair per direction"));
+
+  auto presets = exasim_run({"presets"});
+  CHECK_THAT(presets.out, Catch::Contains("frontier gb200-nvl72 mi300x-cluster perlmutter") &&
+                              Catch::Contains("h200 mi300x mi325x b200 gb200"));
+}
+
 TEST_CASE("bad NVSwitch and rail fields exit 2 naming the preset file and field", "[unit]") {
   const auto expect = [](std::vector<std::string> set, const std::string& words) {
     std::vector<std::string> args = {"topo", "dgx-a100-superpod"};
