@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <sstream>
 
 namespace exasim::gpu {
 
@@ -15,6 +16,13 @@ namespace {
 constexpr const char* kEst = "estimate, unconfirmed: ";
 
 std::string est(const std::string& why) { return kEst + why; }
+
+/// A figure as a source string quotes it: 708, 1307.4.
+std::string fmt(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
 
 enum class Vendor { Nvidia, Amd };
 
@@ -101,6 +109,18 @@ void set_nvidia_estimates(DeviceSpec& d) {
   d.gemm_k_overhead = k_overhead_estimate();
 }
 
+// The estimates every AMD part shares; the TN layout factor is set per part (rocBLAS's weak TN kernels
+// were measured on MI250X only).
+void set_amd_estimates(DeviceSpec& d) {
+  set_family_estimates(d, Vendor::Amd);
+  d.kernel_launch_s = launch_estimate();
+  d.comm_overlap_slowdown = overlap_slowdown_measured();
+  d.layout_nt_factor = {1.0, est("no NT measurement in docs/sources.md; assumed as fast as NN")};
+  d.gemm_tile_m = tile_estimate();
+  d.gemm_tile_n = tile_estimate();
+  d.gemm_k_overhead = k_overhead_estimate();
+}
+
 DeviceSpec nvidia_h100_common(std::string name, std::string description) {
   DeviceSpec d;
   d.name = std::move(name);
@@ -114,9 +134,12 @@ DeviceSpec nvidia_h100_common(std::string name, std::string description) {
                                        "the same), not in docs/sources.md: without TF32 (PyTorch's matmul "
                                        "default since 1.12) cuBLAS runs fp32 GEMMs on the CUDA cores")};
   d.peak_fp8_flops = {1979e12, "[H2] H100 SXM and GH200 dense FP8 tensor peak (3,958 TF with sparsity)"};
+  // Measured on H100 SXM only; H200 and GH200 have the same compute silicon, and no fp8 GEMM of theirs is
+  // measured in docs/sources.md.
   d.gemm_fp8_achievable_fraction = {1402.6 / 1979.0,
                                     "[KR1] 1402.6 TF, the maximum achievable fp8 matmul rate of an H100 SXM over a "
-                                    "search of shapes (best 1024x9216x14336, torch 2.7) / 1,979 TF peak"};
+                                    "search of shapes (best 1024x9216x14336, torch 2.7) / 1,979 TF peak (reused for "
+                                    "H200 and GH200: the same H100 compute silicon)"};
   d.compute_units = {132, est("H100 SXM5 has 132 SMs (NVIDIA whitepaper, not in docs/sources.md); consistent with "
                               "989 TF = 132 SM x 4096 flop/clk x 1.83 GHz")};
   d.clock_hz = {1.83e9, est("clock implied by 989 TF at 132 SMs x 4096 flop/clk; the actual boost clock and "
@@ -173,11 +196,16 @@ DeviceSpec blackwell_common(std::string name, std::string description) {
   return d;
 }
 
-/// Sets a Blackwell part's tensor peaks and the clock they imply at 148 SMs.
-void set_blackwell_peaks(DeviceSpec& d, double bf16, double fp8, const std::string& source) {
+/// Sets a Blackwell part's tensor peaks (`source`), its vector fp32 peak (`fp32_datasheet`: the datasheet
+/// figure it comes from, not in docs/sources.md) and the clock they imply at 148 SMs.
+void set_blackwell_peaks(DeviceSpec& d, double bf16, double fp8, const std::string& source, double fp32,
+                         const std::string& fp32_datasheet) {
   d.peak_bf16_flops = {bf16, source + " dense bf16"};
   d.peak_fp16_flops = {bf16, source + " dense fp16, equal to bf16"};
   d.peak_fp8_flops = {fp8, source + " dense FP8"};
+  d.peak_fp32_flops = {fp32, est(fp32_datasheet + ", not in docs/sources.md")};
+  d.peak_fp32_gemm_flops = {fp32, est(fp32_datasheet + ", not in docs/sources.md: without TF32 (PyTorch's matmul "
+                                                       "default since 1.12) cuBLAS runs fp32 GEMMs on the CUDA cores")};
   d.clock_hz = {bf16 / (148.0 * 8192.0),
                 est("clock implied by the bf16 peak at 148 SMs x 8192 flop/clk (twice Hopper's dense bf16 per SM); "
                     "the actual boost clock and power caps are unknown")};
@@ -200,17 +228,23 @@ DeviceSpec cdna3_common(std::string name, std::string description) {
   d.clock_hz = {2.1e9, "[H9] 2,100 MHz peak engine clock"};
   d.attention_efficiency = {0.35, est("MI250X's estimate reused: ROCm's FlashAttention-2 port, no CDNA3 attention "
                                       "measurement in docs/sources.md")};
-  set_family_estimates(d, Vendor::Amd);
-  d.kernel_launch_s = launch_estimate();
-  d.comm_overlap_slowdown = overlap_slowdown_measured();
-  d.layout_nt_factor = {1.0, est("no NT measurement in docs/sources.md; assumed as fast as NN")};
+  set_amd_estimates(d);
   d.layout_tn_factor = {1.0, est("no layout measurement for CDNA3 in docs/sources.md; MI250X's TN penalty was "
                                  "measured with rocBLAS on CDNA2 (docs/axonn.md section 5) and is not carried over to "
                                  "hipBLASLt, whose maximum rates [KR3] reports")};
-  d.gemm_tile_m = tile_estimate();
-  d.gemm_tile_n = tile_estimate();
-  d.gemm_k_overhead = k_overhead_estimate();
   return d;
+}
+
+/// A CDNA3 part's GEMM fractions from [KR3], AMD's maximum achievable rates (TFLOP/s) on it.
+void set_cdna3_gemm_rates(DeviceSpec& d, const std::string& part, double bf16_tflops, double fp8_tflops) {
+  const auto source = [&](const char* dtype, double tflops, double peak) {
+    return "[KR3] " + fmt(tflops) + " TF, AMD's maximum achievable " + dtype + " GEMM rate of an " + part +
+           " (hipBLASLt, random-normal inputs) / " + fmt(peak) + " TF peak";
+  };
+  d.gemm_achievable_fraction = {bf16_tflops * 1e12 / d.peak_bf16_flops.value,
+                                source("bf16", bf16_tflops, d.peak_bf16_flops.value / 1e12)};
+  d.gemm_fp8_achievable_fraction = {fp8_tflops * 1e12 / d.peak_fp8_flops.value,
+                                    source("fp8", fp8_tflops, d.peak_fp8_flops.value / 1e12)};
 }
 
 std::vector<DeviceSpec> build_table() {
@@ -242,16 +276,10 @@ std::vector<DeviceSpec> build_table() {
                                   "microbenchmark, secondary source"};
     d.attention_efficiency = {0.35, est("ROCm FlashAttention-2 ports run well below the CUDA kernels; the GEMM "
                                         "ratio 125/191.5 times A100's attention/GEMM ratio gives ~0.35")};
-    set_family_estimates(d, Vendor::Amd);
-    d.kernel_launch_s = launch_estimate();
-    d.comm_overlap_slowdown = overlap_slowdown_measured();
-    d.layout_nt_factor = {1.0, est("no NT measurement in docs/sources.md; assumed as fast as NN")};
+    set_amd_estimates(d);
     d.layout_tn_factor = {2.0, est("docs/axonn.md section 5: [S2] reports TN->NN ~8x faster for GEMMs of a 320B model "
                                    "(rocBLAS TN kernels weak); 8x is one secondary, shape-specific figure, so a "
                                    "conservative 2x is used")};
-    d.gemm_tile_m = tile_estimate();
-    d.gemm_tile_n = tile_estimate();
-    d.gemm_k_overhead = k_overhead_estimate();
     table.push_back(std::move(d));
   }
   {
@@ -273,9 +301,6 @@ std::vector<DeviceSpec> build_table() {
     d.gemm_achievable_fraction = {813.0 / 989.0,
                                   "docs/sources.md 2.5 [S2]: ~813 TF measured on GH200's H100 bf16 GEMM / 989 TF peak; "
                                   "microbenchmark, secondary source; Alps clocks/power caps unconfirmed"};
-    d.gemm_fp8_achievable_fraction = {1402.6 / 1979.0,
-                                      "[KR1] H100 SXM's 1402.6 TF / 1,979 TF, reused: the same H100 silicon, and no "
-                                      "fp8 GEMM measurement of GH200 in docs/sources.md"};
     table.push_back(std::move(d));
   }
   {
@@ -297,43 +322,27 @@ std::vector<DeviceSpec> build_table() {
     d.gemm_achievable_fraction = {794.5 / 989.0,
                                   "[KR1] H100 SXM's 794.5 TF / 989 TF (the source lists H200 as the same: same "
                                   "compute silicon and clocks)"};
-    d.gemm_fp8_achievable_fraction = {1402.6 / 1979.0,
-                                      "[KR1] H100 SXM's fp8 1402.6 TF / 1,979 TF, reused: the same compute silicon and "
-                                      "clocks (the source lists H200's bf16 rate as H100's)"};
     table.push_back(std::move(d));
   }
   {
     DeviceSpec d = cdna3_common("mi300x", "AMD Instinct MI300X OAM 192 GB HBM3");
     d.hbm_bandwidth_Bps = {5.3e12, "[H9] 5.3 TB/s"};
     d.hbm_capacity_bytes = {192e9, "[H9] 192 GB HBM3"};
-    d.gemm_achievable_fraction = {708.0 / 1307.4,
-                                  "[KR3] 708 TF, AMD's maximum achievable bf16 GEMM rate of an MI300X (hipBLASLt, "
-                                  "random-normal inputs) / 1,307.4 TF peak; [KR1] measured 668.4 TF (ROCm 6.3, "
-                                  "TunableOp)"};
-    d.gemm_fp8_achievable_fraction = {1273.0 / 2614.9,
-                                      "[KR3] 1,273 TF, AMD's maximum achievable fp8 GEMM rate of an MI300X / 2,614.9 "
-                                      "TF peak"};
+    set_cdna3_gemm_rates(d, "MI300X", 708, 1273);
+    d.gemm_achievable_fraction.source += "; [KR1] measured 668.4 TF (ROCm 6.3, TunableOp)";
     table.push_back(std::move(d));
   }
   {
     DeviceSpec d = cdna3_common("mi325x", "AMD Instinct MI325X OAM 256 GB HBM3E");
     d.hbm_bandwidth_Bps = {6e12, "[H10] 6 TB/s"};
     d.hbm_capacity_bytes = {256e9, "[H10] 256 GB HBM3E"};
-    d.gemm_achievable_fraction = {843.0 / 1307.4,
-                                  "[KR3] 843 TF, AMD's maximum achievable bf16 GEMM rate of an MI325X / 1,307.4 TF "
-                                  "peak"};
-    d.gemm_fp8_achievable_fraction = {1519.0 / 2614.9,
-                                      "[KR3] 1,519 TF, AMD's maximum achievable fp8 GEMM rate of an MI325X / 2,614.9 "
-                                      "TF peak"};
+    set_cdna3_gemm_rates(d, "MI325X", 843, 1519);
     table.push_back(std::move(d));
   }
   {
     DeviceSpec d = blackwell_common("b200", "NVIDIA B200 SXM 180 GB HBM3e (HGX/DGX B200)");
-    set_blackwell_peaks(d, 2.25e15, 4.5e15, "[H11] HGX B200 per GPU, the sparse rate halved:");
-    d.peak_fp32_flops = {75e12, est("HGX B200 datasheet vector fp32 (600 TF per 8 GPUs), not in docs/sources.md")};
-    d.peak_fp32_gemm_flops = {75e12, est("HGX B200 datasheet vector fp32 (600 TF per 8 GPUs), not in docs/sources.md: "
-                                         "without TF32 (PyTorch's matmul default since 1.12) cuBLAS runs fp32 GEMMs on "
-                                         "the CUDA cores")};
+    set_blackwell_peaks(d, 2.25e15, 4.5e15, "[H11] HGX B200 per GPU, the sparse rate halved:", 75e12,
+                        "HGX B200 datasheet vector fp32 (600 TF per 8 GPUs)");
     d.hbm_bandwidth_Bps = {8e12, "[H11] 8 TB/s HBM3e per GPU"};
     d.hbm_capacity_bytes = {180e9,
                             "[H11] DGX B200's 1,440 GB over 8 GPUs: 180 GB HBM3e (launch material quoted "
@@ -342,12 +351,8 @@ std::vector<DeviceSpec> build_table() {
   }
   {
     DeviceSpec d = blackwell_common("gb200", "NVIDIA GB200, one of its two Blackwell GPUs (GB200 NVL72), 186 GB HBM3e");
-    set_blackwell_peaks(d, 2.5e15, 5e15, "[H12] GB200 NVL72 rack figure / 72 GPUs, the sparse rate halved:");
-    d.peak_fp32_flops = {80e12, est("GB200 NVL72 datasheet vector fp32 (5,760 TF per 72 GPUs), not in "
-                                    "docs/sources.md")};
-    d.peak_fp32_gemm_flops = {80e12, est("GB200 NVL72 datasheet vector fp32 (5,760 TF per 72 GPUs), not in "
-                                         "docs/sources.md: without TF32 (PyTorch's matmul default since 1.12) cuBLAS "
-                                         "runs fp32 GEMMs on the CUDA cores")};
+    set_blackwell_peaks(d, 2.5e15, 5e15, "[H12] GB200 NVL72 rack figure / 72 GPUs, the sparse rate halved:", 80e12,
+                        "GB200 NVL72 datasheet vector fp32 (5,760 TF per 72 GPUs)");
     d.hbm_bandwidth_Bps = {8e12, "[H12] 576 TB/s HBM3e per 72 GPUs: 8 TB/s"};
     d.hbm_capacity_bytes = {186e9, "[H12] 372 GB HBM3e per GB200 superchip (two GPUs): 186 GB"};
     table.push_back(std::move(d));
