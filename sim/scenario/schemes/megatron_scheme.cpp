@@ -116,8 +116,8 @@ double rank_layer_passes_megatron(const Scenario& s) {
   return per_rank / m.pp * static_cast<double>(schedule::megatron_micro_batches(m, s.training));
 }
 
-// The largest context-parallel degree tune tries: Megatron-Core runs are published up to CP 16 (Llama 3
-// 405B at 131,072 tokens, The Llama 3 Herd of Models, Table 4); more cuts each rank's attention steps short.
+// The largest context-parallel degree tune tries: the largest of a published run (Llama 3 405B at 131,072
+// tokens, The Llama 3 Herd of Models, Table 4). Each CP degree adds a copy of the tp x pp x dp search.
 constexpr std::uint32_t kMaxTunedCp = 16;
 
 /// CP degrees tune tries on `base` with `ranks` GPUs per TP group: 1, and with flash attention the powers
@@ -140,7 +140,7 @@ void enumerate_megatron(const Scenario& base, const std::function<void(const Tun
   for (auto tp : divisors(base.gpus)) {
     for (auto cp : tuned_cp_degrees(base, base.gpus / tp)) {
       for (auto pp : divisors(base.gpus / tp / cp)) {
-        // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
+        // ZeRO over one rank of dp x cp shards nothing: only stage 0 is a distinct layout there.
         const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
         for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
           for (auto mb : batches) {
