@@ -16,7 +16,6 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
-#include <variant>
 
 namespace exasim::cli {
 
@@ -83,11 +82,7 @@ std::vector<std::vector<std::size_t>> points_of(const std::vector<Vary>& vary, b
 std::string layout_label(const scenario::Scenario& s) {
   std::string out;
   for (const auto& field : scenario::scheme_of(s).describe(s)) {
-    out += (out.empty() ? "" : " ") + field.name + "=";
-    if (const auto* degree = std::get_if<std::int64_t>(&field.value))
-      out += std::to_string(*degree);
-    else
-      out += std::get<bool>(field.value) ? "on" : "off";
+    out += (out.empty() ? "" : " ") + field.name + "=" + scenario::shown(field);
   }
   return out;
 }

@@ -65,6 +65,12 @@ std::uint32_t csv_integer(const CsvCells& cells, std::string_view column, std::u
   return static_cast<std::uint32_t>(value);
 }
 
+std::string shown(const LayoutField& field) {
+  if (const bool* on = std::get_if<bool>(&field.value)) return *on ? "on" : "off";
+  if (const auto* degree = std::get_if<std::int64_t>(&field.value)) return std::to_string(*degree);
+  return std::get<std::string>(field.value);
+}
+
 bool csv_bool(const CsvCells& cells, std::string_view column) {
   const std::string text = cells.cell(column);
   if (text != "true" && text != "false") cells.fail(column, "'" + text + "' is not true or false");

@@ -59,12 +59,14 @@ template <class T>
   return *value;
 }
 
-/// One figure of the layout the report prints after the scheme's name: a degree ("tp", 4) or a switch
-/// ("sequence_parallel", off). Order is the order printed and written to JSON.
+/// One figure of the layout the report prints after the scheme's name: a degree ("tp", 4), a switch
+/// ("sequence_parallel", off) or a choice ("cp_comm", "p2p"). Order is the order printed and written to JSON.
 struct LayoutField {
   std::string name;
-  std::variant<std::int64_t, bool> value;
+  std::variant<std::int64_t, bool, std::string> value;
 };
+/// The value as the text summary and sweep print it: "4", "on" / "off", "p2p".
+[[nodiscard]] std::string shown(const LayoutField& field);
 
 /// Model and hardware flops of one iteration (schedule/flops.hpp): what throughput and MFU divide.
 struct IterationFlops {

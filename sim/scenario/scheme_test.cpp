@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace exasim;
 
 namespace {
@@ -160,4 +162,61 @@ TEST_CASE("each entry checks its own keys and feasibility", "[unit]") {
   auto megatron = megatron_doc();
   megatron["parallel"]["dp"] = 3;  // tp*pp*dp != gpus
   CHECK_THROWS_AS(scenario::parse_scenario(megatron, "s.json"), InputError);
+}
+
+TEST_CASE("the megatron entry reads, writes, describes and tunes context parallelism", "[unit]") {
+  auto doc = megatron_doc();
+  doc["gpus"] = 32;
+  doc["parallel"]["cp"] = 2;
+  doc["parallel"]["cp_comm"] = "all_gather";
+  const auto s = scenario::parse_scenario(doc, "s.json");
+  const auto& entry = scenario::scheme_of(s);
+  const auto& m = scenario::parallel_as<schedule::MegatronConfig>(s);
+  CHECK(m.cp == 2);
+  CHECK(m.cp_comm == schedule::CpComm::AllGather);
+  CHECK(entry.label(*s.parallel, s.training.recompute) ==
+        "tp=2 cp=2 pp=2 dp=4 zero=1 mb=2 v=1 sp=on recompute=selective");
+  const auto json = entry.to_json(*s.parallel);
+  CHECK(json["cp"] == 2);
+  CHECK(json["cp_comm"] == "all_gather");
+  check_round_trips(s);
+  const auto layout = entry.describe(s);
+  REQUIRE(layout.size() == 10);
+  CHECK(layout[1].name == "cp");
+  CHECK(scenario::shown(layout[1]) == "2");
+  CHECK(layout.back().name == "cp_comm");
+  CHECK(scenario::shown(layout.back()) == "all_gather");
+  // Without CP, nothing of it is written or described: runs before it read as they did.
+  const auto plain = scenario::parse_scenario(megatron_doc(), "s.json");
+  CHECK_FALSE(entry.to_json(*plain.parallel).contains("cp"));
+  CHECK_FALSE(entry.to_json(*plain.parallel).contains("cp_comm"));
+  // Tune tries the CP degrees whose 2 cp chunks divide gpt-5b's 2048 tokens, up to 16.
+  std::set<std::uint32_t> cps;
+  entry.enumerate(s, [&](const scenario::TuneChoice& c) {
+    const auto& config = scenario::config_as<schedule::MegatronConfig>(*c.config);
+    cps.insert(config.cp);
+    CHECK(config.cp_comm == schedule::CpComm::AllGather);  // not searched: the scenario's
+    CHECK(config.gpus() == 32);
+  });
+  CHECK(cps == std::set<std::uint32_t>{1, 2, 4, 8, 16});
+}
+
+TEST_CASE("bad context-parallel inputs exit naming parallel.cp, parallel.cp_comm or gpus", "[unit]") {
+  auto with = [](const char* key, const nlohmann::json& value, int gpus) {
+    auto doc = megatron_doc();
+    doc["gpus"] = gpus;
+    doc["parallel"]["cp"] = 2;
+    doc["parallel"][key] = value;
+    return doc;
+  };
+  CHECK_THROWS_WITH(scenario::parse_scenario(with("cp_comm", "a2a", 32), "s.json"),
+                    Catch::Contains("s.json: parallel.cp_comm:") && Catch::Contains("all_gather"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(with("cp", 3, 48), "s.json"),
+                    Catch::Contains("s.json: parallel.cp:") && Catch::Contains("2 x cp = 6 chunks"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(with("cp", 2, 16), "s.json"),
+                    Catch::Contains("s.json: gpus: tp*cp*pp*dp = 32"));
+  auto standard = with("cp", 2, 32);
+  standard["training"]["attention"] = "standard";
+  CHECK_THROWS_WITH(scenario::parse_scenario(standard, "s.json"),
+                    Catch::Contains("s.json: parallel.cp:") && Catch::Contains("training.attention flash"));
 }

@@ -17,7 +17,8 @@
 //       6 + 12/d, 16-bit param + 16-bit grads 4 + 16/d bytes per parameter with d-way sharding);
 //   fp32 (training.dtype fp32): weights 4, gradients 4 (param.grad is fp32 whatever dtype the reduction
 //     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d).
-// ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3). AxoNN 4D: layer weights
+// ZeRO shards over dp (Megatron with context parallelism: dp x cp, the ranks holding the same weights):
+// optimizer (stage 1), + gradients (2), + weights (3). AxoNN 4D: layer weights
 // over gx*gy*gz, the embedding over gx*gy (not z-sharded). Megatron: the first pipeline stage holds the
 // input embedding, the last the LM head (untied: its own matrix; tied: a copy when pp > 1, the same
 // matrix when pp = 1); the vocabulary is split over tp, rounded up.
@@ -63,22 +64,28 @@
 // but not yet backward: min(m, p - s) for 1F1B, the interleaved schedule's warm-up + 1 chunk-micro-batches
 // (internal/pipeline_schedule.hpp; Megatron-core's schedules.py: 2(p - s - 1) + (v - 1)p warm-up, all of the
 // v*m when that is more, so the first stage holds L(1 + (p - 1)/(pv)) layers' worth, Narayanan et al.
-// SC21); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
+// SC21); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences. Context parallelism
+// (Megatron, cp > 1) leaves a rank s/cp tokens of each sequence: every term above with s/cp for s (flash
+// attention only, so no s^2 term).
 //
 // WORKSPACE, three parts:
 //   logits, on the stage with the LM head: the cross-entropy's peak, one micro-batch's logits in fp32 and
 //     in the math type at once (4 + e B per token per local vocabulary entry; 4 B in fp32 training):
 //     Megatron-core's vocab-parallel cross-entropy upcasts them while the caller holds the 16-bit ones,
 //     works in place on the fp32 copy, saves it, writes the gradient into it and casts that back;
-//   buffers: with ZeRO 2/3, DeepSpeed's gradient bucket (a layer, at most its default reduce_bucket_size of
+//   buffers: with context parallelism, the attention's K/V exchange (context_parallel.hpp): the whole
+//     sequence's K/V of the rank's TP shard, 2 e s b kvh/t (p2p: Transformer Engine keeps every block a
+//     layer's forward receives until it ends; all_gather: the gathered K/V), twice that with all_gather
+//     (dK/dV of the whole sequence before the backward's reduce-scatter);
+//     with ZeRO 2/3, DeepSpeed's gradient bucket (a layer, at most its default reduce_bucket_size of
 //     5e8 elements, in the reduction dtype); ZeRO 3 / AxoNN's z-sharding, the current and the prefetched
 //     layer gathered (AxoNN: its largest linear layer). ZeRO 0/1 reduce in place in the gradient buffer
 //     (Megatron-LM's DDP and distributed optimizer), and the distributed optimizer all-gathers the updated
 //     parameters in place in the parameter buffer: nothing more;
 //   runtime, outside PyTorch's allocator: the CUDA context (an estimate, 0.5 GB) and NCCL's buffers for
-//     each process group that communicates (TP, DP, the tied embedding's; AxoNN's x, y, z, data): per
-//     channel one Simple (NCCL_BUFFSIZE, 4 MiB), one LL128 and one LL buffer, 9.6 MB, for each of the at
-//     most 32 channels of a ring: 0.31 GB per group.
+//     each process group that communicates (TP, DP, CP with all_gather, the tied embedding's; AxoNN's x,
+//     y, z, data): per channel one Simple (NCCL_BUFFSIZE, 4 MiB), one LL128 and one LL buffer, 9.6 MB, for
+//     each of the at most 32 channels of a ring: 0.31 GB per group.
 // The total compares with PyTorch's peak allocated memory (torch.cuda.max_memory_allocated) plus the
 // runtime part; what the caching allocator reserves but does not hand out is not counted (LIMITATIONS).
 // For Megatron the estimate is of the stage that needs the most (the first: most activations in flight
@@ -101,6 +108,8 @@
 //    leave out p2p (pipeline) and tree buffers, NVLink SHARP's and user-buffer (TP overlap) registrations;
 //  - FP8 training is not modelled (Transformer Engine keeps FP8 copies of the GEMM inputs);
 //  - the logits of only one micro-batch are counted, at the cross-entropy's peak;
+//  - with context parallelism, the per-step partial outputs Transformer Engine's p2p forward keeps until
+//    it merges them (cp x the attention output) are not counted;
 //  - no activation offloading, CPU optimizer, activation checkpointing of a subset of layers, or
 //    fp32 residual stream (--fp32-residual-connection).
 
