@@ -7,15 +7,17 @@
 # Extra arguments go to the configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+deps=()
+# Both runtimes are ON explicitly in a full build: a first `--main` build may have cached them OFF
+# before they were installed.
+configure=(-DEXASIM_WITH_SIMGRID=ON -DEXASIM_WITH_MPI=ON)
+targets=()
 if [ "${1:-}" = "--main" ]; then
   shift
-  scripts/install-deps.sh --minimal
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build build -j "$(nproc)" --target exasim
-else
-  scripts/install-deps.sh
-  # Both runtimes are ON explicitly: a first `--main` build may have cached them OFF before they were
-  # installed.
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXASIM_WITH_SIMGRID=ON -DEXASIM_WITH_MPI=ON "$@" >/dev/null
-  cmake --build build -j "$(nproc)"
+  deps=(--minimal)
+  configure=()
+  targets=(--target exasim)
 fi
+scripts/install-deps.sh "${deps[@]}"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${configure[@]}" "$@" >/dev/null
+cmake --build build -j "$(nproc)" "${targets[@]}"
