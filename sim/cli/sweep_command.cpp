@@ -190,7 +190,8 @@ Command add_sweep_command(CLI::App& app) {
   cmd->add_flag("--tune", o->tune,
                 "Tune each point's parallel configuration first (exasim tune), then report its best");
   cmd->add_option("--top", o->tune_flags.top, "With --tune: grids simulated in full per point")->capture_default_str();
-  cmd->add_option("--scheme", o->tune_flags.scheme, "With --tune: scheme to search: axonn4d, megatron or all")
+  cmd->add_option("--scheme", o->tune_flags.scheme,
+                  "With --tune: scheme to search: " + scenario::scheme_names() + " or all")
       ->capture_default_str();
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object");

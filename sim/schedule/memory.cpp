@@ -34,21 +34,6 @@ constexpr double kNcclRingChannels = 32;
 // half gigabyte, not measured here and not fitted to any run.
 constexpr double kCudaContextBytes = 0.5e9;
 
-/// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
-/// that communicates (`groups`: grid dimensions of more than one GPU). Pipeline Send/Recv use NCCL's p2p
-/// buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB): left out.
-double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
-
-/// Logits of one micro-batch at the cross-entropy's peak, per token and local vocabulary entry.
-double logit_bytes(const TrainingSpec& t) {
-  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
-}
-
-MemoryEstimate finish(MemoryEstimate e) {
-  e.workspace = e.logits + e.buffers + e.runtime;
-  return e;
-}
-
 /// Chunk-micro-batches a stage has run forward but not backward at its peak (internal/pipeline_schedule.hpp).
 std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std::uint32_t stage) {
   const std::int64_t p = c.pp, s = stage, v = c.virtual_stages;
@@ -67,7 +52,20 @@ double cp_exchange_bytes(const ModelSpec& m, const MegatronConfig& c, const Trai
   return c.cp_comm == CpComm::AllGather ? 2 * sequence_kv : sequence_kv;
 }
 
+MemoryEstimate finish(MemoryEstimate e) {
+  e.workspace = e.logits + e.buffers + e.runtime;
+  return e;
+}
+
 }  // namespace
+
+// Pipeline Send/Recv use NCCL's p2p buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB):
+// left out.
+double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
+
+double logit_bytes(const TrainingSpec& t) {
+  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
+}
 
 ParamBytes param_bytes(const TrainingSpec& t) {
   if (!t.mixed_precision()) return {4, 4, 8};  // fp32: the weights are the master copy; Adam m + v

@@ -152,6 +152,12 @@ struct ParamBytes {
 };
 [[nodiscard]] ParamBytes param_bytes(const TrainingSpec& training);
 
+/// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
+/// that communicates (`groups`: grid dimensions of more than one GPU).
+[[nodiscard]] double runtime_bytes(int groups);
+/// Logits of one micro-batch at the cross-entropy's peak, per token and local vocabulary entry.
+[[nodiscard]] double logit_bytes(const TrainingSpec& training);
+
 /// How one layer's activations are divided over the GPUs of a tensor-parallel group.
 struct ActivationSplit {
   double outer = 1;  ///< divisor of tensors outside the column/row-parallel pair: 1, tp with SP, AxoNN gx
