@@ -214,6 +214,11 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
   fp8_axonn["machine"] = "dgx-h100-superpod";
   expect_input_error("fp8_axonn.json", fp8_axonn.dump(),
                      "training.dtype: fp8 is modelled for parallel.scheme megatron");
+  auto fp8_fsdp = fp8_axonn;
+  fp8_fsdp["parallel"] = {{"scheme", "fsdp"}};
+  expect_input_error("fp8_fsdp.json", fp8_fsdp.dump(),
+                     "training.dtype: fp8 is modelled for parallel.scheme megatron (Transformer Engine's FP8 "
+                     "linear layers); fsdp's layers");
   expect_input_error("activation.json", scenario_with("/model/activation", "relu"),
                      "model.activation: 'relu' is not one of: gelu, swiglu");
   expect_input_error("kv_heads.json", scenario_with("/model/kv_heads", 3), "model.kv_heads: must divide heads (16");

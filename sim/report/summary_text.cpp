@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace exasim::report {
@@ -33,11 +32,6 @@ std::string human_bytes(double b) {
     ++u;
   }
   return fixed(b, u == 0 ? 0 : 2) + " " + units[u];
-}
-
-std::string shown(const std::variant<std::int64_t, bool>& value) {
-  if (const bool* on = std::get_if<bool>(&value)) return *on ? "on" : "off";
-  return std::to_string(std::get<std::int64_t>(value));
 }
 
 /// Link classes, then the hottest links, then the busiest group pairs (global links).
@@ -88,7 +82,7 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << (measured ? "exasim emulate: " : "exasim simulate: ") << s.scenario << "\n"
       << "  " << s.model << " (" << human_count(s.parameters) << " parameters) on " << s.gpus << " x " << s.gpu << " ("
       << s.machine << "), " << s.scheme;
-  for (const auto& field : s.layout) out << " " << field.name << "=" << shown(field.value);
+  for (const auto& field : s.layout) out << " " << field.name << "=" << scenario::shown(field);
   out << ", global batch " << s.global_batch << "\n"
       << "  " << s.dtype << ", " << s.attention << " attention, dropout " << s.dropout << ", recompute " << s.recompute
       << "\n"

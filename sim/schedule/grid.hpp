@@ -3,6 +3,15 @@
 // A rank's group along a dimension is the ranks that differ from it only in that coordinate.
 //
 // AxoNN 4D uses x (fastest), y, z, data; Megatron uses tp (fastest), dp, pp.
+//
+// A nested dimension (add_nested) is a group inside another dimension: the `size` fastest coordinates
+// of its parent. It adds no ranks (world_size is the product of the other dimensions) and its groups are
+// formed with the same stride arithmetic, so a runtime treats it like any dimension. Megatron with context
+// parallelism uses one: its data-parallel dimension spans dp x cp ranks (the gradient reduction group)
+// and cp is nested in it.
+//
+// LIMITATIONS: `exasim place` permutes the dimensions of AxoNN 4D grids, which have no nested ones; a
+// nested dimension has no slot of its own in a placement.
 
 #include "sim/core/fast_divisor.hpp"
 
@@ -18,12 +27,17 @@ struct GridDim {
   std::string name;
   std::uint32_t size = 1;
   std::uint32_t stride = 1;  ///< rank distance between neighbours along this dimension
+  bool nested = false;       ///< a group inside another dimension (add_nested), not a factor of the world
 };
 
 class ProcessGrid {
  public:
   /// Dimensions listed fastest-varying first.
   explicit ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>>& fastest_first);
+
+  /// Adds a dimension whose groups are the `size` fastest coordinates of dimension `parent` (size divides
+  /// the parent's); returns its index. std::logic_error otherwise (a caller's bug, not bad input).
+  std::size_t add_nested(const std::string& name, std::size_t parent, std::uint32_t size);
 
   [[nodiscard]] std::uint32_t world_size() const { return world_; }
   [[nodiscard]] const std::vector<GridDim>& dims() const { return dims_; }

@@ -1,5 +1,6 @@
 #include "sim/schedule/megatron.hpp"
 
+#include "sim/schedule/internal/context_parallel.hpp"
 #include "sim/schedule/internal/layer_kernels.hpp"
 #include "sim/schedule/internal/pipeline_schedule.hpp"
 #include "sim/schedule/stream_builder.hpp"
@@ -30,12 +31,12 @@ constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
 
 /// Everything the stage builders need, derived once.
 struct Shape {
-  std::int64_t H, S, T;  ///< T = micro_batch * S tokens per micro-batch
+  std::int64_t H, S, T;  ///< S = seq_len / cp tokens of a sequence on this rank; T = micro_batch * S
   std::int64_t micro_batch;
   std::int64_t local_vocab;  ///< vocabulary rows on one TP rank (rounded up)
   std::int64_t layers_per_chunk;
-  LayerWidths w;  ///< the layer's tensor widths before the TP split
-  std::uint32_t tp, pp, dp, v, zero, m;
+  LayerWidths w;                         ///< the layer's tensor widths before the TP split
+  std::uint32_t tp, pp, dp, v, zero, m;  ///< dp: the gradient reduction's ranks, dp x cp
   bool sp;
   bool tp_overlap;          ///< tp_comm_overlap (with SP, tp > 1)
   bool scatter_gather;      ///< pipeline tensors split over TP on the wire (only without SP)
@@ -43,6 +44,7 @@ struct Shape {
   bool accumulation_fused;  ///< gradient accumulation inside the dW GEMM (no kernel of its own)
   double e;                 ///< bytes per activation / weight element (dtype)
   double model_layer_params;
+  CpAttention cp;  ///< the attention's context parallelism (cp = 1: none)
 
   [[nodiscard]] double tokens() const { return static_cast<double>(T); }
   /// Elements of one [tokens x hidden] tensor on this GPU (sequence-sharded with SP).
@@ -56,6 +58,11 @@ struct Shape {
   [[nodiscard]] double layer_params() const { return model_layer_params / tp; }
   [[nodiscard]] double embedding_params() const { return static_cast<double>(local_vocab) * static_cast<double>(H); }
   [[nodiscard]] AttentionSlice attention() const { return {micro_batch, S, w.heads / tp, w.kv_heads / tp, w.head_dim}; }
+  [[nodiscard]] CpAttention cp_attention() const {
+    CpAttention a = cp;
+    a.local = attention();
+    return a;
+  }
 };
 
 /// One stage's op stream.
@@ -215,7 +222,7 @@ class StageBuilder {
     gather_use();
     out_.compute(tag(layer, "ln1") + p, k_.norm_forward(s_.hidden_elements()));
     gathered_gemm(tag(layer, "qkv") + p, s_.w.qkv_out / tp, H, kForwardLayout);
-    out_.compute(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
+    cp_attention_forward(out_, k_, s_.cp_attention(), tag(layer, "attention") + p);
     reduced_gemm(tag(layer, "attn_out") + p, H, H / tp, kForwardLayout);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
     out_.compute(tag(layer, "ln2") + p, k_.norm_forward(s_.hidden_elements()));
@@ -302,10 +309,10 @@ class StageBuilder {
     if (training_.selective_recompute()) {
       // Selective recomputation: the attention core's activations were dropped after forward.
       out_.set_phase(Phase::Recompute);
-      out_.compute(tag(layer, "attention.recompute"), k_.attention_forward(s_.attention()));
+      cp_attention_forward(out_, k_, s_.cp_attention(), tag(layer, "attention.recompute"));
       out_.set_phase(Phase::Backward);
     }
-    out_.compute(tag(layer, "attention") + p, k_.attention_backward(s_.attention()));
+    cp_attention_backward(out_, k_, s_.cp_attention(), tag(layer, "attention") + p);
     column_backward(tag(layer, "qkv") + p, s_.w.qkv_out, H);
     out_.compute(tag(layer, "ln1") + p, k_.norm_backward(s_.hidden_elements()));
   }
@@ -466,13 +473,14 @@ std::int64_t megatron_micro_batches(const MegatronConfig& cfg, const TrainingSpe
 Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t,
                                      std::uint32_t gpus) {
   auto str = [](auto v) { return std::to_string(v); };
-  for (auto [field, value] :
-       {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp}, std::pair{"parallel.dp", c.dp},
-        std::pair{"parallel.micro_batch", c.micro_batch}, std::pair{"parallel.virtual_stages", c.virtual_stages}})
+  for (auto [field, value] : {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp},
+                              std::pair{"parallel.dp", c.dp}, std::pair{"parallel.micro_batch", c.micro_batch},
+                              std::pair{"parallel.virtual_stages", c.virtual_stages}, std::pair{"parallel.cp", c.cp}})
     if (value < 1) return {field, "must be at least 1, got " + str(value)};
   if (c.zero > 3) return {"parallel.zero", "ZeRO stage must be 0, 1, 2 or 3, got " + str(c.zero)};
-  if (const std::int64_t product = std::int64_t{c.tp} * c.pp * c.dp; product != gpus)
-    return {"gpus", "tp*pp*dp = " + str(product) + " must equal the number of GPUs, " + str(gpus)};
+  if (const std::int64_t product = std::int64_t{c.tp} * c.cp * c.pp * c.dp; product != gpus)
+    return {"gpus", std::string(c.cp > 1 ? "tp*cp*pp*dp = " : "tp*pp*dp = ") + str(product) +
+                        " must equal the number of GPUs, " + str(gpus)};
   if (m.heads % c.tp != 0)
     return {"parallel.tp", "model heads " + str(m.heads) + " are not divisible by tp = " + str(c.tp) +
                                " (attention heads are split over tensor parallel ranks)"};
@@ -488,9 +496,11 @@ Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c
             "parallelism's all-gathers and reduce-scatters: it needs sequence_parallel true and tp >= 2 (got "
             "sequence_parallel " +
                 std::string(c.sequence_parallel ? "true" : "false") + ", tp " + str(c.tp) + ")"};
-  if (c.sequence_parallel && m.seq_len % c.tp != 0)
-    return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) + " over tp = " + str(c.tp) +
-                               ", which does not divide it"};
+  if (auto bad = context_parallel_infeasibility(m, c.cp, t); !bad.why.empty()) return bad;
+  if (c.sequence_parallel && (m.seq_len / c.cp) % c.tp != 0)
+    return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) +
+                               (c.cp > 1 ? " / cp = " + str(m.seq_len / c.cp) : std::string()) +
+                               " over tp = " + str(c.tp) + ", which does not divide it"};
   if (m.layers % c.pp != 0)
     return {"parallel.pp", "model layers " + str(m.layers) + " are not divisible by pp = " + str(c.pp)};
   if (m.layers % (std::int64_t{c.pp} * c.virtual_stages) != 0)
@@ -519,14 +529,14 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
     throw std::invalid_argument("megatron: " + bad.field + ": " + bad.why);
   Shape s{};
   s.H = model.hidden;
-  s.S = model.seq_len;
+  s.S = model.seq_len / cfg.cp;
   s.micro_batch = cfg.micro_batch;
   s.T = s.micro_batch * s.S;
   s.local_vocab = (model.vocab + cfg.tp - 1) / cfg.tp;
   s.layers_per_chunk = model.layers / (std::int64_t{cfg.pp} * cfg.virtual_stages);
   s.tp = cfg.tp;
   s.pp = cfg.pp;
-  s.dp = cfg.dp;
+  s.dp = cfg.dp_cp();
   s.v = cfg.virtual_stages;
   s.zero = cfg.zero;
   s.m = static_cast<std::uint32_t>(megatron_micro_batches(cfg, training));
@@ -538,10 +548,12 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   s.e = training.element_bytes();
   s.w = LayerWidths::of(model);
   s.model_layer_params = model.layer_params();
+  s.cp = {cfg.cp, cfg.cp_comm, kMegDimCp, {}, kv_block_bytes(model, cfg.tp, cfg.cp, cfg.micro_batch, s.e)};
   const LayerKernels kernels(model, training);
 
   Plan plan;
-  plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
+  plan.grid = ProcessGrid({{"tp", cfg.tp}, {cfg.cp > 1 ? "dp_cp" : "dp", cfg.dp_cp()}, {"pp", cfg.pp}});
+  if (cfg.cp > 1) (void)plan.grid.add_nested("cp", kMegDimDp, cfg.cp);
   plan.role_dim = kMegDimPp;
   plan.streams.resize(cfg.pp);  // never resized again: builders hold references into it
   for (std::uint32_t stage = 0; stage < cfg.pp; ++stage)

@@ -37,21 +37,6 @@ constexpr double kCudaContextBytes = 0.5e9;
 // column-major (the forward and the dgrad GEMM), cached across micro-batches (layer_kernels.hpp).
 constexpr double kFp8WeightCopyBytes = 2;
 
-/// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
-/// that communicates (`groups`: grid dimensions of more than one GPU). Pipeline Send/Recv use NCCL's p2p
-/// buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB): left out.
-double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
-
-/// Logits of one micro-batch at the cross-entropy's peak, per token and local vocabulary entry.
-double logit_bytes(const TrainingSpec& t) {
-  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
-}
-
-MemoryEstimate finish(MemoryEstimate e) {
-  e.workspace = e.logits + e.buffers + e.runtime;
-  return e;
-}
-
 /// Chunk-micro-batches a stage has run forward but not backward at its peak (internal/pipeline_schedule.hpp).
 std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std::uint32_t stage) {
   const std::int64_t p = c.pp, s = stage, v = c.virtual_stages;
@@ -61,7 +46,29 @@ std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std:
   return std::min(total, 2 * (p - s - 1) + (v - 1) * p + 1);
 }
 
+/// The attention's CP exchange buffers at their peak, once per GPU: the K/V of the whole sequence (p2p:
+/// Transformer Engine keeps every block received in a layer's forward until that forward ends; all_gather:
+/// the gathered K/V), and with all_gather also dK/dV of the whole sequence before the backward's
+/// reduce-scatter.
+double cp_exchange_bytes(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t) {
+  const double sequence_kv = c.cp * kv_block_bytes(m, c.tp, c.cp, c.micro_batch, t.element_bytes());
+  return c.cp_comm == CpComm::AllGather ? 2 * sequence_kv : sequence_kv;
+}
+
+MemoryEstimate finish(MemoryEstimate e) {
+  e.workspace = e.logits + e.buffers + e.runtime;
+  return e;
+}
+
 }  // namespace
+
+// Pipeline Send/Recv use NCCL's p2p buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB):
+// left out.
+double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
+
+double logit_bytes(const TrainingSpec& t) {
+  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
+}
 
 ParamBytes param_bytes(const TrainingSpec& t) {
   if (!t.mixed_precision()) return {4, 4, 8};  // fp32: the weights are the master copy; Adam m + v
@@ -157,7 +164,7 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   if (auto bad = megatron_infeasibility(m, c, t, c.gpus()); !bad.why.empty())
     throw std::invalid_argument("megatron memory: " + bad.field + ": " + bad.why);
   if (stage >= c.pp) throw std::invalid_argument("megatron memory: stage out of range");
-  const double H = static_cast<double>(m.hidden), tp = c.tp, dp = c.dp;
+  const double H = static_cast<double>(m.hidden), tp = c.tp, dp = c.dp_cp();
   const bool sp = c.sequence_parallel && c.tp > 1;
   const bool first = stage == 0, last = stage + 1 == c.pp;
   const std::int64_t layers_per_chunk = m.layers / (std::int64_t{c.pp} * c.virtual_stages);
@@ -169,7 +176,10 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   // the embedding when tied and pp > 1, and nothing more when tied on a single stage (the same matrix).
   const bool head_matrix = last && (!m.tied_embeddings || c.pp > 1);
   const double params = stage_layers * layer_params + (first ? table : 0) + (head_matrix ? table : 0);
-  const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(m.seq_len);
+  // A CP rank holds seq/cp tokens of every sequence: activations and logits of that many.
+  ModelSpec local = m;
+  local.seq_len = m.seq_len / c.cp;
+  const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(local.seq_len);
 
   const ParamBytes pb = param_bytes(t);
   MemoryEstimate e;
@@ -177,18 +187,21 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   e.weights = (pb.weights * params + fp8_copies) / (c.zero >= 3 ? dp : 1);
   e.gradients = pb.gradients * params / (c.zero >= 2 ? dp : 1);
   e.optimizer = pb.optimizer * params / (c.zero >= 1 ? dp : 1);
-  const LayerActivations layer = layer_activations(m, t, c.micro_batch, {sp ? tp : 1, tp});
+  const LayerActivations layer = layer_activations(local, t, c.micro_batch, {sp ? tp : 1, tp});
   const double kept_layers = static_cast<double>(in_flight(c, megatron_micro_batches(c, t), stage) * layers_per_chunk);
   e.activations = kept_layers * layer.kept(t.recompute) + layer.working_set(t.recompute);
 
   // ZeRO 2/3: DeepSpeed's gradient bucket; ZeRO 3 also the gathered layer and the prefetched one.
   if (c.zero >= 2) e.buffers += t.dp_grad_bytes * std::min(kBucketElements, layer_params);
   if (c.zero >= 3) e.buffers += 2 * pb.weights * layer_params;
+  if (c.cp > 1) e.buffers += cp_exchange_bytes(m, c, t);
   if (last) e.logits = logit_bytes(t) * tokens * local_vocab;
   // Process groups that communicate (torch creates a NCCL communicator at a group's first collective):
-  // TP, DP, and the tied embedding's between the first and the last stage.
+  // TP, DP (dp x cp ranks with CP), CP when it all-gathers (p2p rings use NCCL's p2p buffers, left out
+  // as the pipeline's are), and the tied embedding's between the first and the last stage.
   const bool embedding_group = m.tied_embeddings && c.pp > 1 && (first || last);
-  e.runtime = runtime_bytes((c.tp > 1) + (c.dp > 1) + embedding_group);
+  const bool cp_group = c.cp > 1 && c.cp_comm == CpComm::AllGather;
+  e.runtime = runtime_bytes((c.tp > 1) + (c.dp_cp() > 1) + cp_group + embedding_group);
   return finish(e);
 }
 

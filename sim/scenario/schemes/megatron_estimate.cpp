@@ -4,7 +4,8 @@
 // one stage, and closed forms assemble the iteration. A probe plan with pp = dp = 1 (the configuration's
 // tp, micro-batch, sequence parallelism and recomputation) is replayed at 1 and 2 layers and 1 and 2
 // micro-batches, and T(l, m) = a + b l + c m + d l m solved for d (one layer's forward, recomputation and
-// backward with its TP collectives), c (the embedding, LM head and loss of a micro-batch), b and a (the
+// backward with its TP collectives, and with context parallelism its attention steps and their K/V
+// exchange over CP, kept in the probe), c (the embedding, LM head and loss of a micro-batch), b and a (the
 // optimizer per layer and for the embedding). Then, with Lp = L / pp layers on a stage, v virtual stages
 // and m micro-batches:
 //   stage    = d Lp + c + ZeRO's per-micro-batch traffic (ZeRO 2/3 reduce-scatters per layer, blocking,
@@ -17,7 +18,9 @@
 //   flush    = the DP reduction of the stage's gradients (ZeRO 0: all-reduce; 1: reduce-scatter; with
 //              overlap.dp exposed past the last micro-batch's backward), ZeRO 1/2's parameter all-gather,
 //              and the optimizer (b Lp + a, over dp with ZeRO >= 1).
-// The TP ring is (stride 1, size tp), the DP ring (stride tp, size dp), the pp ring (stride tp dp, size pp).
+// The TP ring is (stride 1, size tp), the CP ring (stride tp, size cp), the DP ring (stride tp, size
+// dp cp: the gradient reduction's group), the pp ring (stride tp cp dp, size pp); the pipeline's tensors
+// hold seq/cp tokens.
 //
 // LIMITATIONS: the busiest stage pays both the embedding and the LM head (c); the backward's share of a
 // layer (what overlaps ZeRO's traffic) is a fixed 2/3 (3/4 with full recomputation); ZeRO 3 gathers of the
@@ -46,8 +49,8 @@ class MegatronEstimate final : public SchemeEstimate {
   void prepare(const Scenario& s, AnalyticMachine& machine) override {
     const auto& c = parallel_as<schedule::MegatronConfig>(s);
     (void)machine.ring_of(1, c.tp);
-    (void)machine.ring_of(c.tp, c.dp);
-    (void)machine.ring_of(c.tp * c.dp, c.pp);
+    (void)machine.ring_of(c.tp, c.dp_cp());
+    (void)machine.ring_of(c.tp * c.dp_cp(), c.pp);
     (void)probe(s, machine);
   }
   double iteration_s(const Scenario& s, AnalyticMachine& machine) override;
@@ -57,25 +60,37 @@ class MegatronEstimate final : public SchemeEstimate {
   struct Probe {
     double fixed_s = 0, per_layer_s = 0, per_micro_batch_s = 0, per_layer_micro_batch_s = 0;
   };
-  /// Memoised per (tp, micro_batch, sequence_parallel, recompute): one estimate per base scenario.
+  /// Memoised per (tp, micro_batch, sequence_parallel, recompute, cp, cp_comm): one estimate per base
+  /// scenario.
   const Probe& probe(const Scenario& s, AnalyticMachine& machine);
-  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int>, Probe> probes_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int, std::uint32_t, int>, Probe> probes_;
 };
 
 const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, AnalyticMachine& machine) {
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
-  const auto key =
-      std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1, static_cast<int>(s.training.recompute));
+  const auto key = std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1,
+                                   static_cast<int>(s.training.recompute), c.cp, static_cast<int>(c.cp_comm));
   if (auto it = probes_.find(key); it != probes_.end()) return it->second;
-  schedule::MegatronConfig alone = c;  // one stage, one data-parallel rank
+  schedule::MegatronConfig alone = c;  // one stage, one data-parallel rank, the CP group kept
   alone.pp = alone.dp = alone.virtual_stages = 1;
   alone.zero = 0;
   auto model = s.model;
   auto training = s.training;
+  // With cp > 1 the probe's data-parallel dimension is its CP group (dp x cp ranks with dp = 1): its
+  // gradient all-reduce, blocking after the flush with overlap.dp off, is taken out of each replay (the
+  // iteration adds the real reduction over dp x cp). With cp = 1 the probe has no DP collective at all.
+  auto overlap = s.overlap;
+  overlap.dp = false;
+  const double layer_params = s.model.layer_params() / c.tp;
+  const double vocab_params =
+      (s.model.tied_embeddings ? 1 : 2) * static_cast<double>((s.model.vocab + c.tp - 1) / c.tp) * s.model.hidden;
   auto time = [&](std::int64_t layers, std::int64_t micro_batches) {
     model.layers = layers;
     training.global_batch = micro_batches * c.micro_batch;
-    return machine.replay_s(schedule::build_megatron_plan(model, alone, training, s.overlap));
+    const double t = machine.replay_s(schedule::build_megatron_plan(model, alone, training, overlap));
+    if (c.cp == 1) return t;
+    const double reduced = s.training.dp_grad_bytes * (static_cast<double>(layers) * layer_params + vocab_params);
+    return t - machine.collective_s(schedule::CollKind::AllReduce, c.tp, c.cp, reduced);
   };
   const double t11 = time(1, 1), t21 = time(2, 1), t12 = time(1, 2), t22 = time(2, 2);
   Probe p;
@@ -90,9 +105,9 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
   using schedule::CollKind;
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
   const auto& probe_s = probe(s, machine);
-  const auto pp_ring = machine.ring_of(c.tp * c.dp, c.pp);
+  const auto pp_ring = machine.ring_of(c.tp * c.dp_cp(), c.pp);
   const auto on_tp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, 1, c.tp, bytes); };
-  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp, bytes); };
+  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp_cp(), bytes); };
   const double pp = c.pp, v = c.virtual_stages;
   const double stage_layers = static_cast<double>(s.model.layers) / pp;
   const auto micro_batches = static_cast<double>(schedule::megatron_micro_batches(c, s.training));
@@ -121,7 +136,7 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
   double t = (micro_batches + (pp - 1) / v) * stage;
   if (c.pp > 1) {
     const bool sp = c.sequence_parallel && c.tp > 1, split = c.scatter_gather && !sp && c.tp > 1;
-    const double full = e * static_cast<double>(c.micro_batch * s.model.seq_len * s.model.hidden);
+    const double full = e * static_cast<double>(c.micro_batch * (s.model.seq_len / c.cp) * s.model.hidden);
     double hop = pp_ring.step_latency_s + full / (sp ? c.tp : 1) / (split ? c.tp : 1) / pp_ring.bandwidth_Bps;
     if (split) hop += on_tp(CollKind::AllGather, full);
     t += 2 * (v * micro_batches + pp - 1) * hop;
@@ -135,7 +150,7 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
     t += s.overlap.dp ? std::max(r / (stage_layers + 1), r - backward * d * stage_layers) : r;
   }
   if (c.zero == 1 || c.zero == 2) t += on_dp(CollKind::AllGather, e * stage_params);
-  t += (probe_s.per_layer_s * stage_layers + probe_s.fixed_s) / (c.zero >= 1 ? c.dp : 1);
+  t += (probe_s.per_layer_s * stage_layers + probe_s.fixed_s) / (c.zero >= 1 ? c.dp_cp() : 1);
   return t;
 }
 
