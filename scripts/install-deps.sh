@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs exasim's build and test dependencies from Debian 12 packages.
+# Installs exasim's build and test dependencies from Debian 12 packages: scripts/install-deps.sh [--minimal]
+# --minimal installs only what the `exasim` binary needs (scripts/run-default.sh): the two optional
+# runtimes (SimGrid, OpenMPI) and the test tools are left for scripts/test.sh.
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 set -euo pipefail
 
@@ -7,15 +9,19 @@ packages=(
   build-essential cmake
   nlohmann-json3-dev   # scenario and preset files
   libcli11-dev         # command line
-  catch2               # tests (v2, single header)
+  catch2               # tests (v2, single header; CMake looks for it when configuring)
   libfccp-dev          # trace CSV reader
   zlib1g-dev           # gzipped profiler traces (traces/measured.cpp)
   libboost-graph-dev   # topologies/
-  libsimgrid-dev       # reference runtime (sim/simgrid)
-  openmpi-bin libopenmpi-dev  # emulation runtime (emu/)
-  clang-format         # style check (ctest format:clang-format, .clang-format)
-  chromium             # exasim report pages loaded headless (ctest -L browser; skipped without it)
 )
+if [ "${1:-}" != "--minimal" ]; then
+  packages+=(
+    libsimgrid-dev       # reference runtime (sim/simgrid)
+    openmpi-bin libopenmpi-dev  # emulation runtime (emu/)
+    clang-format         # style check (ctest format:clang-format, .clang-format)
+    chromium             # exasim report pages loaded headless (ctest -L browser; skipped without it)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -22,7 +22,8 @@ NodeSpec load_node_spec(const JsonView& v) {
   v.check_keys({"gpus", "gpu_gpu_bandwidth_Bps", "gpu_gpu_latency_s", "nics", "nic_bandwidth_Bps", "nic_latency_s",
                 "gpu_links", "gpu_switch_bandwidth_Bps", "sources"});
   NodeSpec n;
-  n.gpus = static_cast<std::uint32_t>(v.integer("gpus", 1, 64));
+  // Up to a GB200 NVL72 rack: exasim's node is the NVLink domain (docs/machines.md).
+  n.gpus = static_cast<std::uint32_t>(v.integer("gpus", 1, 72));
   const std::string layout = v.choice("gpu_links", {"all_to_all", "frontier_mi250x", "nvswitch"}, "all_to_all");
   if (layout != "nvswitch" && v.has("gpu_switch_bandwidth_Bps")) {
     v.fail("gpu_switch_bandwidth_Bps", "only used with gpu_links = nvswitch (got " + layout + ")");
@@ -44,7 +45,7 @@ NodeSpec load_node_spec(const JsonView& v) {
     n.gpu_gpu_bandwidth_Bps = v.number("gpu_gpu_bandwidth_Bps", kMinBandwidth_Bps, 1e15, false);
   }
   n.gpu_gpu_latency_s = v.number("gpu_gpu_latency_s", 0, 1, /*min_exclusive=*/false);
-  n.nics = static_cast<std::uint32_t>(v.integer("nics", 1, 64));
+  n.nics = static_cast<std::uint32_t>(v.integer("nics", 1, 72));
   if (n.nics > n.gpus) {
     v.fail("nics", std::to_string(n.nics) + " NICs on a node of " + std::to_string(n.gpus) +
                        " GPUs (node.gpus): at most one NIC per GPU is supported; lower nics to " +

@@ -169,3 +169,31 @@ TEST_CASE("nvswitch: nodes too large for the node-local solver fall back to the 
   for (GpuId g = 21; g < 40; ++g) peers.push_back(g);
   for (double r : fan_out_rates(t, net, 20, peers)) CHECK(r == 300e9 / 19);
 }
+
+TEST_CASE("nvswitch: an NVL72 rack is one node of 72 GPUs, its pairs over NVLink, racks over the NICs", "[unit]") {
+  // gb200-nvl72's node: the NVLink domain is the node (node.hpp), up to 72 GPUs.
+  auto j = nlohmann::json::parse(kDgxA100Node);
+  j["gpus"] = 72;
+  j["nics"] = 72;
+  j["gpu_switch_bandwidth_Bps"] = 900e9;
+  const NodeSpec n = node_from(j);
+  const SingleSwitch t = machine(n, 2);
+  const NodeLinks& nl = t.node_links();
+  // GPU 0 to GPU 71 (different compute trays of one rack): up to the NVLink fabric and down, no NIC.
+  CHECK(route(t, 0, 71) == std::vector<LinkId>{nl.switch_link(0, 0, true), nl.switch_link(0, 71, false)});
+  CHECK(t.links()[nl.switch_link(0, 71, false)].bandwidth_Bps == 900e9);
+  // GPU 71 to GPU 72 (the next rack): its own NIC up, the other's down.
+  CHECK(route(t, 71, 72) == std::vector<LinkId>{nl.nic_link(0, 71, true), nl.nic_link(1, 0, false)});
+  // A 72-GPU ring inside the rack runs at the full NVLink rate (the general solver: too long a path
+  // for the node-local one).
+  flow::FlowNetwork net(t.links(), flow::Solver::Local, layout_of(t));
+  CHECK_FALSE(net.node_local());
+  std::vector<LinkId> bundle;
+  for (GpuId g = 0; g < 72; ++g) t.route(g, (g + 1) % 72, 0, nullptr, bundle);
+  const auto id = net.add(bundle, 1e9, 0);
+  net.resolve(0, [](double, flow::FlowId) {});
+  CHECK(net.rate_Bps(id) == 900e9);
+  // 72 is the most a node takes.
+  j["gpus"] = 73;
+  CHECK_THAT(error_of(j), Catch::Contains("node.gpus: must be an integer in [1, 72]"));
+}

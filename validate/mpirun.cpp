@@ -34,7 +34,7 @@ std::string find_emu_binary() {
 
 std::vector<std::string> mpirun_command(const Launch& l, const std::string& emu_binary) {
   std::vector<std::string> argv = {"mpirun", "-n", std::to_string(l.ranks)};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+  if (::geteuid() == 0) argv.emplace_back("--allow-run-as-root");
   if (!l.hostfile.empty()) {
     argv.insert(argv.end(), {"--hostfile", l.hostfile});
   } else {

@@ -193,8 +193,8 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
                      "training.global_batch: must be an integer in [1,");
   expect_input_error("empty_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": {}})")),
                      "machine.gpu.device: missing required field");
-  expect_input_error("unknown_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": "b200"})")),
-                     "machine.gpu: unknown device 'b200'");
+  expect_input_error("unknown_gpu.json", scenario_with("/machine", nlohmann::json::parse(R"({"gpu": "b300"})")),
+                     "machine.gpu: unknown device 'b300'");
   expect_input_error("scheme.json", scenario_with("/parallel/scheme", "zero3"),
                      "parallel.scheme: 'zero3' is not one of: axonn4d, megatron");
   expect_input_error("typo.json", scenario_with("/overlap", nlohmann::json{{"oarr", true}}),
@@ -204,8 +204,21 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
   expect_input_error("attention.json", scenario_with("/training/attention", "sparse"),
                      "training.attention: 'sparse' is not one of: flash, standard");
   expect_input_error("dropout.json", scenario_with("/training/dropout", 1.5), "training.dropout: must be");
-  expect_input_error("dtype.json", scenario_with("/training/dtype", "fp8"),
-                     "training.dtype: 'fp8' is not one of: bf16, fp16, fp32");
+  expect_input_error("dtype.json", scenario_with("/training/dtype", "int8"),
+                     "training.dtype: 'int8' is not one of: bf16, fp16, fp32, fp8");
+  // fp8 needs FP8 tensor cores (simple-a100's A100 has none), and a scheme that models it (axonn4d does not).
+  expect_input_error("fp8_a100.json", scenario_with("/training/dtype", "fp8"),
+                     "training.dtype: fp8 needs FP8 tensor cores, and the machine's gpu 'a100-40gb' has none "
+                     "(devices with FP8: gh200, h100-sxm");
+  auto fp8_axonn = nlohmann::json::parse(scenario_with("/training/dtype", "fp8"));
+  fp8_axonn["machine"] = "dgx-h100-superpod";
+  expect_input_error("fp8_axonn.json", fp8_axonn.dump(),
+                     "training.dtype: fp8 is modelled for parallel.scheme megatron");
+  auto fp8_fsdp = fp8_axonn;
+  fp8_fsdp["parallel"] = {{"scheme", "fsdp"}};
+  expect_input_error("fp8_fsdp.json", fp8_fsdp.dump(),
+                     "training.dtype: fp8 is modelled for parallel.scheme megatron (Transformer Engine's FP8 "
+                     "linear layers); fsdp's layers");
   expect_input_error("activation.json", scenario_with("/model/activation", "relu"),
                      "model.activation: 'relu' is not one of: gelu, swiglu");
   expect_input_error("kv_heads.json", scenario_with("/model/kv_heads", 3), "model.kv_heads: must divide heads (16");
@@ -361,6 +374,13 @@ TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels"
   // A100's fp32 GEMM peak is 16x below bf16; both runs reach the same share of their own peak.
   CHECK(fp32["time_s"].get<double>() / bf16["time_s"].get<double>() == Approx(16).epsilon(0.01));
   CHECK(fp32["percent_of_peak"].get<double>() == Approx(bf16["percent_of_peak"].get<double>()).epsilon(0.01));
+  // fp8 on H100 SXM: its FP8 peak, and at most its measured fp8 rate ([KR1] 1402.6 TF), less quantization.
+  auto fp8 = exasim_run({"roofline", "--gpu", "h100-sxm", "--gemm", "8192,8192,8192", "--dtype", "fp8", "--json"});
+  REQUIRE(fp8.code == 0);
+  const auto fp8_json = nlohmann::json::parse(fp8.out);
+  CHECK(fp8_json["peak_tflops"].get<double>() == Approx(1979));
+  CHECK(fp8_json["tflops"].get<double>() < 1402.6);
+  CHECK(fp8_json["tflops"].get<double>() > 1300);
   auto fp16 = json_of({"--gemm", "8192,8192,8192", "--dtype", "fp16"});
   CHECK(fp16["time_s"].get<double>() == Approx(bf16["time_s"].get<double>()));
   auto batched = json_of({"--gemm", "512,512,128", "--batch", "32"});
@@ -391,7 +411,8 @@ TEST_CASE("roofline costs fp32, fp16 and batched GEMMs and memory-bound kernels"
          "--memory: sofmax,1e9: unknown kernel family 'sofmax' (expected elementwise, norm");
   expect({"--memory", "softmax,-1"}, "expected FAMILY,BYTES with BYTES a positive number (got '-1')");
   expect({"--memory", "softmax"}, "expected FAMILY,BYTES");
-  expect({"--gemm", "1,2,3", "--dtype", "fp8"}, "--dtype");
+  expect({"--gemm", "1,2,3", "--dtype", "fp8"}, "--dtype: fp8: device 'a100-40gb' has no FP8 tensor cores");
+  expect({"--gemm", "1,2,3", "--dtype", "int8"}, "--dtype");
   expect({"--gemm", "1,2,3", "--batch", "0"}, "--batch: 0: expected a positive number of GEMMs");
   expect({"--gemm", "1,2,3", "--memory", "norm,1e9"}, "excludes");
   expect({"--memory", "norm,1e9", "--dtype", "fp32"}, "excludes");
@@ -412,7 +433,7 @@ TEST_CASE("bad machine fields from --set name the preset file and field", "[unit
   expect({"--set", "machine=frontier", "--set", "machine.network.routing=ugal"}, "network.routing");
   expect({"--set", "machine=frontier", "--set", "machine.network.global_links_per_group_pair=40"},
          "network.global_links_per_group_pair");
-  expect({"--set", "machine=frontier", "--set", "machine.gpu=mi300x"}, "gpu: unknown device 'mi300x'");
+  expect({"--set", "machine=frontier", "--set", "machine.gpu=mi355x"}, "gpu: unknown device 'mi355x'");
   expect({"--set", R"(machine.gpu={"device": "a100-40gb", "softmax_efficiency": 1.5})"},
          "machine.gpu.softmax_efficiency");
   expect({"--set", R"(machine.gpu={"device": "a100-40gb"})", "--set", "machine.gpu.norm_efficiency=0"},
@@ -484,6 +505,35 @@ TEST_CASE("topo describes the DGX SuperPOD presets", "[integration]") {
 
   auto presets = exasim_run({"presets"});
   CHECK_THAT(presets.out, Catch::Contains("dgx-a100-superpod dgx-h100-superpod"));
+}
+
+TEST_CASE("topo describes the GB200 NVL72 and MI300X presets, and presets lists them and their GPUs", "[integration]") {
+  auto nvl72 = exasim_run({"topo", "gb200-nvl72", "--json"});
+  REQUIRE(nvl72.code == 0);
+  auto j = nlohmann::json::parse(nvl72.out);
+  CHECK(j["gpu"] == "gb200");
+  CHECK(j["gpu_links"] == "nvswitch");
+  CHECK(j["nodes"] == 16);  // a node is a rack, the NVLink domain
+  CHECK(j["gpus"] == 16 * 72);
+  CHECK(j["nics"] == 16 * 72);
+  CHECK(j["switches"] == 144 + 8);  // 2 SUs x 72 rail leaves, 8 spines
+  CHECK(j["taper"] == 1.0);
+  CHECK(j["injection_bandwidth_Bps"].get<double>() == Approx(1152 * 50e9));
+  CHECK(j["links_per_class"]["gpu-gpu"] == 16 * 144);  // one up and one down per GPU
+  CHECK_THAT(exasim_run({"topo", "gb200-nvl72"}).out, Catch::Contains("nvswitch, 900 GB/s per GPU per direction"));
+
+  auto mi300x = exasim_run({"topo", "mi300x-cluster", "--json"});
+  REQUIRE(mi300x.code == 0);
+  j = nlohmann::json::parse(mi300x.out);
+  CHECK(j["gpu"] == "mi300x");
+  CHECK(j["gpus"] == 2048);
+  CHECK(j["taper"] == 1.0);
+  CHECK(j["links_per_class"]["gpu-gpu"] == 256 * 8 * 7);  // full mesh, each direction its own link
+  CHECK_THAT(exasim_run({"topo", "mi300x-cluster"}).out, Catch::Contains("all_to_all, 64 GB/s per pair per direction"));
+
+  auto presets = exasim_run({"presets"});
+  CHECK_THAT(presets.out, Catch::Contains("frontier gb200-nvl72 mi300x-cluster perlmutter") &&
+                              Catch::Contains("h200 mi300x mi325x b200 gb200"));
 }
 
 TEST_CASE("bad NVSwitch and rail fields exit 2 naming the preset file and field", "[unit]") {

@@ -45,7 +45,11 @@ nlohmann::ordered_json roofline(const std::string& device, const std::string& ge
   }
   if (dims.size() != 3) throw InputError("--gemm", gemm, "expected M,N,K (three numbers)");
   const auto type = gpu::parse_dtype(dtype);
-  if (!type) throw InputError("--dtype", dtype, "expected bf16, fp16 or fp32");
+  if (!type) throw InputError("--dtype", dtype, "expected bf16, fp16, fp32 or fp8");
+  if (*type == gpu::DType::Fp8 && !spec.has_fp8())
+    throw InputError(
+        "--dtype", dtype,
+        "device '" + spec.name + "' has no FP8 tensor cores (devices with FP8: " + gpu::fp8_device_names() + ")");
   if (batch <= 0) throw InputError("--batch", std::to_string(batch), "expected a positive number of GEMMs");
   gpu::GemmLayout l = layout == "nt" ? gpu::GemmLayout::NT : layout == "tn" ? gpu::GemmLayout::TN : gpu::GemmLayout::NN;
   gpu::ShapeAwareGpu model(spec);
@@ -119,7 +123,7 @@ Command add_roofline_command(CLI::App& app) {
                      ->check(CLI::IsMember({"nn", "nt", "tn"}))
                      ->capture_default_str();
   auto* dtype = cmd->add_option("--dtype", o->dtype, "GEMM element type (selects the device's peak)")
-                    ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
+                    ->check(CLI::IsMember({"bf16", "fp16", "fp32", "fp8"}))
                     ->capture_default_str();
   auto* batch = cmd->add_option("--batch", o->batch, "GEMMs of this shape in one batched launch (torch.bmm)")
                     ->capture_default_str();

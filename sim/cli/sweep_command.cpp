@@ -16,7 +16,6 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
-#include <variant>
 
 namespace exasim::cli {
 
@@ -83,11 +82,7 @@ std::vector<std::vector<std::size_t>> points_of(const std::vector<Vary>& vary, b
 std::string layout_label(const scenario::Scenario& s) {
   std::string out;
   for (const auto& field : scenario::scheme_of(s).describe(s)) {
-    out += (out.empty() ? "" : " ") + field.name + "=";
-    if (const auto* degree = std::get_if<std::int64_t>(&field.value))
-      out += std::to_string(*degree);
-    else
-      out += std::get<bool>(field.value) ? "on" : "off";
+    out += (out.empty() ? "" : " ") + field.name + "=" + scenario::shown(field);
   }
   return out;
 }
@@ -195,7 +190,8 @@ Command add_sweep_command(CLI::App& app) {
   cmd->add_flag("--tune", o->tune,
                 "Tune each point's parallel configuration first (exasim tune), then report its best");
   cmd->add_option("--top", o->tune_flags.top, "With --tune: grids simulated in full per point")->capture_default_str();
-  cmd->add_option("--scheme", o->tune_flags.scheme, "With --tune: scheme to search: axonn4d, megatron or all")
+  cmd->add_option("--scheme", o->tune_flags.scheme,
+                  "With --tune: scheme to search: " + scenario::scheme_names() + " or all")
       ->capture_default_str();
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object");

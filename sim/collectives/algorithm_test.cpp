@@ -69,4 +69,12 @@ TEST_CASE("tune's analytic cost: the ring's, the tuner's under nccl with inputs,
   const auto direct = analytic_cost(Algorithm::Direct, CollKind::AllReduce, 8, S, link);
   CHECK(direct.bandwidth_s == Approx(ring_wire_bytes(CollKind::AllReduce, 8, S) / 25e9));
   CHECK(direct.latency_s == Approx(2 * 3e-6));
+  // A Send/Recv is the ring's one transfer under every algorithm (context parallelism's ring steps).
+  for (Algorithm a : kAlgorithms) {
+    CAPTURE(to_string(a));
+    const auto send = analytic_cost(a, CollKind::Send, 8, S, link);
+    CHECK(send.bandwidth_s == Approx(S / 25e9));
+    CHECK(send.latency_s == Approx(3e-6));
+    CHECK(analytic_cost(a, CollKind::Recv, 8, S, link).bandwidth_s == 0);
+  }
 }

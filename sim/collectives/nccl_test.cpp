@@ -131,6 +131,10 @@ TEST_CASE("nccl profiles: names, defaults per GPU, lookups", "[unit]") {
   CHECK(default_nccl_profile("h100-sxm") == "nccl-hopper");
   CHECK(default_nccl_profile("gh200") == "nccl-hopper");
   CHECK(default_nccl_profile("mi250x-gcd") == "rccl-mi200");
+  CHECK(default_nccl_profile("mi300x") == "rccl-mi200");
+  CHECK(default_nccl_profile("mi325x") == "rccl-mi200");
+  CHECK(default_nccl_profile("b200") == "nccl-blackwell");
+  CHECK(default_nccl_profile("gb200") == "nccl-blackwell");
   for (const auto& p : nccl_profiles()) {
     CHECK(find_nccl_profile(p.name).has_value());
     CHECK_FALSE(p.source.empty());

@@ -166,7 +166,10 @@ std::string nccl_profile_names() {
 }
 
 std::string default_nccl_profile(std::string_view device) {
-  if (device.substr(0, 6) == "mi250x" || device.substr(0, 5) == "mi210") return "rccl-mi200";
+  // RCCL on every AMD part; its MI200 model stands in for MI300X / MI325X until a CDNA3 profile exists.
+  if (device.substr(0, 6) == "mi250x" || device.substr(0, 5) == "mi210" || device.substr(0, 6) == "mi300x" ||
+      device.substr(0, 6) == "mi325x")
+    return "rccl-mi200";
   if (device.substr(0, 4) == "a100") return "nccl-ampere";
   if (device.substr(0, 4) == "b200" || device.substr(0, 4) == "b100" || device.substr(0, 5) == "gb200")
     return "nccl-blackwell";

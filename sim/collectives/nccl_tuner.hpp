@@ -113,8 +113,9 @@ struct NcclProfile {
 [[nodiscard]] std::string nccl_profile_names();
 /// The profile called `name`, or nullopt.
 [[nodiscard]] std::optional<NcclProfile> find_nccl_profile(std::string_view name);
-/// The profile a GPU device runs by default: "rccl-mi200" for mi250x*, "nccl-ampere" for a100*,
-/// "nccl-blackwell" for b200/b100/gb200, "nccl-hopper" otherwise.
+/// The profile a GPU device runs by default: "rccl-mi200" for mi250x*, mi210* and (no MI300 profile is
+/// shipped: an estimate) mi300x* and mi325x*, "nccl-ampere" for a100*, "nccl-blackwell" for
+/// b200/b100/gb200, "nccl-hopper" otherwise.
 [[nodiscard]] std::string default_nccl_profile(std::string_view device_name);
 
 /// What the tuner knows of one collective's group and machine.

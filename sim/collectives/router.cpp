@@ -36,6 +36,8 @@ std::uint32_t stage_count(Algorithm resolved, const topo::Topology& /*topology*/
 
 AnalyticCost analytic_cost(Algorithm requested, CollKind kind, std::uint32_t p, double S, const AnalyticLink& link) {
   if (schedule::is_all_to_all(kind)) requested = Algorithm::Direct;
+  // Every algorithm resolves a Send/Recv to the ring's one transfer (its entry's resolve): cost it so.
+  if (schedule::is_p2p(kind)) requested = Algorithm::Ring;
   return detail::entry(requested).analytic_cost(kind, p, S, link);
 }
 

@@ -129,7 +129,7 @@ CalibrationPoint gemm_point(const Row& r, const std::string& path, unsigned line
   if (!r.dtype.empty()) {
     auto dtype = parse_dtype(r.dtype);
     if (!dtype)
-      throw InputError(path, at(line, "dtype"), "unknown dtype '" + r.dtype + "' (expected bf16, fp16 or fp32)");
+      throw InputError(path, at(line, "dtype"), "unknown dtype '" + r.dtype + "' (expected bf16, fp16, fp32 or fp8)");
     p.dtype = *dtype;
   }
   if (!r.layout.empty()) {
@@ -192,7 +192,11 @@ std::string_view to_string(CalibratedGpu::Origin origin) {
 
 void CalibrationTable::add(const CalibrationPoint& p, const std::string& source, const std::string& field) {
   auto where = [&](const char* column) { return in_column(field, column); };
-  (void)require_device(p.device, source, where("device"));
+  const DeviceSpec& device = require_device(p.device, source, where("device"));
+  if (p.dtype == DType::Fp8 && !device.has_fp8())
+    throw InputError(
+        source, where("dtype"),
+        "device '" + p.device + "' has no FP8 tensor cores (devices with FP8: " + fp8_device_names() + ")");
   if (p.m <= 0) throw InputError(source, where("m"), "must be a positive integer");
   if (p.n <= 0) throw InputError(source, where("n"), "must be a positive integer");
   if (p.k <= 0) throw InputError(source, where("k"), "must be a positive integer");

@@ -123,9 +123,9 @@ TEST_CASE("a calibrated model for a device name that is not in the table of devi
 
 TEST_CASE("malformed calibration CSVs name the file, line and field", "[unit]") {
   SECTION("unknown device") {
-    auto e = load_error("unknown_device", "device,kernel,m,n,k,time_s\nmi300x,gemm,1,1,1,1e-3\n");
+    auto e = load_error("unknown_device", "device,kernel,m,n,k,time_s\nmi355x,gemm,1,1,1,1e-3\n");
     CHECK(e.field() == "line 2, column device");
-    CHECK(std::string(e.what()).find("mi300x") != std::string::npos);
+    CHECK(std::string(e.what()).find("mi355x") != std::string::npos);
   }
   SECTION("missing column") {
     auto e = load_error("missing_column", "device,kernel,m,n,time_s\nh200,gemm,1,1,1e-3\n");
@@ -243,8 +243,10 @@ TEST_CASE("bad efficiency and batched rows name the file, line and column", "[un
   check("gemm_eff", "h200,gemm,1,1,1,1e-3,,,0.5\n", "line 2, column efficiency", "a gemm row gives a measured time_s");
   check("dup", "h200,norm,,,,,,,0.5\n# again\nh200,norm,,,,,,,0.6\n", "line 4",
         "duplicate efficiency row for h200 norm (first: calibration");
-  check("dtype", "h200,gemm,1,1,1,1e-3,,fp8,\n", "line 2, column dtype",
-        "unknown dtype 'fp8' (expected bf16, fp16 or fp32)");
+  check("dtype", "h200,gemm,1,1,1,1e-3,,int8,\n", "line 2, column dtype",
+        "unknown dtype 'int8' (expected bf16, fp16, fp32 or fp8)");
+  check("fp8 on a device without it", "a100-80gb,gemm,1,1,1,1e-3,,fp8,\n", "line 2, column dtype",
+        "device 'a100-80gb' has no FP8 tensor cores");
   check("batch", "h200,gemm,1,1,1,1e-3,0,,\n", "line 2, column batch", "must be a positive integer");
   check("batch_text", "h200,gemm,1,1,1,1e-3,x,,\n", "line 2, column batch", "must be a positive integer (got 'x')");
   check("dup_batched", "h200,gemm,1,1,1,1e-3,4,fp16,\nh200,gemm,1,1,1,2e-3,4,fp16,\n", "line 3",

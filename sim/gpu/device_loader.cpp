@@ -29,10 +29,12 @@ constexpr Overridable kOverridableFigures[] = {
     {"peak_fp16_flops", &DeviceSpec::peak_fp16_flops, kMinFlops, 1e17},
     {"peak_fp32_flops", &DeviceSpec::peak_fp32_flops, kMinFlops, 1e17},
     {"peak_fp32_gemm_flops", &DeviceSpec::peak_fp32_gemm_flops, kMinFlops, 1e17},
+    {"peak_fp8_flops", &DeviceSpec::peak_fp8_flops, kMinFlops, 1e17},
     {"hbm_bandwidth_Bps", &DeviceSpec::hbm_bandwidth_Bps, kMinBandwidth_Bps, 1e15},
     {"hbm_capacity_bytes", &DeviceSpec::hbm_capacity_bytes, 1e6, 1e14},
     {"compute_units", &DeviceSpec::compute_units, 1, 1e5},  // an integer: read with integer() below
     {"gemm_achievable_fraction", &DeviceSpec::gemm_achievable_fraction, kMinFraction, 1},
+    {"gemm_fp8_achievable_fraction", &DeviceSpec::gemm_fp8_achievable_fraction, kMinFraction, 1},
     {"attention_efficiency", &DeviceSpec::attention_efficiency, kMinFraction, 1},
     {"memory_efficiency", &DeviceSpec::memory_efficiency, kMinFraction, 1},
     {"norm_efficiency", &DeviceSpec::norm_efficiency, kMinFraction, 1},
@@ -79,10 +81,12 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
                 "peak_fp16_flops",
                 "peak_fp32_flops",
                 "peak_fp32_gemm_flops",
+                "peak_fp8_flops",
                 "hbm_bandwidth_Bps",
                 "hbm_capacity_bytes",
                 "compute_units",
                 "gemm_achievable_fraction",
+                "gemm_fp8_achievable_fraction",
                 "attention_efficiency",
                 "memory_efficiency",
                 "norm_efficiency",
@@ -104,6 +108,11 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
             : v.number(o.key, o.min, o.max, /*min_exclusive=*/o.min == 0);
     (choice.device.*o.figure) = {value, "override in " + v.source() + " (" + v.field(o.key) + ")"};
   }
+  // An FP8 peak given to a device without FP8 (a what-if) needs the fraction its GEMMs reach.
+  if (choice.device.has_fp8() && !(choice.device.gemm_fp8_achievable_fraction.value > 0))
+    v.fail("peak_fp8_flops", "device '" + choice.device.name +
+                                 "' has no FP8 GEMM fraction to go with an FP8 peak: give gemm_fp8_achievable_fraction "
+                                 "too");
   if (v.has("calibration")) {
     choice.calibration_csv = resolve_calibration(v, v.string("calibration"));
     choice.calibration = std::make_shared<const CalibrationTable>(CalibrationTable::load_csv(choice.calibration_csv));

@@ -76,8 +76,9 @@ TEST_CASE("a machine file overrides a memory family's efficiency and the dtype p
   const auto fp32 = gemm(8192, 8192, 8192, GemmLayout::NN, DType::Fp32);
   CHECK(model->time_s(fp32) - launch == Approx((plain->time_s(fp32) - launch) / 2));
   // Every new figure is accepted (the key check and the override table agree) and lands in the device.
-  for (const char* key : {"peak_fp16_flops", "peak_fp32_gemm_flops", "norm_efficiency", "softmax_efficiency",
-                          "dropout_efficiency", "activation_efficiency", "optimizer_efficiency"}) {
+  for (const char* key :
+       {"peak_fp16_flops", "peak_fp32_gemm_flops", "peak_fp8_flops", "norm_efficiency", "softmax_efficiency",
+        "dropout_efficiency", "activation_efficiency", "optimizer_efficiency", "gemm_fp8_achievable_fraction"}) {
     INFO(key);
     // A peak is at least 1 GFLOP/s, an efficiency at most 1: 0.25 TFLOP/s or 0.25.
     const double value = std::string(key).starts_with("peak") ? 0.25e12 : 0.25;
@@ -85,9 +86,10 @@ TEST_CASE("a machine file overrides a memory family's efficiency and the dtype p
         std::string(R"({"gpu": {"device": "h200", ")") + key + R"(": )" + std::to_string(value) + "}}";
     auto c = load(text.c_str());
     int overridden = 0;
-    for (const Figure* f : {&c.device.peak_fp16_flops, &c.device.peak_fp32_gemm_flops, &c.device.norm_efficiency,
-                            &c.device.softmax_efficiency, &c.device.dropout_efficiency, &c.device.activation_efficiency,
-                            &c.device.optimizer_efficiency})
+    for (const Figure* f :
+         {&c.device.peak_fp16_flops, &c.device.peak_fp32_gemm_flops, &c.device.peak_fp8_flops,
+          &c.device.norm_efficiency, &c.device.softmax_efficiency, &c.device.dropout_efficiency,
+          &c.device.activation_efficiency, &c.device.optimizer_efficiency, &c.device.gemm_fp8_achievable_fraction})
       overridden += f->value == value && f->source.find(key) != std::string::npos;
     CHECK(overridden == 1);
   }
@@ -95,6 +97,13 @@ TEST_CASE("a machine file overrides a memory family's efficiency and the dtype p
              Catch::Contains("gpu.norm_efficiency"));
   CHECK_THAT(error_of(R"({"gpu": {"device": "a100-40gb", "softmax_efficiency": 1.2}})"),
              Catch::Contains("gpu.softmax_efficiency"));
+  // An FP8 peak on a device without FP8 (a what-if) needs its fraction too.
+  CHECK_THAT(error_of(R"({"gpu": {"device": "a100-80gb", "peak_fp8_flops": 624e12}})"),
+             Catch::Contains("gpu.peak_fp8_flops") && Catch::Contains("give gemm_fp8_achievable_fraction too"));
+  auto what_if =
+      load(R"({"gpu": {"device": "a100-80gb", "peak_fp8_flops": 624e12, "gemm_fp8_achievable_fraction": 0.8}})");
+  CHECK(what_if.device.has_fp8());
+  CHECK(what_if.device.achievable_gemm_flops(DType::Fp8) == Approx(624e12 * 0.8));
 }
 
 TEST_CASE("a calibration table's efficiency rows reach the machine's model", "[unit]") {

@@ -25,6 +25,9 @@
 //  - the fp16 peaks are in docs/sources.md; the fp32 GEMM peaks are vendor datasheet figures that are
 //    not (so marked estimate); no fp16 or fp32 GEMM was measured, so the achievable fraction (measured on
 //    bf16) is assumed to carry over (shape_aware_gpu.hpp);
+//  - fp8 GEMMs have a fraction of their own, measured on H100 SXM ([KR1]) and MI300X / MI325X ([KR3]);
+//    H200 and GH200 reuse H100's, and B200 / GB200 (no Blackwell GEMM measurement in docs/sources.md)
+//    reuse H100's bf16 and fp8 fractions as estimates; one fp8 peak for E4M3 and E5M2 operands;
 //  - the efficiencies of flash attention and of every memory-bound kernel family are estimates, not
 //    measurements: one number per family and vendor (devices.cpp, kFamilyEstimates), easy to replace with
 //    a machine file override or a calibration CSV efficiency row (internal/calibration.hpp).
@@ -55,13 +58,17 @@ struct DeviceSpec {
   Figure peak_fp16_flops;       ///< dense fp16 tensor/matrix-core peak
   Figure peak_fp32_flops;       ///< vector fp32 peak (bounds streaming kernels that do arithmetic)
   Figure peak_fp32_gemm_flops;  ///< peak of an fp32 GEMM as PyTorch runs it by default (no TF32)
+  Figure peak_fp8_flops;        ///< dense fp8 tensor/matrix-core peak; 0: no FP8 units (A100, MI250X)
   Figure hbm_bandwidth_Bps;
   Figure hbm_capacity_bytes;
   Figure compute_units;  ///< SMs (NVIDIA) or CUs (AMD): the units a GEMM's output tiles are spread over
   Figure clock_hz;
   /// Sustained fraction of peak_bf16 on large square GEMMs (measured TF / vendor peak); applied to the
-  /// peak of the GEMM's dtype.
+  /// peak of the GEMM's dtype, fp8 excepted.
   Figure gemm_achievable_fraction;
+  /// The same for fp8 GEMMs against peak_fp8 (fp8 GEMMs reach a lower fraction: H100 70.9 % against
+  /// 80.3 % in bf16, [KR1]); 0 on a device without FP8.
+  Figure gemm_fp8_achievable_fraction;
   Figure attention_efficiency;  ///< sustained fraction of the dtype's peak for flash attention
   // Sustained fraction of HBM bandwidth, one per memory-bound kernel family (kernel.hpp MemoryFamily).
   // memory_efficiency is the Elementwise family's, and also prices the bytes of GEMMs and attention.
@@ -87,10 +94,13 @@ struct DeviceSpec {
   [[nodiscard]] int compute_unit_count() const { return static_cast<int>(compute_units.value); }
   /// Tensor/matrix peak a GEMM or attention kernel of `dtype` runs against.
   [[nodiscard]] double peak_flops(DType dtype) const;
-  /// Sustained large-GEMM rate: the dtype's peak x achievable fraction.
+  /// Sustained large-GEMM rate: the dtype's peak x achievable fraction (the fp8 one for fp8).
   [[nodiscard]] double achievable_gemm_flops(DType dtype = DType::Bf16) const {
-    return peak_flops(dtype) * gemm_achievable_fraction.value;
+    return peak_flops(dtype) *
+           (dtype == DType::Fp8 ? gemm_fp8_achievable_fraction.value : gemm_achievable_fraction.value);
   }
+  /// Whether the device has FP8 tensor/matrix cores (training.dtype fp8 needs them).
+  [[nodiscard]] bool has_fp8() const { return peak_fp8_flops.value > 0; }
   /// Sustained fraction of HBM bandwidth of a memory-bound kernel of `family`.
   [[nodiscard]] const Figure& efficiency(MemoryFamily family) const { return this->*efficiency_figure(family); }
   /// The member holding `family`'s efficiency (for code that overrides it: loaders, calibration).
@@ -102,6 +112,9 @@ struct DeviceSpec {
 
 /// Names of the built-in devices, in the order of devices().
 [[nodiscard]] std::vector<std::string> device_names();
+
+/// Names of the built-in devices with FP8 (has_fp8), comma-separated: what an error about fp8 suggests.
+[[nodiscard]] std::string fp8_device_names();
 
 /// The device called `name` (exact, case-sensitive match), or nullopt.
 [[nodiscard]] std::optional<DeviceSpec> find_device(std::string_view name);

@@ -23,12 +23,13 @@ std::string_view to_string(DType dtype) {
     case DType::Bf16: return "bf16";
     case DType::Fp16: return "fp16";
     case DType::Fp32: return "fp32";
+    case DType::Fp8: return "fp8";
   }
   return "?";
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {
-  for (DType d : {DType::Bf16, DType::Fp16, DType::Fp32})
+  for (DType d : {DType::Bf16, DType::Fp16, DType::Fp32, DType::Fp8})
     if (to_string(d) == name) return d;
   return std::nullopt;
 }
@@ -57,7 +58,7 @@ Kernel batched_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int
   Kernel kernel;
   kernel.kind = KernelKind::Gemm;
   kernel.flops = b * 2 * dm * dn * dk;
-  kernel.bytes = b * bytes_of(dtype) * (dm * dk + dk * dn + dm * dn);
+  kernel.bytes = b * (bytes_of(dtype) * (dm * dk + dk * dn) + result_bytes_of(dtype) * dm * dn);
   kernel.m = m;
   kernel.n = n;
   kernel.k = k;

@@ -18,14 +18,22 @@ enum class KernelKind : std::uint8_t {
 [[nodiscard]] std::string_view to_string(KernelKind kind);
 
 /// Element type of a kernel's math. GEMMs run at the device's peak for this type; memory-bound kernels
-/// carry their bytes already multiplied out, so for them it is informative only.
-enum class DType : std::uint8_t { Bf16, Fp16, Fp32 };
+/// carry their bytes already multiplied out, so for them it is informative only. Fp8 is a GEMM type only
+/// (E4M3 or E5M2 operands, the same tensor-core peak): its result is bf16, as Transformer Engine's FP8
+/// GEMMs write it.
+enum class DType : std::uint8_t { Bf16, Fp16, Fp32, Fp8 };
 
 [[nodiscard]] std::string_view to_string(DType dtype);
-/// "bf16", "fp16", "fp32" -> the type; nullopt for anything else.
+/// "bf16", "fp16", "fp32", "fp8" -> the type; nullopt for anything else.
 [[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);
-/// Bytes of one element: 2 for bf16 and fp16, 4 for fp32.
-[[nodiscard]] constexpr double bytes_of(DType dtype) { return dtype == DType::Fp32 ? 4.0 : 2.0; }
+/// Bytes of one element: 1 for fp8, 2 for bf16 and fp16, 4 for fp32.
+[[nodiscard]] constexpr double bytes_of(DType dtype) {
+  return dtype == DType::Fp32 ? 4.0 : dtype == DType::Fp8 ? 1.0 : 2.0;
+}
+/// Bytes of one element of a GEMM's result: an fp8 GEMM writes bf16, the others their own type.
+[[nodiscard]] constexpr double result_bytes_of(DType dtype) {
+  return dtype == DType::Fp8 ? bytes_of(DType::Bf16) : bytes_of(dtype);
+}
 
 /// Family of a memory-bound kernel. Each family has its own sustained fraction of HBM bandwidth per
 /// device (devices.hpp), because a fused LayerNorm (two passes over a row held in registers), a softmax
@@ -69,7 +77,8 @@ struct Kernel {
   MemoryFamily family = MemoryFamily::Elementwise;  ///< MemoryBound only
 };
 
-/// A GEMM of m x k by k x n in `dtype`: 2mnk flops, operands and result read/written once.
+/// A GEMM of m x k by k x n in `dtype`: 2mnk flops, operands (bytes_of) and result (result_bytes_of)
+/// read/written once.
 [[nodiscard]] Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout = GemmLayout::NN,
                           DType dtype = DType::Bf16);
 

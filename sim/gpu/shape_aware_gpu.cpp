@@ -26,6 +26,9 @@ ShapeAwareGpu::ShapeAwareGpu(DeviceSpec device) : device_(std::move(device)), sp
   require_positive(d.hbm_bandwidth_Bps.value, d.name, "hbm_bandwidth_Bps");
   require_positive(d.compute_units.value, d.name, "compute_units");
   require_positive(d.gemm_achievable_fraction.value, d.name, "gemm_achievable_fraction");
+  // FP8 is optional (A100, MI250X have none), but a device with an FP8 peak needs its fraction.
+  if (d.peak_fp8_flops.value < 0 || (d.has_fp8() && !(d.gemm_fp8_achievable_fraction.value > 0)))
+    throw std::invalid_argument("ShapeAwareGpu: device " + d.name + " has an FP8 peak without a positive fraction");
   require_positive(d.attention_efficiency.value, d.name, "attention_efficiency");
   for (int f = 0; f < kMemoryFamilies; ++f) {
     const auto family = static_cast<MemoryFamily>(f);
@@ -52,6 +55,13 @@ double ShapeAwareGpu::memory_s(double bytes, MemoryFamily family) const {
   return bytes / (device_.hbm_bandwidth_Bps.value * device_.efficiency(family).value);
 }
 
+double ShapeAwareGpu::achievable_gemm_flops(DType dtype) const {
+  // The scenario loader refuses training.dtype fp8 on such a device; reaching here is a caller's bug.
+  if (dtype == DType::Fp8 && !device_.has_fp8())
+    throw std::invalid_argument("ShapeAwareGpu: device " + device_.name + " has no FP8 tensor cores");
+  return device_.achievable_gemm_flops(dtype);
+}
+
 GemmEstimate ShapeAwareGpu::estimate_gemm(const Kernel& g) const {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0)
     throw std::invalid_argument("ShapeAwareGpu::estimate_gemm: m, n, k and batch must be positive");
@@ -64,7 +74,7 @@ GemmEstimate ShapeAwareGpu::estimate_gemm(const Kernel& g) const {
   e.waves = ceil_div(e.tiles, cus);
   // The measured rate is a whole-device figure on shapes where every CU is busy, so one CU's share is the
   // rate of a full wave; a wave then takes one tile's worth of work at that share.
-  const double per_cu_flops = device_.achievable_gemm_flops(g.dtype) / static_cast<double>(cus);
+  const double per_cu_flops = achievable_gemm_flops(g.dtype) / static_cast<double>(cus);
   const double tile_flops = 2.0 * static_cast<double>(tile_m) * static_cast<double>(tile_n) *
                             (static_cast<double>(g.k) + device_.gemm_k_overhead.value);
   e.compute_s = static_cast<double>(e.waves) * tile_flops / per_cu_flops * layout_factor(g.layout);
@@ -80,7 +90,7 @@ double ShapeAwareGpu::time_s(const Kernel& kernel) const {
     case KernelKind::Gemm: {
       if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) return estimate_gemm(kernel).time_s;
       // Without a shape there is nothing to quantize: cost it at the measured large-GEMM rate.
-      return std::max(kernel.flops / device_.achievable_gemm_flops(kernel.dtype), memory_s(kernel.bytes)) + launch;
+      return std::max(kernel.flops / achievable_gemm_flops(kernel.dtype), memory_s(kernel.bytes)) + launch;
     }
     case KernelKind::FlashAttention: {
       double compute = kernel.flops / (device_.peak_flops(kernel.dtype) * device_.attention_efficiency.value);

@@ -20,7 +20,9 @@
 //   memory_s  = bytes / (HBM bw * memory efficiency)      (bytes from the descriptor)
 //   time      = max(compute_s, memory_s) + launch
 //
-// peak[dtype] is the device's bf16, fp16 or fp32-GEMM peak (devices.hpp).
+// peak[dtype] is the device's bf16, fp16, fp8 or fp32-GEMM peak, and `achievable` the device's fraction for
+// it: the fp8 one for fp8, the bf16 one otherwise (devices.hpp). An fp8 GEMM's bytes are its 1-byte
+// operands and its bf16 result (kernel.hpp).
 // Flash attention: max(flops / (peak[dtype] * attention eff.), bytes / (bw * mem eff.)) + launch.
 // Memory-bound kernels: max(flops / fp32 vector peak, bytes / (bw * family eff.)) + launch, with the
 // efficiency of the kernel's family (elementwise, norm, softmax, dropout, activation, optimizer); the fp32
@@ -37,7 +39,8 @@
 //  - a GEMM kernel without m, n, k (hand-built descriptors) falls back to flops / achievable rate;
 //  - no clock throttling, power caps, concurrent kernels, or SMs/CUs taken by communication kernels;
 //  - the achievable GEMM fraction is measured on bf16 and assumed to carry over to fp16 and fp32 GEMMs
-//    (no fp16 or fp32 GEMM measurement in docs/sources.md); the tile and k overhead are the bf16 ones too;
+//    (no fp16 or fp32 GEMM measurement in docs/sources.md); fp8 has its own (devices.hpp); the tile and k
+//    overhead are the bf16 ones for every dtype (fp8 kernels use larger k tiles);
 //  - a batched GEMM's products are costed as one grid of tiles; the library's choice of a smaller tile
 //    for small m, n (attention scores of short sequences) is not modelled;
 //  - attention and memory-family efficiencies are per-device constants (estimates): no dependence on head
@@ -85,6 +88,8 @@ class ShapeAwareGpu final : public GpuModel {
 
  private:
   [[nodiscard]] double layout_factor(GemmLayout layout) const;
+  /// The device's sustained GEMM rate of `dtype`; std::invalid_argument for fp8 on a device without it.
+  [[nodiscard]] double achievable_gemm_flops(DType dtype) const;
   [[nodiscard]] double memory_s(double bytes, MemoryFamily family = MemoryFamily::Elementwise) const;
 
   DeviceSpec device_;

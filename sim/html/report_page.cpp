@@ -369,12 +369,12 @@ std::string simulate_page(const fs::path& dir, const ReportOptions& options, Rep
 // --- sweep ----------------------------------------------------------------------------------------
 
 /// A sweep row's `parallel` object as exasim sweep prints it: the layout's figures in the scheme's
-/// order (gx gy gz gdata; tp pp dp zero micro_batch virtual_stages ...), not sweep.json's sorted keys;
+/// order (gx gy gz gdata; tp cp pp dp zero micro_batch virtual_stages ...), not sweep.json's sorted keys;
 /// fields that no scheme here names follow in key order.
 std::string layout_label(const nlohmann::json& parallel) {
   if (!parallel.is_object()) return parallel.is_string() ? parallel.get<std::string>() : parallel.dump();
   static const char* const order[] = {
-      "gx", "gy", "gz", "gdata", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"};
+      "gx", "gy", "gz", "gdata", "tp", "cp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel"};
   std::vector<std::string> keys;
   for (const char* k : order)
     if (parallel.contains(k)) keys.emplace_back(k);

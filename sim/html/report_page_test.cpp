@@ -98,16 +98,18 @@ TEST_CASE("report: a tune --scheme all page names each configuration as tune pri
   // tune --out with --scheme megatron or all: the scheme and every scheme's columns (tune_command.cpp).
   const auto dir = fresh_dir("tune_all");
   write(dir / "tune.csv",
-        "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,ep,etp,recompute,"
+        "scheme,gx,gy,gz,gdata,tp,cp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,ep,etp,recompute,"
         "analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n"
-        "megatron,,,,,4,1,4,3,4,1,true,1,4,none,1.0,4e9,1.3,34,107\n"
-        "axonn4d,1,2,4,2,,,,,,,,,,full,1.1,21e9,1.2,44,130\n"
-        "megatron,,,,,2,2,4,1,1,2,false,1,2,selective,1.5,3e9,,,\n");
+        "megatron,,,,,4,1,1,4,3,4,1,true,1,4,none,1.0,4e9,1.3,34,107\n"
+        "axonn4d,1,2,4,2,,,,,,,,,,,full,1.1,21e9,1.2,44,130\n"
+        "megatron,,,,,2,1,2,4,1,1,2,false,1,2,selective,1.5,3e9,,,\n"
+        "megatron,,,,,2,2,2,2,1,1,2,false,1,2,none,1.6,2e9,,,\n");
   const auto page = exasim::html::render_report(dir);
   CHECK(page.charts == std::vector<std::string>{"tune-ranking"});
   CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"best-grid\">axonn4d gx=1 gy=2 gz=4 gdata=2</div>"));
   CHECK_THAT(page.html, Catch::Contains("2. megatron tp=4 pp=1 dp=4 zero=3 mb=4 v=1 sp=on recompute=none"));
   CHECK_THAT(page.html, Catch::Contains("<td>megatron tp=2 pp=2 dp=4 zero=1 mb=1 v=2 sp=off recompute=selective</td>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>megatron tp=2 cp=2 pp=2 dp=2 zero=1 mb=1 v=2 sp=off recompute=none</td>"));
   CHECK_THAT(page.html, Catch::Contains("configurations that fit"));
   // Memory with three significant figures, trailing zeros kept: 21.0 GB beside 4.00 GB.
   CHECK_THAT(page.html, Catch::Contains("<td>21.0 GB</td>"));
@@ -118,12 +120,12 @@ TEST_CASE("report: a tune --scheme all page names each configuration as tune pri
                         Catch::Contains(" or scheme,gx,gy,gz,gdata,tp,"));
   // Rows read through the scheme table: a name it lacks, or a cell of the wrong type, names the cell.
   const std::string header =
-      "scheme,gx,gy,gz,gdata,tp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,ep,etp,recompute,"
+      "scheme,gx,gy,gz,gdata,tp,cp,pp,dp,zero,micro_batch,virtual_stages,sequence_parallel,ep,etp,recompute,"
       "analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n";
-  write(dir / "tune.csv", header + "pipeline,,,,,4,1,4,3,4,1,true,1,4,none,1.0,4e9,,,\n");
+  write(dir / "tune.csv", header + "pipeline,,,,,4,1,1,4,3,4,1,true,1,4,none,1.0,4e9,,,\n");
   CHECK_THROWS_WITH(exasim::html::render_report(dir),
                     Catch::Contains("tune.csv: row 1 scheme: 'pipeline' is not one of: axonn4d, megatron"));
-  write(dir / "tune.csv", header + "megatron,,,,,4,1,4,5,4,1,true,1,4,none,1.0,4e9,,,\n");
+  write(dir / "tune.csv", header + "megatron,,,,,4,1,1,4,5,4,1,true,1,4,none,1.0,4e9,,,\n");
   CHECK_THROWS_WITH(exasim::html::render_report(dir),
                     Catch::Contains("tune.csv: row 1 zero: '5' is not an integer from 0 to 3"));
 }

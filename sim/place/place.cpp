@@ -181,7 +181,8 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
     for (const auto& entry : scenario::schemes())
       if (entry.uniform_plan) placeable += (placeable.empty() ? "" : ", ") + std::string(entry.name);
     throw InputError(s.source, "parallel.scheme",
-                     "exasim place searches " + placeable + " grids only (the analytic stage is)");
+                     "exasim place scores " + placeable +
+                         " only: the schemes whose ranks all run one stream (the analytic stage replays one)");
   }
   const auto start = std::chrono::steady_clock::now();
   const std::uint32_t per_node = topology.gpus_per_node();

@@ -1,5 +1,5 @@
 #pragma once
-// The placement search of `exasim place` (docs/place.md): which GPU each rank of an AxoNN 4D job runs
+// The placement search of `exasim place` (docs/place.md): which GPU each rank of an AxoNN 4D (or FSDP) job runs
 // on, so that the collectives of the process grid load the network as little as possible.
 //
 // A placement is built in two steps. A node order lists the job's nodes (slot s of the job is local GPU
@@ -17,8 +17,9 @@
 // rings are computed once per node order and distinct (stride, size), and every dimension order is a
 // replay of two prebuilt plans (1 and 2 layers). The command confirms the best few by full simulation.
 //
-// LIMITATIONS: AxoNN 4D only (the analytic stage is); a grid dimension is never split (part of a
-// dimension inside a node, the rest elsewhere) and the GPUs inside a node keep the slot order (no search
+// LIMITATIONS: schemes whose ranks all run one stream only (AxoNN 4D, FSDP: the analytic stage replays
+// one); a grid dimension is never split (part of a dimension inside a node, the rest elsewhere) and the
+// GPUs inside a node keep the slot order (no search
 // over which local GPU gets which rank); the score sees each dimension's rings alone (no contention
 // between dimensions, no other jobs); node orders are the families above, not a general search; with a
 // budget that runs out, the orders scored depend on the host's speed (the output says so).
@@ -118,8 +119,8 @@ struct SearchResult {
   [[nodiscard]] bool budget_reached() const { return orders_scored < orders.size(); }
 };
 
-/// Scores every (node order, dimension order) of an AxoNN 4D scenario. InputError when the scenario is
-/// not axonn4d.
+/// Scores every (node order, dimension order) of a scenario whose scheme has a uniform_plan (AxoNN 4D,
+/// FSDP). InputError naming parallel.scheme otherwise.
 [[nodiscard]] SearchResult search(const scenario::Scenario& scenario, const topo::Topology& topology,
                                   const Allocation& allocation, const SearchOptions& options);
 

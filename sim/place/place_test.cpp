@@ -172,3 +172,13 @@ TEST_CASE("place: a budget that runs out still scores the baselines, and says so
   CHECK(r.ranked.size() == 5 * r.locals.size() * r.dim_orders);
   for (const auto& c : r.ranked) CHECK(r.orders[c.order].baseline);
 }
+
+TEST_CASE("place: a Megatron layout, context parallel or not, is refused naming parallel.scheme", "[unit]") {
+  // Megatron's stages run different streams: one rank's replay cannot score a placement of them.
+  auto doc = tiny_job().resolved;
+  doc["parallel"] = {{"scheme", "megatron"}, {"tp", 2}, {"cp", 2}, {"pp", 1}, {"dp", 4}};
+  const auto job = scenario::parse_scenario(doc, "cp.json");
+  const auto topology = scenario::build_topology(job.machine, job.gpus, job.seed);
+  CHECK_THROWS_WITH(place::search(job, *topology, place::whole_machine(*topology), {}),
+                    Catch::Contains("cp.json: parallel.scheme: exasim place scores axonn4d, fsdp only"));
+}

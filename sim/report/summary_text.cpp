@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace exasim::report {
@@ -111,7 +110,7 @@ void print_summary(std::ostream& out, const Summary& s) {
   out << (measured ? "exasim emulate: " : "exasim simulate: ") << s.scenario << "\n"
       << "  " << s.model << " (" << human_count(s.parameters) << " parameters) on " << s.gpus << " x " << s.gpu << " ("
       << s.machine << "), " << s.scheme;
-  for (const auto& field : s.layout) out << " " << field.name << "=" << shown(field.value);
+  for (const auto& field : s.layout) out << " " << field.name << "=" << scenario::shown(field);
   out << ", global batch " << s.global_batch << "\n"
       << "  " << s.dtype << ", " << s.attention << " attention, dropout " << s.dropout << ", recompute " << s.recompute
       << "\n";

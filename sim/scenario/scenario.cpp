@@ -89,7 +89,10 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
       *schedule::parse_recompute(training.choice("recompute", {"full", "selective", "none"}, "full"));
   s.training.attention = *schedule::parse_attention(training.choice("attention", {"flash", "standard"}, "flash"));
   s.training.dropout = training.number_or("dropout", 0.1, 0, 0.95, /*min_exclusive=*/false);
-  s.training.dtype = *gpu::parse_dtype(training.choice("dtype", {"bf16", "fp16", "fp32"}, "bf16"));
+  s.training.dtype = *gpu::parse_dtype(training.choice("dtype", {"bf16", "fp16", "fp32", "fp8"}, "bf16"));
+  if (const auto& device = s.machine.gpu_choice.device; s.training.fp8() && !device.has_fp8())
+    training.fail("dtype", "fp8 needs FP8 tensor cores, and the machine's gpu '" + device.name +
+                               "' has none (devices with FP8: " + gpu::fp8_device_names() + ")");
   s.training.dp_grad_bytes = training.choice("dp_grad_dtype", {"fp32", "bf16", "fp16"}, "fp32") == "fp32" ? 4 : 2;
 
   if (root.has("overlap")) {

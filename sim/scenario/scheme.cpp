@@ -2,6 +2,7 @@
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/schemes/axonn4d_scheme.hpp"
+#include "sim/scenario/schemes/fsdp_scheme.hpp"
 #include "sim/scenario/schemes/megatron_scheme.hpp"
 #include "sim/schedule/flops.hpp"
 
@@ -13,7 +14,7 @@ namespace {
 
 // The table: one line per scheme.
 const auto& table() {
-  static const std::array entries = {axonn4d_scheme(), megatron_scheme()};
+  static const std::array entries = {axonn4d_scheme(), megatron_scheme(), fsdp_scheme()};
   return entries;
 }
 
@@ -47,6 +48,16 @@ std::uint32_t parallel_degree(const JsonView& parallel, const char* key) {
   return static_cast<std::uint32_t>(parallel.integer_or(key, 1, 1, kMaxGpus));
 }
 
+schedule::Infeasibility layer_passes_refusal(std::string field, std::int64_t micro_batches, std::int64_t layers,
+                                             const std::string& remedy) {
+  const std::int64_t passes = micro_batches * layers;
+  if (passes <= kMaxLayerPasses) return {};
+  return {std::move(field), std::to_string(micro_batches) + " micro-batches x " + std::to_string(layers) +
+                                " layers = " + std::to_string(passes) + " layer passes per iteration, more than the " +
+                                std::to_string(kMaxLayerPasses) +
+                                " exasim simulates in bounded time and memory: " + remedy};
+}
+
 IterationFlops transformer_flops(const Scenario& s) {
   return {schedule::model_flops(s.model, s.training.global_batch),
           schedule::hardware_flops(s.model, s.training.global_batch, s.training.recompute)};
@@ -63,6 +74,12 @@ std::uint32_t csv_integer(const CsvCells& cells, std::string_view column, std::u
   if (!ok || value < min || value > max)
     cells.fail(column, "'" + text + "' is not an integer from " + std::to_string(min) + " to " + std::to_string(max));
   return static_cast<std::uint32_t>(value);
+}
+
+std::string shown(const LayoutField& field) {
+  if (const bool* on = std::get_if<bool>(&field.value)) return *on ? "on" : "off";
+  if (const auto* degree = std::get_if<std::int64_t>(&field.value)) return std::to_string(*degree);
+  return std::get<std::string>(field.value);
 }
 
 bool csv_bool(const CsvCells& cells, std::string_view column) {

@@ -59,12 +59,14 @@ template <class T>
   return *value;
 }
 
-/// One figure of the layout the report prints after the scheme's name: a degree ("tp", 4) or a switch
-/// ("sequence_parallel", off). Order is the order printed and written to JSON.
+/// One figure of the layout the report prints after the scheme's name: a degree ("tp", 4), a switch
+/// ("sequence_parallel", off) or a choice ("cp_comm", "p2p"). Order is the order printed and written to JSON.
 struct LayoutField {
   std::string name;
-  std::variant<std::int64_t, bool> value;
+  std::variant<std::int64_t, bool, std::string> value;
 };
+/// The value as the text summary and sweep print it: "4", "on" / "off", "p2p".
+[[nodiscard]] std::string shown(const LayoutField& field);
 
 /// Model and hardware flops of one iteration (schedule/flops.hpp): what throughput and MFU divide.
 struct IterationFlops {
@@ -150,7 +152,8 @@ struct Scheme {
   bool (*less)(const SchemeConfig& a, const SchemeConfig& b);
   /// "gx=2 gy=4 gz=8 gdata=16": the configuration as tune prints it.
   std::string (*label)(const SchemeConfig& config, schedule::Recompute recompute);
-  /// tune.csv: the columns of a config, its cells, and the config back from them.
+  /// tune.csv: the columns of a config, its cells, and the config back from them. A column another
+  /// scheme names too (micro_batch) is one column of a table of every scheme: it must mean the same.
   std::vector<std::string_view> csv_columns;
   std::vector<std::string> (*to_csv)(const SchemeConfig& config);
   ConfigPtr (*from_csv)(const CsvCells& cells);
@@ -174,6 +177,11 @@ struct Scheme {
 
 /// A degree of parallelism in a `parallel` object: an integer in [1, 2^22], 1 when absent.
 [[nodiscard]] std::uint32_t parallel_degree(const JsonView& parallel, const char* key);
+
+/// The refusal of a plan of more than kMaxLayerPasses layer passes (micro-batches x layers per rank),
+/// blamed on `field` with `remedy` ("raise micro_batch"); empty `why` within the bound.
+[[nodiscard]] schedule::Infeasibility layer_passes_refusal(std::string field, std::int64_t micro_batches,
+                                                           std::int64_t layers, const std::string& remedy);
 
 /// Flops as every current scheme counts them: the same transformer work whatever the layout.
 [[nodiscard]] IterationFlops transformer_flops(const Scenario& s);

@@ -1,7 +1,9 @@
 #include "sim/scenario/scheme.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/schemes/fsdp_scheme.hpp"
 #include "sim/schedule/axonn4d.hpp"
+#include "sim/schedule/fsdp.hpp"
 #include "sim/schedule/megatron.hpp"
 #include "sim/schedule/memory.hpp"
 
@@ -25,6 +27,13 @@ nlohmann::json megatron_doc() {
     "machine": "simple-a100", "model": "gpt-5b", "gpus": 16,
     "parallel": {"scheme": "megatron", "tp": 2, "pp": 2, "dp": 4, "zero": 1, "micro_batch": 2,
                  "sequence_parallel": true},
+    "training": {"global_batch": 64, "recompute": "selective"}})");
+}
+
+nlohmann::json fsdp_doc() {
+  return nlohmann::json::parse(R"({
+    "machine": "simple-a100", "model": "gpt-5b", "gpus": 16,
+    "parallel": {"scheme": "fsdp", "shard": 8, "micro_batch": 2},
     "training": {"global_batch": 64, "recompute": "selective"}})");
 }
 
@@ -81,16 +90,17 @@ void check_round_trips(const scenario::Scenario& s) {
 
 TEST_CASE("the scheme table lists every scheme once", "[unit]") {
   const auto table = scenario::schemes();
-  REQUIRE(table.size() == 2);
+  REQUIRE(table.size() == 3);
   CHECK(table[0].name == "axonn4d");
   CHECK(table[1].name == "megatron");
+  CHECK(table[2].name == "fsdp");
   for (const auto& entry : table) {
     CHECK(scenario::find_scheme(entry.name) == &entry);
     CHECK(&table[scenario::scheme_index(entry)] == &entry);
   }
   CHECK(scenario::find_scheme("zero3") == nullptr);
-  CHECK(scenario::scheme_names() == "axonn4d, megatron");
-  CHECK(scenario::scheme_list(&scenario::Scheme::title) == "AxoNN 4D and Megatron");
+  CHECK(scenario::scheme_names() == "axonn4d, megatron, fsdp");
+  CHECK(scenario::scheme_list(&scenario::Scheme::title) == "AxoNN 4D, Megatron and FSDP");
 }
 
 TEST_CASE("a tune.csv cell that is not the entry's type fails naming its column", "[unit]") {
@@ -107,7 +117,7 @@ TEST_CASE("an unknown parallel.scheme is an InputError listing the table", "[uni
   auto doc = axonn_doc();
   doc["parallel"]["scheme"] = "zero3";
   CHECK_THROWS_WITH(scenario::parse_scenario(doc, "s.json"),
-                    Catch::Contains("s.json: parallel.scheme: 'zero3' is not one of: axonn4d, megatron"));
+                    Catch::Contains("s.json: parallel.scheme: 'zero3' is not one of: axonn4d, megatron, fsdp"));
   doc["parallel"].erase("scheme");
   CHECK_THROWS_AS(scenario::parse_scenario(doc, "s.json"), InputError);
 }
@@ -212,4 +222,138 @@ TEST_CASE("the megatron entry runs a mixture of experts: ep, etp, refusals namin
   auto axonn = axonn_doc();
   axonn["model"] = "mixtral-8x7b";
   CHECK_THROWS_WITH(scenario::parse_scenario(axonn, "s.json"), Catch::Contains("model.experts"));
+}
+
+TEST_CASE("the megatron entry reads, writes, describes and tunes context parallelism", "[unit]") {
+  auto doc = megatron_doc();
+  doc["gpus"] = 32;
+  doc["parallel"]["cp"] = 2;
+  doc["parallel"]["cp_comm"] = "all_gather";
+  const auto s = scenario::parse_scenario(doc, "s.json");
+  const auto& entry = scenario::scheme_of(s);
+  const auto& m = scenario::parallel_as<schedule::MegatronConfig>(s);
+  CHECK(m.cp == 2);
+  CHECK(m.cp_comm == schedule::CpComm::AllGather);
+  CHECK(entry.label(*s.parallel, s.training.recompute) ==
+        "tp=2 cp=2 pp=2 dp=4 zero=1 mb=2 v=1 sp=on recompute=selective");
+  const auto json = entry.to_json(*s.parallel);
+  CHECK(json["cp"] == 2);
+  CHECK(json["cp_comm"] == "all_gather");
+  check_round_trips(s);
+  const auto layout = entry.describe(s);
+  REQUIRE(layout.size() == 10);
+  CHECK(layout[1].name == "cp");
+  CHECK(scenario::shown(layout[1]) == "2");
+  CHECK(layout.back().name == "cp_comm");
+  CHECK(scenario::shown(layout.back()) == "all_gather");
+  // Without CP, nothing of it is written or described: runs before it read as they did.
+  const auto plain = scenario::parse_scenario(megatron_doc(), "s.json");
+  CHECK_FALSE(entry.to_json(*plain.parallel).contains("cp"));
+  CHECK_FALSE(entry.to_json(*plain.parallel).contains("cp_comm"));
+  // Tune tries the CP degrees whose 2 cp chunks divide gpt-5b's 2048 tokens, up to 16.
+  std::set<std::uint32_t> cps;
+  entry.enumerate(s, [&](const scenario::TuneChoice& c) {
+    const auto& config = scenario::config_as<schedule::MegatronConfig>(*c.config);
+    cps.insert(config.cp);
+    CHECK(config.cp_comm == schedule::CpComm::AllGather);  // not searched: the scenario's
+    CHECK(config.gpus() == 32);
+  });
+  CHECK(cps == std::set<std::uint32_t>{1, 2, 4, 8, 16});
+}
+
+TEST_CASE("bad context-parallel inputs exit naming parallel.cp, parallel.cp_comm or gpus", "[unit]") {
+  auto with = [](const char* key, const nlohmann::json& value, int gpus) {
+    auto doc = megatron_doc();
+    doc["gpus"] = gpus;
+    doc["parallel"]["cp"] = 2;
+    doc["parallel"][key] = value;
+    return doc;
+  };
+  CHECK_THROWS_WITH(scenario::parse_scenario(with("cp_comm", "a2a", 32), "s.json"),
+                    Catch::Contains("s.json: parallel.cp_comm:") && Catch::Contains("all_gather"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(with("cp", 3, 48), "s.json"),
+                    Catch::Contains("s.json: parallel.cp:") && Catch::Contains("2 x cp = 6 chunks"));
+  CHECK_THROWS_WITH(scenario::parse_scenario(with("cp", 2, 16), "s.json"),
+                    Catch::Contains("s.json: gpus: tp*cp*pp*dp = 32"));
+  auto standard = with("cp", 2, 32);
+  standard["training"]["attention"] = "standard";
+  CHECK_THROWS_WITH(scenario::parse_scenario(standard, "s.json"),
+                    Catch::Contains("s.json: parallel.cp:") && Catch::Contains("training.attention flash"));
+}
+
+TEST_CASE("the fsdp entry loads, plans and estimates as the FSDP functions do", "[unit]") {
+  const auto s = scenario::parse_scenario(fsdp_doc(), "s.json");
+  CHECK(s.scheme->name == "fsdp");
+  const auto& entry = scenario::scheme_of(s);
+  const auto& c = scenario::parallel_as<schedule::FsdpConfig>(s);
+  CHECK(c.shard == 8);
+  CHECK(c.replicas == 2);
+  CHECK(c.prefetch);
+  CHECK(c.reshard_after_forward);
+  check_same_plan(entry.build_plan(s), schedule::build_fsdp_plan(s.model, c, s.training));
+  check_same_memory(entry.memory_per_gpu(s), schedule::estimate_fsdp_memory(s.model, c, s.training));
+  CHECK(entry.label(*s.parallel, s.training.recompute) == "shard=8 replicas=2 mb=2 reshard=on recompute=selective");
+  CHECK(entry.uniform_plan != nullptr);
+  CHECK(entry.layer_unit(s) == 1);
+  CHECK(entry.rank_layer_passes(s) == 2.0 * static_cast<double>(s.model.layers));  // 64 / 16 / 2 micro-batches
+  check_round_trips(s);
+  const auto layout = entry.describe(s);
+  REQUIRE(layout.size() == 6);
+  CHECK(layout[0].name == "dp");
+  CHECK(std::get<std::int64_t>(layout[0].value) == 16);
+  CHECK(layout[2].name == "replicas");
+  CHECK(std::get<std::int64_t>(layout[2].value) == 2);
+  CHECK(layout[5].name == "reshard_after_forward");
+}
+
+TEST_CASE("fsdp defaults to full sharding and one micro-batch of the GPU's sequences", "[unit]") {
+  auto doc = fsdp_doc();
+  doc["parallel"] = {{"scheme", "fsdp"}, {"prefetch", false}, {"reshard_after_forward", false}};
+  const auto s = scenario::parse_scenario(doc, "s.json");
+  const auto& c = scenario::parallel_as<schedule::FsdpConfig>(s);
+  CHECK(c.shard == 16);
+  CHECK(c.replicas == 1);
+  CHECK(c.micro_batch == 4);
+  CHECK_FALSE(c.prefetch);
+  CHECK_FALSE(c.reshard_after_forward);
+  CHECK(scenario::scheme_of(s).label(*s.parallel, s.training.recompute) ==
+        "shard=16 replicas=1 mb=4 reshard=off prefetch=off recompute=selective");
+  check_round_trips(s);
+}
+
+TEST_CASE("bad fsdp values are InputErrors naming the field", "[unit]") {
+  const auto fails = [](const char* key, const nlohmann::json& value, const char* field) {
+    auto doc = fsdp_doc();
+    if (std::string(key).rfind("training.", 0) == 0)
+      doc["training"][std::string(key).substr(9)] = value;
+    else
+      doc["parallel"][key] = value;
+    try {
+      (void)scenario::parse_scenario(doc, "s.json");
+      FAIL("accepted " << key << " = " << value.dump());
+    } catch (const InputError& e) {
+      CHECK(e.field() == field);
+      CHECK_THAT(e.what(), Catch::StartsWith(std::string("s.json: ") + field + ": "));
+    }
+  };
+  fails("shard", 3, "parallel.shard");  // does not divide 16 GPUs
+  fails("shard", 32, "parallel.shard");
+  fails("shard", 0, "parallel.shard");
+  fails("shard", "all", "parallel.shard");
+  fails("micro_batch", 3, "parallel.micro_batch");  // does not divide 4 sequences per GPU
+  fails("micro_batch", 0, "parallel.micro_batch");
+  fails("prefetch", 1, "parallel.prefetch");
+  fails("reshard_after_forward", "yes", "parallel.reshard_after_forward");
+  fails("tp", 2, "parallel.tp");                                // not an FSDP key
+  fails("training.global_batch", 40, "training.global_batch");  // not a multiple of 16 GPUs
+}
+
+TEST_CASE("fsdp tune candidates are whole nodes of shards x micro-batches x resharding x recompute", "[unit]") {
+  CHECK(scenario::fsdp_shard_sizes(64, 8) == std::vector<std::uint32_t>{8, 16, 32, 64});
+  CHECK(scenario::fsdp_shard_sizes(96, 8) == std::vector<std::uint32_t>{8, 16, 24, 32, 48, 96});
+  CHECK(scenario::fsdp_shard_sizes(4, 8) == std::vector<std::uint32_t>{4});
+  const auto s = scenario::parse_scenario(fsdp_doc(), "s.json");  // simple-a100: 4 GPUs a node
+  std::size_t n = 0;
+  scenario::scheme_of(s).enumerate(s, [&](const scenario::TuneChoice&) { ++n; });
+  CHECK(n == 3 * 3 * 2 * 3);  // shard 4, 8, 16; micro_batch 1, 2, 4; reshard on, off; three recompute modes
 }

@@ -17,9 +17,16 @@ ProcessGrid::ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>
 std::size_t ProcessGrid::add_view(const std::string& name, std::uint32_t stride, std::uint32_t size) {
   if (size == 0 || stride == 0 || world_ % stride != 0 || world_ / stride % size != 0)
     throw std::logic_error("ProcessGrid: view '" + name + "' is not a digit of the ranks");
-  dims_.push_back({name, size, stride});
+  dims_.push_back({name, size, stride, true});
   divisors_.push_back({FastDivisor(stride), FastDivisor(size), FastDivisor(stride * size)});
   return dims_.size() - 1;
+}
+
+std::size_t ProcessGrid::add_nested(const std::string& name, std::size_t parent, std::uint32_t size) {
+  if (parent >= dims_.size() || dims_[parent].nested || size == 0 || dims_[parent].size % size != 0)
+    throw std::logic_error("ProcessGrid: nested dimension '" + name + "' does not divide its parent");
+  // The parent's stride, fewer coordinates: coord, group_member and group_id need nothing else.
+  return add_view(name, dims_[parent].stride, size);
 }
 
 std::uint32_t ProcessGrid::group_id(Rank rank, std::size_t d) const {

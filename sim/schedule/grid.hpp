@@ -2,9 +2,18 @@
 // A process grid: named dimensions with sizes, and the rank layout (which dimension varies fastest).
 // A rank's group along a dimension is the ranks that differ from it only in that coordinate.
 //
-// AxoNN 4D uses x (fastest), y, z, data; Megatron uses tp (fastest), dp, pp, and for a mixture of experts
-// adds views: dimensions over digits of the same ranks (an expert-parallel group carved out of the
-// data-parallel ranks) that do not enlarge the world.
+// AxoNN 4D uses x (fastest), y, z, data; Megatron uses tp (fastest), dp, pp.
+//
+// A view (add_view) is a dimension over a digit of the ranks the other dimensions already lay out: its
+// coordinate is (rank / stride) mod size. It adds no ranks (world_size is the product of the constructor's
+// dimensions) and its groups are formed with the same stride arithmetic, so a runtime treats it like any
+// dimension. A nested dimension (add_nested) is the view of a dimension's `size` fastest coordinates.
+// Megatron with context parallelism uses one: its data-parallel dimension spans dp x cp ranks (the
+// gradient reduction group) and cp is nested in it. A mixture of experts adds views for its expert-parallel
+// and expert-data-parallel groups, carved out of those same data-parallel ranks.
+//
+// LIMITATIONS: `exasim place` permutes the dimensions of AxoNN 4D grids, which have no views; a view has
+// no slot of its own in a placement.
 
 #include "sim/core/fast_divisor.hpp"
 
@@ -20,6 +29,7 @@ struct GridDim {
   std::string name;
   std::uint32_t size = 1;
   std::uint32_t stride = 1;  ///< rank distance between neighbours along this dimension
+  bool nested = false;       ///< a view (add_view, add_nested): a digit of the ranks, not a factor of the world
 };
 
 class ProcessGrid {
@@ -28,8 +38,12 @@ class ProcessGrid {
   explicit ProcessGrid(const std::vector<std::pair<std::string, std::uint32_t>>& fastest_first);
 
   /// Appends a view: a dimension whose coordinate is (rank / stride) mod size, over ranks the dimensions
-  /// already lay out (stride x size must divide the world); returns its index. std::logic_error otherwise.
+  /// already lay out (stride x size must divide the world); returns its index. std::logic_error otherwise
+  /// (a caller's bug, not bad input).
   std::size_t add_view(const std::string& name, std::uint32_t stride, std::uint32_t size);
+  /// Adds the view whose groups are the `size` fastest coordinates of dimension `parent` (size divides
+  /// the parent's); returns its index. std::logic_error otherwise.
+  std::size_t add_nested(const std::string& name, std::size_t parent, std::uint32_t size);
 
   [[nodiscard]] std::uint32_t world_size() const { return world_; }
   [[nodiscard]] const std::vector<GridDim>& dims() const { return dims_; }

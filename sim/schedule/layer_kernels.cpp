@@ -51,6 +51,17 @@ gpu::Kernel LayerKernels::activation_backward(double ffn_elements) const {
 
 gpu::Kernel LayerKernels::elementwise(double bytes) { return gpu::memory_kernel(MemoryFamily::Elementwise, bytes); }
 
+gpu::Kernel LayerKernels::linear_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const {
+  return gpu::gemm(m, n, k, layout, linear_dtype());
+}
+
+std::vector<NamedKernel> LayerKernels::fp8_cast(double elements) const {
+  if (!training_.fp8()) return {};
+  // Cast-transpose: read the bf16 tensor (e bytes), write it in fp8 row- and column-major.
+  const double bytes = (e_ + 2 * gpu::bytes_of(gpu::DType::Fp8)) * elements;
+  return {{".fp8_cast", elementwise(bytes)}};
+}
+
 std::vector<NamedKernel> LayerKernels::attention_forward(const AttentionSlice& a) const {
   const double b = static_cast<double>(a.batch), s = static_cast<double>(a.seq);
   const double q_width = static_cast<double>(a.heads * a.head_dim);

@@ -262,3 +262,63 @@ TEST_CASE("scatter-gather: a TP rank sends 1/tp of each pipeline tensor and all-
   CHECK(has_op(on, "pp.recv_activation.tp_all_gather"));
   CHECK_FALSE(has_op(off, "tp_all_gather"));
 }
+
+TEST_CASE("fp8: linear GEMMs in fp8, cast-transposes of 4 B per element, the rest bf16", "[unit]") {
+  const TrainingSpec t = training(AttentionImpl::Standard, 0.1, gpu::DType::Fp8);
+  const LayerKernels fp8(llama_like(), t), bf16(llama_like(), training(AttentionImpl::Standard, 0.1));
+  CHECK(fp8.dtype() == gpu::DType::Bf16);  // every kernel but the linear GEMMs
+  CHECK(fp8.element_bytes() == 2);
+  CHECK(fp8.linear_gemm(64, 32, 16, gpu::GemmLayout::TN).dtype == gpu::DType::Fp8);
+  CHECK(bf16.linear_gemm(64, 32, 16, gpu::GemmLayout::TN).dtype == gpu::DType::Bf16);
+  // Standard attention's batched GEMMs stay bf16 (Transformer Engine's default).
+  for (const auto& k : fp8.attention_forward({1, 512, 16, 4, 64}))
+    if (k.kernel.kind == gpu::KernelKind::Gemm) CHECK(k.kernel.dtype == gpu::DType::Bf16);
+  // Read bf16 (2 B), write fp8 row- and column-major (1 + 1 B).
+  const auto cast = fp8.fp8_cast(1000);
+  REQUIRE(cast.size() == 1);
+  CHECK(cast[0].suffix == ".fp8_cast");
+  CHECK(cast[0].kernel.bytes == 4 * 1000);
+  CHECK(cast[0].kernel.family == MemoryFamily::Elementwise);
+  CHECK(fp8.fp8_weight_cast(1000).front().kernel.bytes == 4 * 1000);
+  CHECK(bf16.fp8_cast(1000).empty());
+  CHECK(bf16.fp8_weight_cast(1000).empty());
+}
+
+TEST_CASE("fp8 Megatron plan: the bf16 plan's ops plus casts, layer GEMMs in fp8, LM head bf16", "[unit]") {
+  const ModelSpec m = llama_like();
+  MegatronConfig c;
+  c.tp = 2;
+  c.sequence_parallel = true;
+  const auto bf16 = build_megatron_plan(m, c, training(AttentionImpl::Flash, 0));
+  const auto fp8 = build_megatron_plan(m, c, training(AttentionImpl::Flash, 0, gpu::DType::Fp8));
+  auto is_cast = [](const std::string& name) { return name.ends_with(".fp8_cast"); };
+  // With the casts taken out, the same ops in the same order.
+  std::vector<std::string> plain, cast_free;
+  for (const auto& op : bf16.streams[0].ops) plain.push_back(bf16.names[op.name]);
+  double layer_casts = 0, weight_casts = 0;
+  std::size_t casts = 0;
+  for (const auto& op : fp8.streams[0].ops) {
+    const std::string& name = fp8.names[op.name];
+    const auto& k = fp8.kernels[op.kernel];
+    if (op.type == OpType::Compute && is_cast(name)) {
+      ++casts;
+      (name.starts_with("params") ? weight_casts : layer_casts) += k.bytes;
+      continue;
+    }
+    cast_free.push_back(name);
+    if (op.type != OpType::Compute || k.kind != gpu::KernelKind::Gemm) continue;
+    INFO(name);
+    CHECK(k.dtype == (name.starts_with("lm_head") ? gpu::DType::Bf16 : gpu::DType::Fp8));
+  }
+  CHECK(cast_free == plain);
+  // Per layer and micro-batch, 4 B per element of what TE casts (T tokens, h hidden, f ffn, tp 2, SP):
+  // forward the QKV and MLP-up inputs (sequence shards, T h / tp each), the projection input (T h / tp)
+  // and the MLP-down input (T f / tp); backward the row-parallel layers' output gradients (sequence shards,
+  // T h / tp each) and the column-parallel ones' (T qkv_out / tp, T mlp_up_out / tp).
+  const double T = m.seq_len, h = m.hidden, f = m.ffn(), tp = 2, micro = 8, L = m.layers;
+  const double per_layer = 4 * T / tp * (5 * h + f + static_cast<double>(m.qkv_out() + m.mlp_up_out()));
+  CHECK(casts == micro * L * 8 + 1);
+  CHECK(layer_casts == Approx(micro * L * per_layer));
+  // Once per iteration, the stage's linear weights: 4 B per parameter.
+  CHECK(weight_casts == Approx(4 * L * m.layer_params() / tp));
+}

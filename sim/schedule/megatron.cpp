@@ -1,5 +1,6 @@
 #include "sim/schedule/megatron.hpp"
 
+#include "sim/schedule/internal/context_parallel.hpp"
 #include "sim/schedule/internal/layer_kernels.hpp"
 #include "sim/schedule/internal/moe_block.hpp"
 #include "sim/schedule/internal/pipeline_schedule.hpp"
@@ -32,12 +33,12 @@ constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
 
 /// Everything the stage builders need, derived once.
 struct Shape {
-  std::int64_t H, S, T;  ///< T = micro_batch * S tokens per micro-batch
+  std::int64_t H, S, T;  ///< S = seq_len / cp tokens of a sequence on this rank; T = micro_batch * S
   std::int64_t micro_batch;
   std::int64_t local_vocab;  ///< vocabulary rows on one TP rank (rounded up)
   std::int64_t layers_per_chunk;
-  LayerWidths w;  ///< the layer's tensor widths before the TP split
-  std::uint32_t tp, pp, dp, v, zero, m;
+  LayerWidths w;                         ///< the layer's tensor widths before the TP split
+  std::uint32_t tp, pp, dp, v, zero, m;  ///< dp: the gradient reduction's ranks, dp x cp
   bool sp;
   bool tp_overlap;          ///< tp_comm_overlap (with SP, tp > 1)
   bool scatter_gather;      ///< pipeline tensors split over TP on the wire (only without SP)
@@ -47,6 +48,7 @@ struct Shape {
   double model_layer_params;
   const ModelSpec* model = nullptr;
   std::optional<MoeLayout> moe;  ///< a mixture of experts' groups and routing; none for a dense model
+  CpAttention cp;  ///< the attention's context parallelism (cp = 1: none)
 
   [[nodiscard]] double tokens() const { return static_cast<double>(T); }
   /// Elements of one [tokens x hidden] tensor on this GPU (sequence-sharded with SP).
@@ -75,8 +77,13 @@ struct Shape {
     if (!moe_layer(layer)) return 0;
     return static_cast<double>(moe->local_experts) * model->expert_params() / moe->etp;
   }
-  /// Tokens a rank routes per micro-batch: its sequence shard (SP is required with tp > 1).
+  /// Tokens a rank routes per micro-batch: its sequence shard, after cp and (SP is required with tp > 1) tp.
   [[nodiscard]] std::int64_t routed_tokens() const { return sp ? T / tp : T; }
+  [[nodiscard]] CpAttention cp_attention() const {
+    CpAttention a = cp;
+    a.local = attention();
+    return a;
+  }
 };
 
 /// One stage's op stream.
@@ -201,7 +208,12 @@ class StageBuilder {
     if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
   }
 
+  /// A transformer layer's linear GEMM: fp8 under training.dtype fp8, its casts apart (layer_kernels.hpp).
   [[nodiscard]] gpu::Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const {
+    return k_.linear_gemm(m, n, k, layout);
+  }
+  /// The LM head's GEMMs: Megatron's output layer is not a Transformer Engine module, never fp8.
+  [[nodiscard]] gpu::Kernel head_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const {
     return gpu::gemm(m, n, k, layout, k_.dtype());
   }
 
@@ -210,6 +222,7 @@ class StageBuilder {
   /// once its shard has arrived, the exchange of the shard after it running beside: tp - 1 pieces of
   /// the gather (each an all-gather carrying 1/tp of the buffer per member).
   void gathered_gemm(const std::string& name, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+    out_.compute(name, k_.fp8_cast(s_.hidden_elements()));  // TE casts the local shard, then gathers
     if (!s_.tp_overlap) {
       tp_gather(name);
       out_.compute(name + ".gemm", gemm(s_.T, n, k, layout));
@@ -230,6 +243,7 @@ class StageBuilder {
   /// tp chunks of T/tp rows, each chunk's reduce-scatter piece (1/tp of the buffer) sent while the next
   /// chunk computes; the last piece is waited for after the last chunk.
   void reduced_gemm(const std::string& name, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+    out_.compute(name, k_.fp8_cast(s_.tokens() * static_cast<double>(k)));
     if (!s_.tp_overlap) {
       out_.compute(name + ".gemm", gemm(s_.T, n, k, layout));
       tp_reduce(name);
@@ -252,7 +266,7 @@ class StageBuilder {
     gather_use();
     out_.compute(tag(layer, "ln1") + p, k_.norm_forward(s_.hidden_elements()));
     gathered_gemm(tag(layer, "qkv") + p, s_.w.qkv_out / tp, H, kForwardLayout);
-    out_.compute(tag(layer, "attention") + p, k_.attention_forward(s_.attention()));
+    cp_attention_forward(out_, k_, s_.cp_attention(), tag(layer, "attention") + p);
     reduced_gemm(tag(layer, "attn_out") + p, H, H / tp, kForwardLayout);
     out_.compute(tag(layer, "residual1") + p, k_.residual_forward(s_.hidden_elements()));
     out_.compute(tag(layer, "ln2") + p, k_.norm_forward(s_.hidden_elements()));
@@ -301,7 +315,7 @@ class StageBuilder {
     gather_use();
     out_.compute("final_ln.fwd", k_.norm_forward(s_.hidden_elements()));
     tp_gather("lm_head.fwd");
-    out_.compute("lm_head.fwd.gemm", gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
+    out_.compute("lm_head.fwd.gemm", head_gemm(s_.T, s_.local_vocab, s_.H, kForwardLayout));
     // Vocab-parallel cross-entropy: max, predicted logit and sum of exponentials, fp32 per token.
     for (const char* what : {"max", "target", "sum"})
       out_.collective(std::string("cross_entropy.") + what + ".all_reduce", CollKind::AllReduce, kMegDimTp,
@@ -326,6 +340,7 @@ class StageBuilder {
     if (s_.tp_overlap) {
       gathered_gemm(name + ".dx", k_in / s_.tp, n_out, kDgradLayout);
     } else {
+      out_.compute(name, k_.fp8_cast(s_.hidden_elements()));
       if (s_.sp) tp_collective(name + ".sp_all_gather", CollKind::AllGather);
       out_.compute(name + ".dx_gemm", gemm(s_.T, k_in / s_.tp, n_out, kDgradLayout));
     }
@@ -333,18 +348,23 @@ class StageBuilder {
   }
 
   /// Column-parallel layer (output features split over TP): dX is partial and reduced over TP while the
-  /// dW GEMM runs; with SP the input is first re-gathered under the dX GEMM.
-  void column_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in) {
+  /// dW GEMM runs; with SP the input is first re-gathered under the dX GEMM. `head`: the LM head, whose
+  /// GEMMs are never fp8.
+  void column_backward(const std::string& name, std::int64_t n_out, std::int64_t k_in, bool head = false) {
     const std::int64_t out_local = n_out / s_.tp;
+    const auto gemm_of = [&](std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) {
+      return head ? head_gemm(m, n, k, layout) : gemm(m, n, k, layout);
+    };
     Handle input = StreamBuilder::kNoHandle;
     if (s_.sp)
       input = out_.start(name + ".sp_input_all_gather", CollKind::AllGather, kMegDimTp, s_.full_hidden_bytes());
-    out_.compute(name + ".dx_gemm", gemm(s_.T, k_in, out_local, kDgradLayout));
+    if (!head) out_.compute(name, k_.fp8_cast(s_.tokens() * static_cast<double>(out_local)));
+    out_.compute(name + ".dx_gemm", gemm_of(s_.T, k_in, out_local, kDgradLayout));
     out_.wait(input);
     const double bytes = s_.full_hidden_bytes();
     Handle reduce = s_.sp ? out_.start(name + ".sp_reduce_scatter", CollKind::ReduceScatter, kMegDimTp, bytes)
                           : out_.start(name + ".all_reduce", CollKind::AllReduce, kMegDimTp, bytes);
-    out_.compute(name + ".dw_gemm", gemm(out_local, k_in, s_.T, kWgradLayout));
+    out_.compute(name + ".dw_gemm", gemm_of(out_local, k_in, s_.T, kWgradLayout));
     out_.wait(reduce);
   }
 
@@ -373,10 +393,10 @@ class StageBuilder {
     if (training_.selective_recompute()) {
       // Selective recomputation: the attention core's activations were dropped after forward.
       out_.set_phase(Phase::Recompute);
-      out_.compute(tag(layer, "attention.recompute"), k_.attention_forward(s_.attention()));
+      cp_attention_forward(out_, k_, s_.cp_attention(), tag(layer, "attention.recompute"));
       out_.set_phase(Phase::Backward);
     }
-    out_.compute(tag(layer, "attention") + p, k_.attention_backward(s_.attention()));
+    cp_attention_backward(out_, k_, s_.cp_attention(), tag(layer, "attention") + p);
     column_backward(tag(layer, "qkv") + p, s_.w.qkv_out, H);
     out_.compute(tag(layer, "ln1") + p, k_.norm_backward(s_.hidden_elements()));
   }
@@ -385,7 +405,7 @@ class StageBuilder {
     gather_use();
     out_.compute("cross_entropy.bwd",
                  LayerKernels::elementwise(2 * s_.e * s_.tokens() * static_cast<double>(s_.local_vocab)));
-    column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H);
+    column_backward("lm_head.bwd", s_.local_vocab * s_.tp, s_.H, /*head=*/true);
     out_.compute("final_ln.bwd", k_.norm_backward(s_.hidden_elements()));
   }
 
@@ -525,6 +545,14 @@ class StageBuilder {
     if (s_.moe && s_.zero == 1)
       out_.collective("expert_params.edp_all_gather", CollKind::AllGather, s_.moe->edp_dim,
                       s_.e * stage_expert_params());
+    // Transformer Engine's fp8 weight copies, cast once per iteration after the step (the router's few
+    // weights, not a TE module, included: H x experts beside millions).
+    double layer_weights = 0;
+    if (s_.moe)
+      for_stage_layers([&](std::int64_t layer) { layer_weights += s_.dense_params(layer) + s_.expert_params(layer); });
+    else
+      layer_weights = static_cast<double>(s_.v * s_.layers_per_chunk) * s_.layer_params();
+    out_.compute("params", k_.fp8_weight_cast(layer_weights));
   }
 
   StreamBuilder out_;
@@ -552,13 +580,14 @@ std::int64_t megatron_micro_batches(const MegatronConfig& cfg, const TrainingSpe
 Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t,
                                      std::uint32_t gpus) {
   auto str = [](auto v) { return std::to_string(v); };
-  for (auto [field, value] :
-       {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp}, std::pair{"parallel.dp", c.dp},
-        std::pair{"parallel.micro_batch", c.micro_batch}, std::pair{"parallel.virtual_stages", c.virtual_stages}})
+  for (auto [field, value] : {std::pair{"parallel.tp", c.tp}, std::pair{"parallel.pp", c.pp},
+                              std::pair{"parallel.dp", c.dp}, std::pair{"parallel.micro_batch", c.micro_batch},
+                              std::pair{"parallel.virtual_stages", c.virtual_stages}, std::pair{"parallel.cp", c.cp}})
     if (value < 1) return {field, "must be at least 1, got " + str(value)};
   if (c.zero > 3) return {"parallel.zero", "ZeRO stage must be 0, 1, 2 or 3, got " + str(c.zero)};
-  if (const std::int64_t product = std::int64_t{c.tp} * c.pp * c.dp; product != gpus)
-    return {"gpus", "tp*pp*dp = " + str(product) + " must equal the number of GPUs, " + str(gpus)};
+  if (const std::int64_t product = std::int64_t{c.tp} * c.cp * c.pp * c.dp; product != gpus)
+    return {"gpus", std::string(c.cp > 1 ? "tp*cp*pp*dp = " : "tp*pp*dp = ") + str(product) +
+                        " must equal the number of GPUs, " + str(gpus)};
   if (m.heads % c.tp != 0)
     return {"parallel.tp", "model heads " + str(m.heads) + " are not divisible by tp = " + str(c.tp) +
                                " (attention heads are split over tensor parallel ranks)"};
@@ -574,9 +603,11 @@ Infeasibility megatron_infeasibility(const ModelSpec& m, const MegatronConfig& c
             "parallelism's all-gathers and reduce-scatters: it needs sequence_parallel true and tp >= 2 (got "
             "sequence_parallel " +
                 std::string(c.sequence_parallel ? "true" : "false") + ", tp " + str(c.tp) + ")"};
-  if (c.sequence_parallel && m.seq_len % c.tp != 0)
-    return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) + " over tp = " + str(c.tp) +
-                               ", which does not divide it"};
+  if (auto bad = context_parallel_infeasibility(m, c.cp, t); !bad.why.empty()) return bad;
+  if (c.sequence_parallel && (m.seq_len / c.cp) % c.tp != 0)
+    return {"parallel.tp", "sequence parallelism splits seq_len " + str(m.seq_len) +
+                               (c.cp > 1 ? " / cp = " + str(m.seq_len / c.cp) : std::string()) +
+                               " over tp = " + str(c.tp) + ", which does not divide it"};
   if (m.layers % c.pp != 0)
     return {"parallel.pp", "model layers " + str(m.layers) + " are not divisible by pp = " + str(c.pp)};
   if (m.layers % (std::int64_t{c.pp} * c.virtual_stages) != 0)
@@ -606,14 +637,14 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
     throw std::invalid_argument("megatron: " + bad.field + ": " + bad.why);
   Shape s{};
   s.H = model.hidden;
-  s.S = model.seq_len;
+  s.S = model.seq_len / cfg.cp;
   s.micro_batch = cfg.micro_batch;
   s.T = s.micro_batch * s.S;
   s.local_vocab = (model.vocab + cfg.tp - 1) / cfg.tp;
   s.layers_per_chunk = model.layers / (std::int64_t{cfg.pp} * cfg.virtual_stages);
   s.tp = cfg.tp;
   s.pp = cfg.pp;
-  s.dp = cfg.dp;
+  s.dp = cfg.dp_cp();
   s.v = cfg.virtual_stages;
   s.zero = cfg.zero;
   s.m = static_cast<std::uint32_t>(megatron_micro_batches(cfg, training));
@@ -626,10 +657,12 @@ Plan build_megatron_plan(const ModelSpec& model, const MegatronConfig& cfg, cons
   s.w = LayerWidths::of(model);
   s.model_layer_params = model.layer_params();
   s.model = &model;
+  s.cp = {cfg.cp, cfg.cp_comm, kMegDimCp, {}, kv_block_bytes(model, cfg.tp, cfg.cp, cfg.micro_batch, s.e)};
   const LayerKernels kernels(model, training);
 
   Plan plan;
-  plan.grid = ProcessGrid({{"tp", cfg.tp}, {"dp", cfg.dp}, {"pp", cfg.pp}});
+  plan.grid = ProcessGrid({{"tp", cfg.tp}, {cfg.cp > 1 ? "dp_cp" : "dp", cfg.dp_cp()}, {"pp", cfg.pp}});
+  if (cfg.cp > 1) (void)plan.grid.add_nested("cp", kMegDimDp, cfg.cp);
   plan.role_dim = kMegDimPp;
   // A mixture of experts: its groups, and one stream per expert-parallel coordinate where their loads differ.
   std::uint32_t ep_roles = 1;

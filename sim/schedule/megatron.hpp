@@ -3,14 +3,19 @@
 // DeepSpeed's ZeRO stages over DP (Shoeybi et al. 2019; Narayanan et al., SC21; Korthikanti et al. 2022;
 // Rajbhandari et al., SC20), as the Frontier study (docs/frontier.md) ran it.
 //
-// Rank layout, as Megatron's parallel_state ("tp-dp-pp"): TP fastest, then DP, then PP:
-//   rank = (pp_stage * dp + dp_rank) * tp + tp_rank,
+// Rank layout, as Megatron-Core's parallel_state ("tp-cp-dp-pp"): TP fastest, then CP, then DP, then PP:
+//   rank = ((pp_stage * dp + dp_rank) * cp + cp_rank) * tp + tp_rank,
 // so grid dimensions are (tp, dp, pp) in that order, TP groups are consecutive ranks (inside a node when
-// tp <= GPUs per node) and a pipeline stage is a contiguous block of tp*dp ranks. Role = pipeline stage
-// (plan.role_dim = kMegDimPp): every stage has its own op stream.
+// tp <= GPUs per node) and a pipeline stage is a contiguous block of tp*cp*dp ranks. Role = pipeline stage
+// (plan.role_dim = kMegDimPp): every stage has its own op stream. With context parallelism (cp > 1) the
+// second dimension is "dp_cp", dp x cp ranks (cp fastest): every CP rank holds the whole weights of its
+// TP shard, so gradients are reduced (and ZeRO shards) over dp x cp, as Megatron-Core's data-parallel group
+// with context parallelism; the CP group is a fourth dimension, "cp" (kMegDimCp), nested in it
+// (ProcessGrid::add_nested). Context parallelism: context_parallel.hpp.
 //
 // One iteration on a stage:
-//  - m = global_batch / (dp * micro_batch) micro-batches (gradient accumulation), run by the 1F1B or
+//  - m = global_batch / (dp * micro_batch) micro-batches (gradient accumulation; CP splits each
+//    micro-batch's sequences, not the batch: seq/cp tokens of every sequence per rank), run by the 1F1B or
 //    the interleaved schedule (internal/pipeline_schedule.hpp) with Send/Recv of micro_batch x seq x hidden
 //    activations and gradients between stages in the math type (divided by tp with sequence
 //    parallelism, whose p2p tensors are sequence-sharded, and with Megatron's scatter-gather,
@@ -20,7 +25,8 @@
 //    s, s + pp, ...; the (vocab-parallel) embedding is on the first model chunk, final norm, LM head and
 //    loss on the last;
 //  - each layer: column-parallel QKV (query heads/tp, key/value heads/tp), the attention core on those
-//    heads (flash or standard, internal/layer_kernels.hpp), row-parallel attention output, column-parallel MLP up
+//    heads (flash or standard, internal/layer_kernels.hpp; with cp > 1 its steps and K/V exchange over CP,
+//    context_parallel.hpp), row-parallel attention output, column-parallel MLP up
 //    (GeLU, or SwiGLU's gate and up), row-parallel MLP down, and the norms, bias-dropout-adds and
 //    activation kernels between them. Forward: one TP all-reduce after each row-parallel
 //    layer; backward: one after each column-parallel layer's dX GEMM, overlapped with its dW GEMM
@@ -63,7 +69,7 @@
 //  - the vocabulary is split over TP rounded up (Megatron pads it to a multiple of 128 * tp);
 //  - DeepSpeed's pipeline engine refuses ZeRO 2/3 with pp > 1; this plan builds them anyway (what-if);
 //  - no p2p/compute overlap (Megatron's --overlap-p2p-comm), no distributed optimizer of Megatron-core (ZeRO-1 stands
-//  for it), no context parallelism;
+//  for it);
 //  - a mixture of experts (model.experts) runs with ZeRO 0 or 1 only;
 //  - the cross-entropy's three small TP all-reduces (max, predicted logit, sum) are modelled; the loss
 //    all-reduce over DP and grad-norm reductions are not;
@@ -72,12 +78,14 @@
 //    dW GEMM's fp32 read-modify-write of its output is not added to its bytes.
 
 #include "sim/schedule/axonn4d.hpp"  // TrainingSpec, OverlapSpec, Infeasibility
+#include "sim/schedule/context_parallel.hpp"
 #include "sim/schedule/model.hpp"
 #include "sim/schedule/plan.hpp"
 
 namespace exasim::schedule {
 
-enum MegatronDim : std::uint8_t { kMegDimTp = 0, kMegDimDp = 1, kMegDimPp = 2 };
+/// kMegDimDp is "dp" (dp ranks) or, with cp > 1, "dp_cp" (dp x cp ranks); kMegDimCp exists only with cp > 1.
+enum MegatronDim : std::uint8_t { kMegDimTp = 0, kMegDimDp = 1, kMegDimPp = 2, kMegDimCp = 3 };
 
 struct MegatronConfig {
   std::uint32_t tp = 1, pp = 1, dp = 1, zero = 0 /*0..3*/, micro_batch = 1, virtual_stages = 1;
@@ -96,21 +104,28 @@ struct MegatronConfig {
   /// piece's transfer, in forward and in the backward dgrad GEMMs (the wgrad GEMMs already hide them).
   /// Needs sequence_parallel and tp > 1.
   bool tp_comm_overlap = false;
-  /// Expert parallelism: a MoE model's experts split over ep ranks carved out of the data-parallel ones
+  /// Context parallelism: each sequence split over cp ranks with causal load balancing, K/V exchanged
+  /// over the CP group by `cp_comm` (context_parallel.hpp). Needs flash attention.
+  std::uint32_t cp = 1;
+  CpComm cp_comm = CpComm::P2p;
+  /// Ranks holding the same weights: the gradient reduction's and ZeRO's group.
+  [[nodiscard]] std::uint32_t dp_cp() const { return dp * cp; }
+  /// Expert parallelism: a MoE model's experts split over ep ranks carved out of the dp x cp ones
   /// (internal/moe_block.hpp); 1 for a dense model.
   std::uint32_t ep = 1;
   /// Expert tensor parallelism; 0 means tp (Megatron-Core's default for expert_tensor_parallel_size).
   std::uint32_t etp = 0;
   [[nodiscard]] std::uint32_t expert_tp() const { return etp != 0 ? etp : tp; }
-  [[nodiscard]] std::uint32_t gpus() const { return tp * pp * dp; }
+  [[nodiscard]] std::uint32_t gpus() const { return tp * cp * pp * dp; }
 };
 
 /// Micro-batches per pipeline per iteration: global_batch / (dp * micro_batch).
 [[nodiscard]] std::int64_t megatron_micro_batches(const MegatronConfig& cfg, const TrainingSpec& training);
 
 /// Why this configuration cannot run this model on `gpus` GPUs: the scenario field to blame ("gpus",
-/// "parallel.tp", "parallel.pp", "parallel.virtual_stages", "parallel.zero", "parallel.micro_batch",
-/// "parallel.ep", "parallel.etp", "training.global_batch", ...) and the reason. Empty `why` when it can.
+/// "parallel.tp", "parallel.cp", "parallel.pp", "parallel.virtual_stages", "parallel.zero",
+/// "parallel.micro_batch", "parallel.ep", "parallel.etp", "training.global_batch", ...) and the reason. Empty
+/// `why` when it can.
 [[nodiscard]] Infeasibility megatron_infeasibility(const ModelSpec& model, const MegatronConfig& cfg,
                                                    const TrainingSpec& training, std::uint32_t gpus);
 

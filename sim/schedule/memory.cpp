@@ -35,21 +35,9 @@ constexpr double kNcclRingChannels = 32;
 // CUDA_MODULE_LOADING=LAZY, PyTorch's default since 2.0), outside PyTorch's caching allocator. A round
 // half gigabyte, not measured here and not fitted to any run.
 constexpr double kCudaContextBytes = 0.5e9;
-
-/// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
-/// that communicates (`groups`: grid dimensions of more than one GPU). Pipeline Send/Recv use NCCL's p2p
-/// buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB): left out.
-double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
-
-/// Logits of one micro-batch at the cross-entropy's peak, per token and local vocabulary entry.
-double logit_bytes(const TrainingSpec& t) {
-  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
-}
-
-MemoryEstimate finish(MemoryEstimate e) {
-  e.workspace = e.logits + e.buffers + e.runtime;
-  return e;
-}
+// training.dtype fp8: Transformer Engine keeps each linear layer's weight cast to fp8 twice, row- and
+// column-major (the forward and the dgrad GEMM), cached across micro-batches (layer_kernels.hpp).
+constexpr double kFp8WeightCopyBytes = 2;
 
 /// Chunk-micro-batches a stage has run forward but not backward at its peak (internal/pipeline_schedule.hpp).
 std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std::uint32_t stage) {
@@ -61,12 +49,36 @@ std::int64_t in_flight(const MegatronConfig& c, std::int64_t micro_batches, std:
 }
 
 /// The MLP's tensors between its column- and row-parallel GEMMs, for `tokens` tokens of an MLP `width`
-/// wide: GeLU's input and output, SwiGLU's gate and up outputs and their product.
+/// wide: GeLU's input, SwiGLU's gate and up outputs, and the activation's output, the down GEMM's input
+/// (fp8 under training.dtype fp8: Transformer Engine saves the cast it multiplied).
 double mlp_inner_bytes(const ModelSpec& m, const TrainingSpec& t, double tokens, double width) {
-  return (m.activation == Activation::Swiglu ? 3 : 2) * t.element_bytes() * tokens * width;
+  const double e = t.element_bytes(), lin = t.fp8() ? gpu::bytes_of(gpu::DType::Fp8) : e;
+  return ((m.activation == Activation::Swiglu ? 2 : 1) * e + lin) * tokens * width;
+}
+
+/// The attention's CP exchange buffers at their peak, once per GPU: the K/V of the whole sequence (p2p:
+/// Transformer Engine keeps every block received in a layer's forward until that forward ends; all_gather:
+/// the gathered K/V), and with all_gather also dK/dV of the whole sequence before the backward's
+/// reduce-scatter.
+double cp_exchange_bytes(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t) {
+  const double sequence_kv = c.cp * kv_block_bytes(m, c.tp, c.cp, c.micro_batch, t.element_bytes());
+  return c.cp_comm == CpComm::AllGather ? 2 * sequence_kv : sequence_kv;
+}
+
+MemoryEstimate finish(MemoryEstimate e) {
+  e.workspace = e.logits + e.buffers + e.runtime;
+  return e;
 }
 
 }  // namespace
+
+// Pipeline Send/Recv use NCCL's p2p buffers (NCCL_NCHANNELS_PER_NET_PEER channels per peer, tens of MiB):
+// left out.
+double runtime_bytes(int groups) { return kCudaContextBytes + groups * kNcclRingChannels * kNcclBytesPerConnection; }
+
+double logit_bytes(const TrainingSpec& t) {
+  return t.mixed_precision() ? kLossLogitBytes + t.element_bytes() : kLossLogitBytes;
+}
 
 ParamBytes param_bytes(const TrainingSpec& t) {
   if (!t.mixed_precision()) return {4, 4, 8};  // fp32: the weights are the master copy; Adam m + v
@@ -101,13 +113,16 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, do
   const double h = static_cast<double>(m.hidden), kvh = static_cast<double>(m.kv_hidden());
   const double ffn = static_cast<double>(m.ffn());
   const double masks = t.has_dropout() ? kDropoutMaskBytes : 0;
+  // What a linear layer keeps of its input for the weight gradient: its fp8 copy under fp8 (TE's saved
+  // cast), else the math-type tensor.
+  const double lin = t.fp8() ? gpu::bytes_of(gpu::DType::Fp8) : e;
 
   // Outside the column/row-parallel pair: two norm inputs, QKV and MLP GEMM inputs, the dropout masks
   // after the attention projection and after the MLP (Korthikanti's 10sbh).
-  const double outer = sb * h * (2 * e + e + e + 2 * masks);
+  const double outer = sb * h * (2 * e + lin + lin + 2 * masks);
   // Between them: Q, K, V (QK^T and scores x V inputs), the projection input, the MLP's inner tensors.
   const double mlp_inner = mlp_inner_bytes(m, t, sb, ffn);
-  const double inner = sb * (e * h + 2 * e * kvh + e * h) + mlp_inner;
+  const double inner = sb * (e * h + 2 * e * kvh + lin * h) + mlp_inner;
 
   double core = 0;
   if (t.attention == AttentionImpl::Standard) {
@@ -193,7 +208,7 @@ MoeStage moe_stage(const ModelSpec& m, const MegatronConfig& c, const TrainingSp
   const LayerActivations moe = moe_layer_activations(m, t, c.micro_batch, split, routed, received);
   const double router = static_cast<double>(m.hidden) * static_cast<double>(m.moe.experts);
   MoeStage out;
-  out.edp = static_cast<double>(std::int64_t{c.tp} * c.dp) / (etp * ep);
+  out.edp = static_cast<double>(std::int64_t{c.tp} * c.dp_cp()) / (etp * ep);
   const std::int64_t per_chunk = m.layers / (std::int64_t{c.pp} * c.virtual_stages),
                      layers = per_chunk * c.virtual_stages;
   for (std::uint32_t chunk = 0; chunk < c.virtual_stages; ++chunk) {
@@ -218,7 +233,7 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   if (auto bad = megatron_infeasibility(m, c, t, c.gpus()); !bad.why.empty())
     throw std::invalid_argument("megatron memory: " + bad.field + ": " + bad.why);
   if (stage >= c.pp) throw std::invalid_argument("megatron memory: stage out of range");
-  const double H = static_cast<double>(m.hidden), tp = c.tp, dp = c.dp;
+  const double H = static_cast<double>(m.hidden), tp = c.tp, dp = c.dp_cp();
   const bool sp = c.sequence_parallel && c.tp > 1;
   const bool first = stage == 0, last = stage + 1 == c.pp;
   const std::int64_t layers_per_chunk = m.layers / (std::int64_t{c.pp} * c.virtual_stages);
@@ -229,18 +244,23 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   // The first stage holds the input embedding; the last the LM head: its own matrix when untied, a copy of
   // the embedding when tied and pp > 1, and nothing more when tied on a single stage (the same matrix).
   const bool head_matrix = last && (!m.tied_embeddings || c.pp > 1);
-  const MoeStage moe = m.moe.enabled() ? moe_stage(m, c, t, stage) : MoeStage{};
+  // A CP rank holds seq/cp tokens of every sequence: activations, routed tokens and logits of that many.
+  ModelSpec local = m;
+  local.seq_len = m.seq_len / c.cp;
+  const MoeStage moe = m.moe.enabled() ? moe_stage(local, c, t, stage) : MoeStage{};
   const double dense_layers = m.moe.enabled() ? moe.dense_params : stage_layers * layer_params;
   const double params = dense_layers + (first ? table : 0) + (head_matrix ? table : 0);
-  const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(m.seq_len);
+  const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(local.seq_len);
 
   const ParamBytes pb = param_bytes(t);
   MemoryEstimate e;
-  e.weights = pb.weights * params / (c.zero >= 3 ? dp : 1) + pb.weights * moe.expert_params;
+  const double fp8_copies = t.fp8() ? kFp8WeightCopyBytes * dense_layers : 0;
+  const double expert_weights = (pb.weights + (t.fp8() ? kFp8WeightCopyBytes : 0)) * moe.expert_params;
+  e.weights = (pb.weights * params + fp8_copies) / (c.zero >= 3 ? dp : 1) + expert_weights;
   e.gradients = pb.gradients * params / (c.zero >= 2 ? dp : 1) + pb.gradients * moe.expert_params;
   e.optimizer =
       pb.optimizer * params / (c.zero >= 1 ? dp : 1) + pb.optimizer * moe.expert_params / (c.zero >= 1 ? moe.edp : 1);
-  const LayerActivations layer = layer_activations(m, t, c.micro_batch, {sp ? tp : 1, tp});
+  const LayerActivations layer = layer_activations(local, t, c.micro_batch, {sp ? tp : 1, tp});
   const double kept_layers = static_cast<double>(in_flight(c, megatron_micro_batches(c, t), stage) * layers_per_chunk);
   if (m.moe.enabled())
     e.activations = kept_layers * moe.kept_per_layer + moe.working_set;
@@ -250,11 +270,14 @@ MemoryEstimate estimate_megatron_stage_memory(const ModelSpec& m, const Megatron
   // ZeRO 2/3: DeepSpeed's gradient bucket; ZeRO 3 also the gathered layer and the prefetched one.
   if (c.zero >= 2) e.buffers += t.dp_grad_bytes * std::min(kBucketElements, layer_params);
   if (c.zero >= 3) e.buffers += 2 * pb.weights * layer_params;
+  if (c.cp > 1) e.buffers += cp_exchange_bytes(m, c, t);
   if (last) e.logits = logit_bytes(t) * tokens * local_vocab;
   // Process groups that communicate (torch creates a NCCL communicator at a group's first collective):
-  // TP, DP, and the tied embedding's between the first and the last stage.
+  // TP, DP (dp x cp ranks with CP), CP when it all-gathers (p2p rings use NCCL's p2p buffers, left out
+  // as the pipeline's are), and the tied embedding's between the first and the last stage.
   const bool embedding_group = m.tied_embeddings && c.pp > 1 && (first || last);
-  e.runtime = runtime_bytes((c.tp > 1) + (c.dp > 1) + embedding_group + moe.groups);
+  const bool cp_group = c.cp > 1 && c.cp_comm == CpComm::AllGather;
+  e.runtime = runtime_bytes((c.tp > 1) + (c.dp_cp() > 1) + cp_group + embedding_group + moe.groups);
   return finish(e);
 }
 

@@ -16,10 +16,14 @@
 //       distributed optimizer guide, docs/source/api-guide/dist_optimizer.md: bf16 param + fp32 grads
 //       6 + 12/d, 16-bit param + 16-bit grads 4 + 16/d bytes per parameter with d-way sharding);
 //   fp32 (training.dtype fp32): weights 4, gradients 4 (param.grad is fp32 whatever dtype the reduction
-//     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d).
-// ZeRO shards over dp: optimizer (stage 1), + gradients (2), + weights (3); a mixture of experts' routed
-// experts sit experts/ep per GPU, split over etp, and ZeRO 1 shards their optimizer state over edp
-// (Megatron-Core's distributed optimizer over the expert data-parallel group). AxoNN 4D: layer weights
+//     uses), optimizer 8 (Adam m + v: the weights are already the master copy; the guide's 8 + 8/d);
+//   fp8 (training.dtype fp8, Megatron only): as bf16, plus 2 B per transformer-layer linear parameter in
+//     the weights (routed experts' included): Transformer Engine's fp8 copy of the weight and of its
+//     transpose, cached across micro-batches (internal/layer_kernels.hpp); the embedding and LM head have none.
+// ZeRO shards over dp (Megatron with context parallelism: dp x cp, the ranks holding the same weights):
+// optimizer (stage 1), + gradients (2), + weights (3); a mixture of experts' routed experts sit experts/ep
+// per GPU, split over etp, and ZeRO 1 shards their optimizer state over edp (Megatron-Core's distributed
+// optimizer over the expert data-parallel group). AxoNN 4D: layer weights
 // over gx*gy*gz, the embedding over gx*gy (not z-sharded). Megatron: the first pipeline stage holds the
 // input embedding, the last the LM head (untied: its own matrix; tied: a copy when pp > 1, the same
 // matrix when pp = 1); the vocabulary is split over tp, rounded up.
@@ -38,14 +42,17 @@
 // sequence parallelism splits the rest over t too: sbh(34/t + 5as/(ht)) (the column-parallel GEMMs keep
 // their sequence-sharded input and all-gather it again in backward, Korthikanti's section 4.2.3, as
 // Megatron-core's and Transformer Engine's linear layers do).
-// Generalised, with element size e (training.dtype: 2 for bf16/fp16, 4 for fp32; masks stay 1 B),
+// Generalised, with element size e (training.dtype: 2 for bf16/fp16/fp8, 4 for fp32; masks stay 1 B),
 // ffn = ModelSpec::ffn(), kvh = ModelSpec::kv_hidden() (= h without GQA), and two divisors: `inner` for
 // the tensors between column- and row-parallel GEMMs (Megatron t; AxoNN gy) and `outer` for the others
 // (Megatron 1, t with sequence parallelism; AxoNN gx, which splits the hidden between layers):
-//   outer: norm inputs 2e sbh, QKV input e sbh, MLP input e sbh, dropout masks 2sbh (dropout > 0 only);
-//   inner: Q e sbh, K and V 2e sb kvh, projection input e sbh,
-//          MLP: GeLU 2e sb ffn (its input and output); SwiGLU 3e sb ffn (gate and up outputs, kept
-//          fused as Megatron's swiglu saves them, and their product, the down GEMM's input);
+//   outer: norm inputs 2e sbh, QKV input l sbh, MLP input l sbh, dropout masks 2sbh (dropout > 0 only);
+//   inner: Q e sbh, K and V 2e sb kvh, projection input l sbh,
+//          MLP: GeLU (e + l) sb ffn (its input and output); SwiGLU (2e + l) sb ffn (gate and up outputs,
+//          kept fused as Megatron's swiglu saves them, and their product, the down GEMM's input);
+//   where l, the bytes a linear layer keeps of its input for the weight gradient, is e, or 1 under fp8:
+//   Transformer Engine's linear layers save the fp8 cast of their input, not the bf16 tensor (the norm
+//   inputs, Q, K, V and the activation's inputs stay bf16);
 //   attention core (inner), the terms the attention kernel itself keeps for its backward:
 //     standard: softmax output e as^2b, and with dropout its mask as^2b and the dropout output e as^2b
 //       (without dropout the scores x V GEMM keeps the softmax output itself: e as^2b in all); with GQA
@@ -65,22 +72,28 @@
 // but not yet backward: min(m, p - s) for 1F1B, the interleaved schedule's warm-up + 1 chunk-micro-batches
 // (internal/pipeline_schedule.hpp; Megatron-core's schedules.py: 2(p - s - 1) + (v - 1)p warm-up, all of the
 // v*m when that is more, so the first stage holds L(1 + (p - 1)/(pv)) layers' worth, Narayanan et al.
-// SC21); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences.
+// SC21); AxoNN 4D runs one micro-batch of b = global_batch / (gdata * gz) sequences. Context parallelism
+// (Megatron, cp > 1) leaves a rank s/cp tokens of each sequence: every term above with s/cp for s (flash
+// attention only, so no s^2 term).
 //
 // WORKSPACE, three parts:
 //   logits, on the stage with the LM head: the cross-entropy's peak, one micro-batch's logits in fp32 and
 //     in the math type at once (4 + e B per token per local vocabulary entry; 4 B in fp32 training):
 //     Megatron-core's vocab-parallel cross-entropy upcasts them while the caller holds the 16-bit ones,
 //     works in place on the fp32 copy, saves it, writes the gradient into it and casts that back;
-//   buffers: with ZeRO 2/3, DeepSpeed's gradient bucket (a layer, at most its default reduce_bucket_size of
+//   buffers: with context parallelism, the attention's K/V exchange (context_parallel.hpp): the whole
+//     sequence's K/V of the rank's TP shard, 2 e s b kvh/t (p2p: Transformer Engine keeps every block a
+//     layer's forward receives until it ends; all_gather: the gathered K/V), twice that with all_gather
+//     (dK/dV of the whole sequence before the backward's reduce-scatter);
+//     with ZeRO 2/3, DeepSpeed's gradient bucket (a layer, at most its default reduce_bucket_size of
 //     5e8 elements, in the reduction dtype); ZeRO 3 / AxoNN's z-sharding, the current and the prefetched
 //     layer gathered (AxoNN: its largest linear layer). ZeRO 0/1 reduce in place in the gradient buffer
 //     (Megatron-LM's DDP and distributed optimizer), and the distributed optimizer all-gathers the updated
 //     parameters in place in the parameter buffer: nothing more;
 //   runtime, outside PyTorch's allocator: the CUDA context (an estimate, 0.5 GB) and NCCL's buffers for
-//     each process group that communicates (TP, DP, the tied embedding's; AxoNN's x, y, z, data): per
-//     channel one Simple (NCCL_BUFFSIZE, 4 MiB), one LL128 and one LL buffer, 9.6 MB, for each of the at
-//     most 32 channels of a ring: 0.31 GB per group.
+//     each process group that communicates (TP, DP, CP with all_gather, the tied embedding's; AxoNN's x,
+//     y, z, data): per channel one Simple (NCCL_BUFFSIZE, 4 MiB), one LL128 and one LL buffer, 9.6 MB, for
+//     each of the at most 32 channels of a ring: 0.31 GB per group.
 // The total compares with PyTorch's peak allocated memory (torch.cuda.max_memory_allocated) plus the
 // runtime part; what the caching allocator reserves but does not hand out is not counted (LIMITATIONS).
 // For Megatron the estimate is of the stage that needs the most (the first: most activations in flight
@@ -101,8 +114,12 @@
 //    closed form; a run within a few GB of the capacity may still need it, or allocator settings;
 //  - the CUDA context is a round estimate; NCCL's buffers assume 32 ring channels per process group and
 //    leave out p2p (pipeline) and tree buffers, NVLink SHARP's and user-buffer (TP overlap) registrations;
-//  - FP8 training is not modelled (Transformer Engine keeps FP8 copies of the GEMM inputs);
+//  - fp8: the transient fp8 casts of the GEMM being run (a layer's input and output gradient) are not
+//    counted, nor TE's scaling state (a few bytes per tensor); with ZeRO 3 the fp8 weight copies are
+//    sharded over dp like the weights they are cast from (an assumption: TE's cache is per module);
 //  - the logits of only one micro-batch are counted, at the cross-entropy's peak;
+//  - with context parallelism, the per-step partial outputs Transformer Engine's p2p forward keeps until
+//    it merges them (cp x the attention output) are not counted;
 //  - no activation offloading, CPU optimizer, activation checkpointing of a subset of layers, or
 //    fp32 residual stream (--fp32-residual-connection);
 //  - a mixture of experts (moe_layer_activations): the routed tensors are those of the busiest
@@ -148,6 +165,12 @@ struct ParamBytes {
   double weights = 0, gradients = 0, optimizer = 0;
 };
 [[nodiscard]] ParamBytes param_bytes(const TrainingSpec& training);
+
+/// Bytes outside PyTorch's allocator: the CUDA context and NCCL's ring buffers of every process group
+/// that communicates (`groups`: grid dimensions of more than one GPU).
+[[nodiscard]] double runtime_bytes(int groups);
+/// Logits of one micro-batch at the cross-entropy's peak, per token and local vocabulary entry.
+[[nodiscard]] double logit_bytes(const TrainingSpec& training);
 
 /// How one layer's activations are divided over the GPUs of a tensor-parallel group.
 struct ActivationSplit {

@@ -435,3 +435,26 @@ TEST_CASE("Nemotron-4 340B on 128 H100, TP 8 x PP 8 x DP 2: fits with full recom
   CHECK(kept.activations == Approx(96 * 267583488.0));
   CHECK(kept.total() > kH100Bytes);
 }
+
+TEST_CASE("fp8: 2 B more per layer weight, 1 B less per element of each linear layer's saved input", "[unit]") {
+  // GPT-175B on a middle stage of TP 4 (SP) x PP 4 x DP 8, nothing recomputed, flash, no dropout: the
+  // terms fp8 changes, by hand from memory.hpp's per-layer count.
+  TrainingSpec bf16{64, Recompute::None};
+  bf16.dropout = 0;
+  TrainingSpec fp8 = bf16;
+  fp8.dtype = exasim::gpu::DType::Fp8;
+  const MegatronConfig c{4, 4, 8, 1, 1, 1, true};
+  const auto a = estimate_megatron_stage_memory(k175b, c, bf16, 1);
+  const auto b = estimate_megatron_stage_memory(k175b, c, fp8, 1);
+  // Weights: the stage's 24 layers of 12 h^2 / tp parameters, each with an fp8 copy and its transpose.
+  const double h = 12288, s = 2048, tp = 4, stage_params = 24 * 12 * h * h / tp;
+  CHECK(b.weights - a.weights == Approx(2 * stage_params));
+  CHECK(b.gradients == a.gradients);
+  CHECK(b.optimizer == a.optimizer);
+  // Activations: per layer and micro-batch (b = 1), the QKV and MLP-up inputs (s h / tp each with SP), the
+  // projection input (s h / tp) and the MLP-down input (s 4h / tp) drop from 2 B to 1 B. The stage keeps
+  // min(m, p - s) = 3 micro-batches of its 24 layers.
+  const double per_layer = (2 * s * h + s * h + s * 4 * h) / tp;
+  CHECK(a.activations - b.activations == Approx(3 * 24 * per_layer));
+  CHECK(b.workspace == a.workspace);
+}

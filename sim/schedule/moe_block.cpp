@@ -34,11 +34,11 @@ Infeasibility megatron_moe_infeasibility(const ModelSpec& m, const MegatronConfi
     return {"parallel.etp", "etp = " + str(etp) + " must divide tp = " + str(c.tp) +
                                 " (an expert tensor-parallel group sits inside a tensor-parallel one)"};
   // The ranks of a pipeline stage, which the expert groups are carved from (Megatron-Core: tp x cp x dp).
-  const std::int64_t stage_ranks = std::int64_t{c.tp} * c.dp;
+  const std::int64_t stage_ranks = std::int64_t{c.tp} * c.cp * c.dp;
   if (stage_ranks % (std::int64_t{etp} * c.ep) != 0)
-    return {"parallel.ep", "etp x ep = " + str(std::int64_t{etp} * c.ep) + " must divide tp x dp = " +
-                               str(stage_ranks) + " (with etp = tp: ep must divide dp; the expert-parallel groups " +
-                               "are carved out of the data-parallel ranks)"};
+    return {"parallel.ep", "etp x ep = " + str(std::int64_t{etp} * c.ep) + " must divide tp x cp x dp = " +
+                               str(stage_ranks) + " (with etp = tp: ep must divide cp x dp; the expert-parallel " +
+                               "groups are carved out of the data- and context-parallel ranks)"};
   if (m.moe.expert_ffn % etp != 0)
     return {"parallel.etp", "model expert_ffn_hidden " + str(m.moe.expert_ffn) + " is not divisible by etp = " +
                                 str(etp) + " (an expert's MLP width is split over expert tensor-parallel ranks)"};
@@ -106,7 +106,11 @@ gpu::Kernel MoeBlock::gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmL
 }
 
 template <class Shape>
-void MoeBlock::expert_gemms(const std::string& name, Shape shape) {
+void MoeBlock::expert_gemms(const std::string& name, std::int64_t cast_width, Shape shape) {
+  if (cast_width > 0) {  // named as the dense layers' casts: "L3.expert_up.fwd.fp8_cast"
+    const double all_rows = std::accumulate(s_.expert_rows.begin(), s_.expert_rows.end(), 0.0);
+    out_.compute(name.substr(0, name.rfind('.')), k_.fp8_cast(all_rows * static_cast<double>(cast_width)));
+  }
   // Experts with equal rows (all of them under uniform routing) share one grouped GEMM, in expert order.
   std::vector<std::pair<std::int64_t, std::int64_t>> groups;  // rows, experts
   for (const double rows : s_.expert_rows) {
@@ -119,7 +123,8 @@ void MoeBlock::expert_gemms(const std::string& name, Shape shape) {
   }
   for (const auto& [rows, count] : groups) {
     const auto [m, n, k, layout] = shape(rows);
-    out_.compute(name, count == 1 ? gemm(m, n, k, layout) : gpu::batched_gemm(count, m, n, k, layout, k_.dtype()));
+    const auto type = k_.linear_dtype();
+    out_.compute(name, count == 1 ? gpu::gemm(m, n, k, layout, type) : gpu::batched_gemm(count, m, n, k, layout, type));
   }
 }
 
@@ -141,12 +146,12 @@ void MoeBlock::forward(const std::string& layer, const std::string& pass) {
                gpu::memory_kernel(MemoryFamily::Elementwise, e * h * (n + copies())));
   out_.collective(layer + ".dispatch" + pass + ".all_to_all", CollKind::AllToAll, s_.ep_dim, s_.dispatch_bytes(e));
   etp_collective(layer + ".experts" + pass + ".etp_all_gather", CollKind::AllGather);
-  expert_gemms(layer + ".expert_up" + pass + ".gemm",
+  expert_gemms(layer + ".expert_up" + pass + ".gemm", H,
                [&](std::int64_t rows) { return std::make_tuple(rows, up, H, GemmLayout::TN); });
   const double rows = std::accumulate(s_.expert_rows.begin(), s_.expert_rows.end(), 0.0);
   out_.compute(layer + ".expert_" + (s_.up_out == s_.ffn ? "gelu" : "swiglu") + pass,
                k_.activation_forward(rows * static_cast<double>(ffn)));
-  expert_gemms(layer + ".expert_down" + pass + ".gemm",
+  expert_gemms(layer + ".expert_down" + pass + ".gemm", ffn,
                [&](std::int64_t m) { return std::make_tuple(m, H, ffn, GemmLayout::TN); });
   etp_collective(layer + ".experts" + pass + ".etp_reduce_scatter", CollKind::ReduceScatter);
   out_.collective(layer + ".combine" + pass + ".all_to_all", CollKind::AllToAllReverse, s_.ep_dim,
@@ -167,16 +172,16 @@ void MoeBlock::backward(const std::string& layer) {
       gpu::memory_kernel(MemoryFamily::Elementwise, e * h * (n + 2 * copies()) + kProbabilityBytes * copies()));
   out_.collective(layer + ".combine" + pass + ".all_to_all", CollKind::AllToAll, s_.ep_dim, s_.dispatch_bytes(e));
   etp_collective(layer + ".experts" + pass + ".etp_all_gather", CollKind::AllGather);
-  expert_gemms(layer + ".expert_down" + pass + ".dx_gemm",
+  expert_gemms(layer + ".expert_down" + pass + ".dx_gemm", H,
                [&](std::int64_t rows) { return std::make_tuple(rows, ffn, H, GemmLayout::NN); });
-  expert_gemms(layer + ".expert_down" + pass + ".dw_gemm",
+  expert_gemms(layer + ".expert_down" + pass + ".dw_gemm", 0,
                [&](std::int64_t rows) { return std::make_tuple(H, ffn, rows, GemmLayout::NT); });
   const double rows = std::accumulate(s_.expert_rows.begin(), s_.expert_rows.end(), 0.0);
   out_.compute(layer + ".expert_" + (s_.up_out == s_.ffn ? "gelu" : "swiglu") + pass,
                k_.activation_backward(rows * static_cast<double>(ffn)));
-  expert_gemms(layer + ".expert_up" + pass + ".dx_gemm",
+  expert_gemms(layer + ".expert_up" + pass + ".dx_gemm", up,
                [&](std::int64_t m) { return std::make_tuple(m, H, up, GemmLayout::NN); });
-  expert_gemms(layer + ".expert_up" + pass + ".dw_gemm",
+  expert_gemms(layer + ".expert_up" + pass + ".dw_gemm", 0,
                [&](std::int64_t m) { return std::make_tuple(up, H, m, GemmLayout::NT); });
   etp_collective(layer + ".experts" + pass + ".etp_reduce_scatter", CollKind::ReduceScatter);
   out_.collective(layer + ".dispatch" + pass + ".all_to_all", CollKind::AllToAllReverse, s_.ep_dim,

@@ -32,14 +32,19 @@ struct TrainingSpec {
   /// Dropout probability (attention probabilities, after attention and after the MLP, as Megatron-LM's
   /// attention_dropout / hidden_dropout). 0 removes the dropout kernels and their masks.
   double dropout = 0.1;
-  gpu::DType dtype = gpu::DType::Bf16;  ///< math and activation type (fp16/bf16: mixed precision)
-  double dp_grad_bytes = 4;             ///< bytes per gradient element in the data reduction (fp32: 4)
+  /// Training type: bf16 or fp16 (mixed precision), fp32, or fp8: bf16 mixed precision whose
+  /// transformer-layer linear GEMMs run in FP8, as Transformer Engine runs them (internal/layer_kernels.hpp).
+  gpu::DType dtype = gpu::DType::Bf16;
+  double dp_grad_bytes = 4;  ///< bytes per gradient element in the data reduction (fp32: 4)
 
   [[nodiscard]] bool full_recompute() const { return recompute == Recompute::Full; }
   [[nodiscard]] bool selective_recompute() const { return recompute == Recompute::Selective; }
   [[nodiscard]] bool has_dropout() const { return dropout > 0; }
+  [[nodiscard]] bool fp8() const { return dtype == gpu::DType::Fp8; }
+  /// Type of activations, weights and every kernel but the FP8 GEMMs: bf16 under fp8.
+  [[nodiscard]] gpu::DType math_dtype() const { return fp8() ? gpu::DType::Bf16 : dtype; }
   /// Bytes of one activation / weight element in the math type.
-  [[nodiscard]] double element_bytes() const { return gpu::bytes_of(dtype); }
+  [[nodiscard]] double element_bytes() const { return gpu::bytes_of(math_dtype()); }
   /// Mixed precision keeps fp32 master weights beside the bf16/fp16 ones; fp32 training does not.
   [[nodiscard]] bool mixed_precision() const { return dtype != gpu::DType::Fp32; }
 };

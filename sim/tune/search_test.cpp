@@ -2,6 +2,7 @@
 
 #include "sim/gpu/device_loader.hpp"
 #include "sim/scenario/schemes/axonn4d_scheme.hpp"
+#include "sim/schedule/megatron.hpp"
 #include "sim/tune/tune_csv.hpp"
 
 #include <catch2/catch.hpp>
@@ -120,15 +121,22 @@ scenario::Scenario tiny_megatron(const std::string& width = R"("hidden": 1024, "
 }
 }  // namespace
 
-TEST_CASE("the Megatron search enumerates tp x pp x zero x micro-batch x virtual stages x sp x recompute", "[unit]") {
+TEST_CASE("the Megatron search enumerates tp x cp x pp x zero x micro-batch x virtual stages x sp x recompute",
+          "[unit]") {
   const auto s = tiny_megatron();
   tune::AnalyticModel model(s);
   const auto result = tune::search_scheme(*scenario::find_scheme("megatron"), s, model);
   // (tp, pp) with tp*pp | 8: 10 ordered pairs. Sequence parallelism doubles those with tp > 1; ZeRO 0-3
   // those with dp > 1, ZeRO 0 alone where dp = 1. dp > 1: (1,1) (1,2) (1,4) once, (2,1) (2,2) (4,1) twice:
-  // 9, times 4 stages = 36; dp = 1: (1,8) once, (2,4) (4,2) (8,1) twice: 7. Times 4 micro-batches
-  // (divisors of 8), 3 virtual stages (divisors of 4 layers), 3 recompute modes: 43 * 36 = 1548 (hand count).
-  CHECK(result.considered == 1548);
+  // 9, times 4 stages = 36; dp = 1: (1,8) once, (2,4) (4,2) (8,1) twice: 7; 43 without CP. With cp = 2^b
+  // (b = 1..3; 2 cp chunks divide seq 512) every (tp, pp) = (2^a, 2^c) with a + c <= n = 3 - b takes 4 ZeRO
+  // stages (dp x cp > 1), twice with tp > 1: 4 (n + 1)^2, so 36 + 16 + 4 = 56. Times 4 micro-batches
+  // (divisors of 8), 3 virtual stages (divisors of 4 layers), 3 recompute modes: 99 * 36 = 3564 (hand count).
+  CHECK(result.considered == 3564);
+  // The CP degrees tried: 1, 2, 4 and 8.
+  std::set<std::uint32_t> cps;
+  for (const auto& c : result.ranked) cps.insert(scenario::config_as<schedule::MegatronConfig>(*c.config).cp);
+  CHECK(cps == std::set<std::uint32_t>{1, 2, 4, 8});
   std::uint64_t refused = 0;
   for (const auto& [reason, n] : result.refused) refused += n;
   CHECK(result.fitting + refused == result.considered);

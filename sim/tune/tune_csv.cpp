@@ -14,14 +14,24 @@ namespace {
 const std::vector<std::string> kFigures = {"analytic_iteration_s", "memory_per_gpu_bytes", "iteration_time_s",
                                            "percent_of_peak", "tflops_per_gpu"};
 
+/// The configuration columns of a table of every scheme: each scheme's, in table order; a column that
+/// several schemes name (micro_batch) once, where it first appears.
+std::vector<std::string> shared_columns() {
+  std::vector<std::string> out;
+  for (const auto& scheme : scenario::schemes())
+    for (const auto column : scheme.csv_columns)
+      if (std::find(out.begin(), out.end(), column) == out.end()) out.emplace_back(column);
+  return out;
+}
+
 std::vector<std::string> header_of(const scenario::Scheme* alone) {
   std::vector<std::string> out;
   if (alone) {
     out.assign(alone->csv_columns.begin(), alone->csv_columns.end());
   } else {
     out.emplace_back("scheme");
-    for (const auto& scheme : scenario::schemes())
-      out.insert(out.end(), scheme.csv_columns.begin(), scheme.csv_columns.end());
+    const auto columns = shared_columns();
+    out.insert(out.end(), columns.begin(), columns.end());
     out.emplace_back("recompute");
   }
   out.insert(out.end(), kFigures.begin(), kFigures.end());
@@ -37,14 +47,15 @@ std::vector<std::string> cells_of(const TuneRow& row, const scenario::Scheme* al
     out = c.scheme->to_csv(*c.config);
   } else {
     out.emplace_back(c.scheme->name);
-    for (const auto& scheme : scenario::schemes()) {
-      if (&scheme == c.scheme) {
-        const auto own = scheme.to_csv(*c.config);
-        out.insert(out.end(), own.begin(), own.end());
-      } else {
-        out.resize(out.size() + scheme.csv_columns.size());
-      }
+    // The scheme's own cells under their columns, the other schemes' columns empty.
+    const auto columns = shared_columns();
+    const auto own = c.scheme->to_csv(*c.config);
+    std::vector<std::string> config(columns.size());
+    for (std::size_t i = 0; i < own.size(); ++i) {
+      const auto at = std::find(columns.begin(), columns.end(), c.scheme->csv_columns[i]) - columns.begin();
+      config[static_cast<std::size_t>(at)] = own[i];
     }
+    out.insert(out.end(), config.begin(), config.end());
     out.emplace_back(schedule::to_string(c.recompute));
   }
   out.push_back(number(c.analytic_s));
@@ -63,9 +74,22 @@ bool same_columns(std::vector<std::string> header, std::vector<std::string> layo
   return header == layout;
 }
 
+/// Whether `header` is a table of every scheme as written before the scheme table grew: "scheme",
+/// "recompute" and the figures, and only columns the table has now. Its rows name the schemes it had, and
+/// a row whose scheme's columns are missing fails on its first missing cell.
+bool older_mixed_columns(const std::vector<std::string>& header) {
+  const auto all = header_of(nullptr);
+  const auto has = [&](const std::string& column) {
+    return std::find(header.begin(), header.end(), column) != header.end();
+  };
+  return has("scheme") && has("recompute") && std::all_of(kFigures.begin(), kFigures.end(), has) &&
+         std::all_of(header.begin(), header.end(),
+                     [&](const std::string& column) { return std::find(all.begin(), all.end(), column) != all.end(); });
+}
+
 /// The layout whose columns `table` has: the scheme alone, or nullptr for every scheme's columns.
 const scenario::Scheme* layout_of(const report::CsvTable& table) {
-  if (same_columns(table.header, header_of(nullptr))) return nullptr;
+  if (same_columns(table.header, header_of(nullptr)) || older_mixed_columns(table.header)) return nullptr;
   std::string want = report::csv_line(header_of(nullptr));
   for (const auto& scheme : scenario::schemes()) {
     if (scheme_alone(&scheme) != &scheme) continue;

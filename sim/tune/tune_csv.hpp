@@ -3,10 +3,12 @@
 // configuration that fits, in the analytic order, with its estimate and, for the simulated ones, the
 // simulation's figures. Its configuration columns are the schemes' own (scenario::Scheme::csv_columns):
 //  - one scheme searched that keeps the scenario's recompute (axonn4d): that scheme's columns alone;
-//  - else "scheme", every scheme's columns in table order (empty where they do not apply), "recompute".
+//  - else "scheme", every scheme's columns in table order (empty where they do not apply; a column
+//    several schemes name, as Megatron's and FSDP's micro_batch, is one column), "recompute".
 // Then analytic_iteration_s, memory_per_gpu_bytes, iteration_time_s, percent_of_peak, tflops_per_gpu
 // (the last three empty when not simulated). The reader finds every cell by its column's name, so it
-// takes the columns in any order.
+// takes the columns in any order, and a table of every scheme written before a scheme joined the table
+// (without that scheme's columns).
 //
 // LIMITATIONS: a configuration's switches that tune does not search are not written (they read back as
 // the scheme's defaults); numbers are written as JSON writes them (shortest round trip).

@@ -18,9 +18,9 @@
 //
 // device: a name from devices.hpp (device_names()). Two kinds of rows:
 //  - GEMM rows (kernel "gemm"): m, n, k positive integers; time_s positive seconds for one kernel, launch
-//    included; batch a positive integer (empty: 1) and dtype bf16, fp16 or fp32 (empty: bf16); layout NN,
-//    NT or TN (kernel.hpp's letters, those of the BLAS call; empty: any); efficiency empty. A (device,
-//    batch, dtype, m, n, k, layout) may appear only once.
+//    included; batch a positive integer (empty: 1) and dtype bf16, fp16, fp32 or fp8 (empty: bf16; fp8
+//    only on a device with FP8); layout NN, NT or TN (kernel.hpp's letters, those of the BLAS call; empty:
+//    any); efficiency empty. A (device, batch, dtype, m, n, k, layout) may appear only once.
 //  - efficiency rows (kernel "attention" or a memory family: elementwise, norm, softmax, dropout,
 //    activation, optimizer; kernel.hpp): efficiency in (0, 1], the sustained fraction of HBM bandwidth
 //    of that family's kernels (for attention: of the dtype's tensor peak); m, n, k, time_s, batch and dtype

@@ -55,7 +55,7 @@ std::string dim_colour(std::string_view dim) {
   if (dim == "x" || dim == "tp") return "#e4572e";
   if (dim == "y") return "#f3a712";
   if (dim == "z" || dim == "cp") return "#a0c040";
-  if (dim == "data" || dim == "dp") return "#2e86ab";
+  if (dim == "data" || dim == "dp" || dim == "dp_cp") return "#2e86ab";
   if (dim == "pp") return "#b5179e";
   return "#8a8a8a";
 }

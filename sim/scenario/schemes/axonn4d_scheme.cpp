@@ -17,6 +17,11 @@ using Grid = schedule::Axonn4DConfig;
 const Grid& grid_of(const Scenario& s) { return parallel_as<Grid>(s); }
 
 schedule::Infeasibility refusal_axonn4d(const Scenario& s) {
+  // FP8 is modelled as Transformer Engine's linear layers in Megatron-LM; AxoNN's own layers have no FP8 path.
+  if (s.training.fp8())
+    return {"training.dtype",
+            "fp8 is modelled for parallel.scheme megatron (Transformer Engine's FP8 linear "
+            "layers); axonn4d's layers run bf16, fp16 or fp32"};
   return schedule::axonn4d_infeasibility(s.model, grid_of(s), s.training.global_batch);
 }
 

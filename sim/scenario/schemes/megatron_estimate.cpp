@@ -4,7 +4,8 @@
 // one stage, and closed forms assemble the iteration. A probe plan with pp = dp = 1 (the configuration's
 // tp, micro-batch, sequence parallelism and recomputation) is replayed at 1 and 2 layers and 1 and 2
 // micro-batches, and T(l, m) = a + b l + c m + d l m solved for d (one layer's forward, recomputation and
-// backward with its TP collectives), c (the embedding, LM head and loss of a micro-batch), b and a (the
+// backward with its TP collectives, and with context parallelism its attention steps and their K/V
+// exchange over CP, kept in the probe), c (the embedding, LM head and loss of a micro-batch), b and a (the
 // optimizer per layer and for the embedding). Then, with Lp = L / pp layers on a stage, v virtual stages
 // and m micro-batches:
 //   stage    = d Lp + c + ZeRO's per-micro-batch traffic (ZeRO 2/3 reduce-scatters per layer, blocking,
@@ -17,13 +18,15 @@
 //   flush    = the DP reduction of the stage's gradients (ZeRO 0: all-reduce; 1: reduce-scatter; with
 //              overlap.dp exposed past the last micro-batch's backward), ZeRO 1/2's parameter all-gather,
 //              and the optimizer (b Lp + a, over dp with ZeRO >= 1).
-// The TP ring is (stride 1, size tp), the DP ring (stride tp, size dp), the pp ring (stride tp dp, size pp).
+// The TP ring is (stride 1, size tp), the CP ring (stride tp, size cp), the DP ring (stride tp, size
+// dp cp: the gradient reduction's group), the pp ring (stride tp cp dp, size pp); the pipeline's tensors
+// hold seq/cp tokens.
 //
 // A mixture of experts (moe_iteration_s): the probes run with ep = 1 (every expert local, the expert GEMMs
 // at the mean load), once with every layer a MoE layer and once dense where the model mixes them; the
 // busiest stage is the one whose layers cost most; each MoE layer adds per micro-batch its 4 all-to-alls
 // (6 with full recomputation) on the ep ring (stride etp, size ep), the busiest rank receiving ep x its
-// share of S; the flush reduces dense gradients over dp and expert gradients over the edp ring (stride
+// share of S; the flush reduces dense gradients over dp x cp and expert gradients over the edp ring (stride
 // etp x ep); the probe's optimizer per layer is scaled by the parameters a GPU really holds.
 //
 // LIMITATIONS: the busiest stage pays both the embedding and the LM head (c); the backward's share of a
@@ -55,11 +58,11 @@ class MegatronEstimate final : public SchemeEstimate {
   void prepare(const Scenario& s, AnalyticMachine& machine) override {
     const auto& c = parallel_as<schedule::MegatronConfig>(s);
     (void)machine.ring_of(1, c.tp);
-    (void)machine.ring_of(c.tp, c.dp);
-    (void)machine.ring_of(c.tp * c.dp, c.pp);
+    (void)machine.ring_of(c.tp, c.dp_cp());
+    (void)machine.ring_of(c.tp * c.dp_cp(), c.pp);
     if (s.model.moe.enabled()) {
       (void)machine.ring_of(c.expert_tp(), c.ep);
-      (void)machine.ring_of(c.expert_tp() * c.ep, c.tp * c.dp / (c.expert_tp() * c.ep));
+      (void)machine.ring_of(c.expert_tp() * c.ep, c.tp * c.dp_cp() / (c.expert_tp() * c.ep));
       (void)probe(s, machine, LayerKind::Moe);
       if (mixes_layers(s.model)) (void)probe(s, machine, LayerKind::Dense);
     } else {
@@ -75,22 +78,23 @@ class MegatronEstimate final : public SchemeEstimate {
   };
   /// Which layers a probe's model has: the scenario's, or a mixture of experts' MoE or dense ones alone.
   enum class LayerKind : std::uint8_t { AsModel, Moe, Dense };
-  /// Memoised per (tp, micro_batch, sequence_parallel, recompute, layer kind, etp): one estimate per base
-  /// scenario.
+  /// Memoised per (tp, micro_batch, sequence_parallel, recompute, layer kind, etp, cp, cp_comm): one
+  /// estimate per base scenario.
   const Probe& probe(const Scenario& s, AnalyticMachine& machine, LayerKind kind = LayerKind::AsModel);
   double moe_iteration_s(const Scenario& s, AnalyticMachine& machine);
   static bool mixes_layers(const schedule::ModelSpec& m) {
     return m.moe.first_dense_layers > 0 || m.moe.layer_freq > 1;
   }
-  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int, int, std::uint32_t>, Probe> probes_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, int, int, std::uint32_t, std::uint32_t, int>, Probe> probes_;
 };
 
 const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, AnalyticMachine& machine, LayerKind kind) {
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
   const auto key = std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1,
-                                   static_cast<int>(s.training.recompute), static_cast<int>(kind), c.etp);
+                                   static_cast<int>(s.training.recompute), static_cast<int>(kind), c.etp, c.cp,
+                                   static_cast<int>(c.cp_comm));
   if (auto it = probes_.find(key); it != probes_.end()) return it->second;
-  schedule::MegatronConfig alone = c;  // one stage, one data-parallel rank
+  schedule::MegatronConfig alone = c;  // one stage, one data-parallel rank, the CP group kept
   alone.pp = alone.dp = alone.virtual_stages = 1;
   alone.zero = 0;
   alone.ep = 1;
@@ -103,10 +107,31 @@ const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, Analyt
     alone.etp = 0;
   }
   auto training = s.training;
+  // With cp > 1 the probe's data-parallel dimension is its CP group (dp x cp ranks with dp = 1): its
+  // gradient all-reduce, blocking after the flush with overlap.dp off, is taken out of each replay (the
+  // iteration adds the real reduction over dp x cp). With cp = 1 the probe has no DP collective at all.
+  auto overlap = s.overlap;
+  overlap.dp = false;
+  // A MoE probe layer's weights: attention and shared experts over TP with the router whole, reduced over
+  // the CP group; every routed expert over etp, reduced over the expert data-parallel ranks (tp cp / etp).
+  const bool moe_probe = model.moe.enabled();
+  const double router = moe_probe ? static_cast<double>(model.hidden * model.moe.experts) : 0;
+  const double layer_params =
+      moe_probe ? (model.moe_dense_params() - router) / c.tp + router : model.layer_params() / c.tp;
+  const std::uint32_t etp = alone.expert_tp();
+  const double expert_params = moe_probe ? static_cast<double>(model.moe.experts) * model.expert_params() / etp : 0;
+  const double vocab_params =
+      (s.model.tied_embeddings ? 1 : 2) * static_cast<double>((s.model.vocab + c.tp - 1) / c.tp) * s.model.hidden;
   auto time = [&](std::int64_t layers, std::int64_t micro_batches) {
     model.layers = layers;
     training.global_batch = micro_batches * c.micro_batch;
-    return machine.replay_s(schedule::build_megatron_plan(model, alone, training, s.overlap));
+    const double t = machine.replay_s(schedule::build_megatron_plan(model, alone, training, overlap));
+    if (c.cp == 1) return t;
+    const double g = s.training.dp_grad_bytes, l = static_cast<double>(layers);
+    const double experts = moe_probe ? machine.collective_s(schedule::CollKind::AllReduce, etp, c.tp * c.cp / etp,
+                                                            g * l * expert_params)
+                                     : 0;
+    return t - experts - machine.collective_s(schedule::CollKind::AllReduce, c.tp, c.cp, g * (l * layer_params + vocab_params));
   };
   const double t11 = time(1, 1), t21 = time(2, 1), t12 = time(1, 2), t22 = time(2, 2);
   Probe p;
@@ -122,9 +147,9 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
   using schedule::CollKind;
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
   const auto& probe_s = probe(s, machine);
-  const auto pp_ring = machine.ring_of(c.tp * c.dp, c.pp);
+  const auto pp_ring = machine.ring_of(c.tp * c.dp_cp(), c.pp);
   const auto on_tp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, 1, c.tp, bytes); };
-  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp, bytes); };
+  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp_cp(), bytes); };
   const double pp = c.pp, v = c.virtual_stages;
   const double stage_layers = static_cast<double>(s.model.layers) / pp;
   const auto micro_batches = static_cast<double>(schedule::megatron_micro_batches(c, s.training));
@@ -153,7 +178,7 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
   double t = (micro_batches + (pp - 1) / v) * stage;
   if (c.pp > 1) {
     const bool sp = c.sequence_parallel && c.tp > 1, split = c.scatter_gather && !sp && c.tp > 1;
-    const double full = e * static_cast<double>(c.micro_batch * s.model.seq_len * s.model.hidden);
+    const double full = e * static_cast<double>(c.micro_batch * (s.model.seq_len / c.cp) * s.model.hidden);
     double hop = pp_ring.step_latency_s + full / (sp ? c.tp : 1) / (split ? c.tp : 1) / pp_ring.bandwidth_Bps;
     if (split) hop += on_tp(CollKind::AllGather, full);
     t += 2 * (v * micro_batches + pp - 1) * hop;
@@ -167,7 +192,7 @@ double MegatronEstimate::iteration_s(const Scenario& s, AnalyticMachine& machine
     t += s.overlap.dp ? std::max(r / (stage_layers + 1), r - backward * d * stage_layers) : r;
   }
   if (c.zero == 1 || c.zero == 2) t += on_dp(CollKind::AllGather, e * stage_params);
-  t += (probe_s.per_layer_s * stage_layers + probe_s.fixed_s) / (c.zero >= 1 ? c.dp : 1);
+  t += (probe_s.per_layer_s * stage_layers + probe_s.fixed_s) / (c.zero >= 1 ? c.dp_cp() : 1);
   return t;
 }
 
@@ -177,8 +202,8 @@ double MegatronEstimate::moe_iteration_s(const Scenario& s, AnalyticMachine& mac
   const auto& m = s.model;
   const Probe& moe = probe(s, machine, LayerKind::Moe);
   const Probe& dense = mixes_layers(m) ? probe(s, machine, LayerKind::Dense) : moe;
-  const std::uint32_t etp = c.expert_tp(), edp = c.tp * c.dp / (etp * c.ep);
-  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp, bytes); };
+  const std::uint32_t etp = c.expert_tp(), edp = c.tp * c.dp_cp() / (etp * c.ep);
+  const auto on_dp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, c.tp, c.dp_cp(), bytes); };
   const auto on_edp = [&](CollKind kind, double bytes) { return machine.collective_s(kind, etp * c.ep, edp, bytes); };
   const double pp = c.pp, v = c.virtual_stages, tp = c.tp;
   const auto micro_batches = static_cast<double>(schedule::megatron_micro_batches(c, s.training));
@@ -187,7 +212,7 @@ double MegatronEstimate::moe_iteration_s(const Scenario& s, AnalyticMachine& mac
 
   // One micro-batch's all-to-alls of a MoE layer: S = n top_k h e, the busiest rank receiving ep x its share.
   const bool sp = c.sequence_parallel && c.tp > 1;
-  const double routed = static_cast<double>(c.micro_batch * m.seq_len) / (sp ? tp : 1);
+  const double routed = static_cast<double>(c.micro_batch * (m.seq_len / c.cp)) / (sp ? tp : 1);
   const auto routing = schedule::route_experts(m.moe, c.ep);
   const double hottest = *std::max_element(routing.rank_share.begin(), routing.rank_share.end());
   const double S = routed * static_cast<double>(m.moe.top_k * m.hidden) * e;
@@ -199,7 +224,7 @@ double MegatronEstimate::moe_iteration_s(const Scenario& s, AnalyticMachine& mac
   const double moe_dense = (m.moe_dense_params() - router) / tp + router, dense_layer = m.layer_params() / tp;
   const double experts_probe = static_cast<double>(m.moe.experts) * m.expert_params() / etp;
   const double experts_real = experts_probe / c.ep;
-  const double zero_dp = c.zero >= 1 ? c.dp : 1, zero_edp = c.zero >= 1 ? edp : 1;
+  const double zero_dp = c.zero >= 1 ? c.dp_cp() : 1, zero_edp = c.zero >= 1 ? edp : 1;
   const double moe_optimizer_scale = (moe_dense / zero_dp + experts_real / zero_edp) / (moe_dense + experts_probe);
 
   // The busiest stage: its layers' forward and backward, and what its flush and optimizer cost.
@@ -227,8 +252,8 @@ double MegatronEstimate::moe_iteration_s(const Scenario& s, AnalyticMachine& mac
   stage += moe.per_micro_batch_s;
   double t = (micro_batches + (pp - 1) / v) * stage;
   if (c.pp > 1) {
-    const auto pp_ring = machine.ring_of(c.tp * c.dp, c.pp);
-    const double full = e * static_cast<double>(c.micro_batch * m.seq_len * m.hidden);
+    const auto pp_ring = machine.ring_of(c.tp * c.dp_cp(), c.pp);
+    const double full = e * static_cast<double>(c.micro_batch * (m.seq_len / c.cp) * m.hidden);
     t += 2 * (v * micro_batches + pp - 1) * (pp_ring.step_latency_s + full / (sp ? tp : 1) / pp_ring.bandwidth_Bps);
     const double embedding_params = static_cast<double>((m.vocab + c.tp - 1) / c.tp) * static_cast<double>(m.hidden);
     if (m.tied_embeddings) t += pp_ring.step_latency_s + grad_bytes * embedding_params / pp_ring.bandwidth_Bps;

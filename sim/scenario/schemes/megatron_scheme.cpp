@@ -35,12 +35,15 @@ schedule::Infeasibility refusal_megatron(const Scenario& s) {
   return {};
 }
 
-// Rank layout as Megatron-LM's: TP fastest, then DP, then PP (megatron.hpp).
+// Rank layout as Megatron-Core's: TP fastest, then CP, then DP, then PP (megatron.hpp).
 void load_megatron(const JsonView& parallel, Scenario& s) {
-  parallel.check_keys({"scheme", "tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
-                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap", "ep", "etp"});
+  parallel.check_keys({"scheme", "tp", "cp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel",
+                       "scatter_gather", "grad_accumulation_fusion", "tp_comm_overlap", "cp_comm", "ep", "etp"});
   Config m;
   m.tp = parallel_degree(parallel, "tp");
+  m.cp = parallel_degree(parallel, "cp");
+  // choice() has checked the name, so the parse cannot fail.
+  m.cp_comm = *schedule::parse_cp_comm(parallel.choice("cp_comm", {"p2p", "all_gather"}, "p2p"));
   m.pp = parallel_degree(parallel, "pp");
   m.dp = parallel_degree(parallel, "dp");
   m.zero = static_cast<std::uint32_t>(parallel.integer_or("zero", 0, 0, 3));
@@ -58,7 +61,8 @@ void load_megatron(const JsonView& parallel, Scenario& s) {
   if (auto bad = refusal_megatron(s); !bad.why.empty()) throw InputError(s.source, bad.field, bad.why);
 }
 
-// tp_comm_overlap is written only when on (off is how every Megatron run before it was written).
+// tp_comm_overlap is written only when on, cp and cp_comm only with cp > 1 (how every Megatron run before
+// them was written).
 nlohmann::json json_megatron(const SchemeConfig& config) {
   const auto& m = config_as<Config>(config);
   nlohmann::json out = {{"scheme", kName},
@@ -72,6 +76,10 @@ nlohmann::json json_megatron(const SchemeConfig& config) {
                         {"scatter_gather", m.scatter_gather},
                         {"grad_accumulation_fusion", m.grad_accumulation_fusion}};
   if (m.tp_comm_overlap) out["tp_comm_overlap"] = true;
+  if (m.cp > 1) {
+    out["cp"] = m.cp;
+    out["cp_comm"] = schedule::to_string(m.cp_comm);
+  }
   if (m.ep > 1) out["ep"] = m.ep;
   if (m.etp != 0) out["etp"] = m.etp;
   return out;
@@ -88,19 +96,21 @@ schedule::MemoryEstimate memory_megatron(const Scenario& s) {
 }
 
 // grad_accumulation_fusion is left out: it changes kernels, not the layout, and the report never showed it;
-// tp_comm_overlap is shown only when on (off is how every Megatron run before it was described); ep and etp
-// only for a mixture of experts.
+// tp_comm_overlap is shown only when on, cp and cp_comm only with cp > 1 (how every Megatron run before them
+// was described); ep and etp only for a mixture of experts.
 std::vector<LayoutField> describe_megatron(const Scenario& s) {
   const auto& m = config_of(s);
-  std::vector<LayoutField> out = {{"tp", std::int64_t{m.tp}},
-                                  {"pp", std::int64_t{m.pp}},
-                                  {"dp", std::int64_t{m.dp}},
-                                  {"zero", std::int64_t{m.zero}},
-                                  {"micro_batch", std::int64_t{m.micro_batch}},
-                                  {"virtual_stages", std::int64_t{m.virtual_stages}},
-                                  {"sequence_parallel", m.sequence_parallel},
-                                  {"scatter_gather", m.scatter_gather}};
+  std::vector<LayoutField> out = {{"tp", std::int64_t{m.tp}}};
+  if (m.cp > 1) out.push_back({"cp", std::int64_t{m.cp}});
+  out.insert(out.end(), {{"pp", std::int64_t{m.pp}},
+                         {"dp", std::int64_t{m.dp}},
+                         {"zero", std::int64_t{m.zero}},
+                         {"micro_batch", std::int64_t{m.micro_batch}},
+                         {"virtual_stages", std::int64_t{m.virtual_stages}},
+                         {"sequence_parallel", m.sequence_parallel},
+                         {"scatter_gather", m.scatter_gather}});
   if (m.tp_comm_overlap) out.push_back({"tp_comm_overlap", true});
+  if (m.cp > 1) out.push_back({"cp_comm", std::string(schedule::to_string(m.cp_comm))});
   if (s.model.moe.enabled()) {
     out.push_back({"ep", std::int64_t{m.ep}});
     out.push_back({"etp", std::int64_t{m.expert_tp()}});
@@ -116,38 +126,55 @@ double rank_layer_passes_megatron(const Scenario& s) {
   return per_rank / m.pp * static_cast<double>(schedule::megatron_micro_batches(m, s.training));
 }
 
-// tp, pp, dp = gpus / (tp pp), ep (a mixture of experts': every divisor of dp that divides the experts;
-// etp as the base scenario has it), zero 0-3 (0 alone when dp = 1), micro_batch, virtual_stages,
-// sequence_parallel when tp > 1, recompute none / selective / full, in that nesting order.
+// The largest context-parallel degree tune tries: the largest of a published run (Llama 3 405B at 131,072
+// tokens, The Llama 3 Herd of Models, Table 4). Each CP degree adds a copy of the tp x pp x dp search.
+constexpr std::uint32_t kMaxTunedCp = 16;
+
+/// CP degrees tune tries on `base` with `ranks` GPUs per TP group: 1, and with flash attention the powers
+/// of two up to kMaxTunedCp whose 2 cp chunks divide the sequence and that divide `ranks`.
+std::vector<std::uint32_t> tuned_cp_degrees(const Scenario& base, std::uint32_t ranks) {
+  std::vector<std::uint32_t> out = {1};
+  if (base.training.attention != schedule::AttentionImpl::Flash) return out;
+  for (std::uint32_t cp = 2; cp <= kMaxTunedCp; cp *= 2)
+    if (base.model.seq_len % (2 * std::int64_t{cp}) == 0 && ranks % cp == 0) out.push_back(cp);
+  return out;
+}
+
+// tp, cp, pp, dp = gpus / (tp cp pp), ep (a mixture of experts': every divisor of dp x cp that divides the
+// experts; etp as the base scenario has it), zero 0-3 (0 alone when dp x cp = 1), micro_batch,
+// virtual_stages, sequence_parallel when tp > 1, recompute none / selective / full, in that nesting order.
 void enumerate_megatron(const Scenario& base, const std::function<void(const TuneChoice&)>& visit) {
   const Config* own = config_if<Config>(base.parallel.get());
-  Config m = own ? *own : Config{};  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap, etp
+  Config m = own ? *own : Config{};  // scatter_gather, grad_accumulation_fusion, tp_comm_overlap, cp_comm, etp
   const auto batches = divisors(static_cast<std::uint64_t>(base.training.global_batch));
   const auto chunks = divisors(static_cast<std::uint64_t>(base.model.layers));
   const auto experts = static_cast<std::uint64_t>(base.model.moe.experts);
   for (auto tp : divisors(base.gpus)) {
-    for (auto pp : divisors(base.gpus / tp)) {
-      for (auto ep : divisors(base.gpus / tp / pp)) {
-        if (ep > 1 && (experts == 0 || experts % ep != 0)) continue;
-        // ZeRO over one data-parallel rank shards nothing: only stage 0 is a distinct layout there.
-        const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
-        for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
-          for (auto mb : batches) {
-            for (auto v : chunks) {
-              for (const bool sp : {false, true}) {
-                if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
-                m.tp = tp;
-                m.pp = pp;
-                m.dp = base.gpus / tp / pp;
-                m.zero = zero;
-                m.micro_batch = mb;
-                m.virtual_stages = v;
-                m.sequence_parallel = sp;
-                m.ep = ep;
-                const auto config = make_config(m);
-                for (const auto rc :
-                     {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full})
-                  visit({config, rc});
+    for (auto cp : tuned_cp_degrees(base, base.gpus / tp)) {
+      for (auto pp : divisors(base.gpus / tp / cp)) {
+        for (auto ep : divisors(base.gpus / tp / pp)) {
+          if (ep > 1 && (experts == 0 || experts % ep != 0)) continue;
+          // ZeRO over one rank of dp x cp shards nothing: only stage 0 is a distinct layout there.
+          const std::uint32_t last_zero = base.gpus / tp / pp > 1 ? 3 : 0;
+          for (std::uint32_t zero = 0; zero <= last_zero; ++zero) {
+            for (auto mb : batches) {
+              for (auto v : chunks) {
+                for (const bool sp : {false, true}) {
+                  if (sp && tp == 1) continue;  // nothing to shard: the same configuration as without
+                  m.tp = tp;
+                  m.cp = cp;
+                  m.pp = pp;
+                  m.dp = base.gpus / tp / cp / pp;
+                  m.zero = zero;
+                  m.micro_batch = mb;
+                  m.virtual_stages = v;
+                  m.sequence_parallel = sp;
+                  m.ep = ep;
+                  const auto config = make_config(m);
+                  for (const auto rc :
+                       {schedule::Recompute::None, schedule::Recompute::Selective, schedule::Recompute::Full})
+                    visit({config, rc});
+                }
               }
             }
           }
@@ -159,7 +186,7 @@ void enumerate_megatron(const Scenario& base, const std::function<void(const Tun
 
 auto key_of(const SchemeConfig& config) {
   const auto& m = config_as<Config>(config);
-  return std::make_tuple(m.tp, m.pp, m.dp, m.zero, m.micro_batch, m.virtual_stages, m.sequence_parallel, m.ep,
+  return std::make_tuple(m.tp, m.pp, m.dp, m.zero, m.micro_batch, m.virtual_stages, m.sequence_parallel, m.cp, m.ep,
                          m.expert_tp());
 }
 
@@ -175,15 +202,17 @@ std::string experts_label(const Config& m) {
 
 std::string label_megatron(const SchemeConfig& config, schedule::Recompute recompute) {
   const auto& m = config_as<Config>(config);
-  return "tp=" + std::to_string(m.tp) + " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) +
-         " zero=" + std::to_string(m.zero) + " mb=" + std::to_string(m.micro_batch) +
-         " v=" + std::to_string(m.virtual_stages) + " sp=" + (m.sequence_parallel ? "on" : "off") + experts_label(m) +
-         " recompute=" + schedule::to_string(recompute);
+  // cp only with cp > 1: labels of configurations without context parallelism read as they always have.
+  return "tp=" + std::to_string(m.tp) + (m.cp > 1 ? " cp=" + std::to_string(m.cp) : std::string()) +
+         " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) + " zero=" + std::to_string(m.zero) +
+         " mb=" + std::to_string(m.micro_batch) + " v=" + std::to_string(m.virtual_stages) +
+         " sp=" + (m.sequence_parallel ? "on" : "off") + experts_label(m) + " recompute=" + schedule::to_string(recompute);
 }
 
 std::vector<std::string> csv_megatron(const SchemeConfig& config) {
   const auto& m = config_as<Config>(config);
   return {std::to_string(m.tp),
+          std::to_string(m.cp),
           std::to_string(m.pp),
           std::to_string(m.dp),
           std::to_string(m.zero),
@@ -199,6 +228,7 @@ ConfigPtr from_csv_megatron(const CsvCells& cells) {
   const auto degree = [&](std::string_view column) { return csv_integer(cells, column, 1, kMaxGpus); };
   Config m;
   m.tp = degree("tp");
+  m.cp = degree("cp");
   m.pp = degree("pp");
   m.dp = degree("dp");
   m.zero = csv_integer(cells, "zero", 0, 3);
@@ -217,9 +247,8 @@ Scheme megatron_scheme() {
   return {.name = kName,
           .title = "Megatron",
           .candidate_noun = "configuration",
-          .searched =
-              "tp x pp x dp, expert parallelism, ZeRO, micro-batch, virtual stages, sequence parallelism, "
-              "recompute",
+          .searched = "tp x cp x pp x dp, expert parallelism, ZeRO, micro-batch, virtual stages, sequence "
+                      "parallelism, recompute",
           .load = load_megatron,
           .refusal = refusal_megatron,
           .to_json = json_megatron,
@@ -233,7 +262,8 @@ Scheme megatron_scheme() {
           .searches_recompute = true,
           .less = less_megatron,
           .label = label_megatron,
-          .csv_columns = {"tp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel", "ep", "etp"},
+          .csv_columns = {"tp", "cp", "pp", "dp", "zero", "micro_batch", "virtual_stages", "sequence_parallel", "ep",
+                          "etp"},
           .to_csv = csv_megatron,
           .from_csv = from_csv_megatron,
           .make_estimate = make_megatron_estimate,

@@ -26,6 +26,21 @@
 //                                     write master, m, v and the half-precision weight: g + 26; fp32
 //                                     training: read g, w, m, v, write w, m, v: g + 24
 //
+// FP8 (training.dtype fp8), as Transformer Engine's linear layers run under fp8_autocast with its default
+// delayed-scaling recipe (E4M3 forward, E5M2 gradients) in Megatron-LM: the forward, dgrad and wgrad GEMMs
+// of a transformer layer's linear layers (QKV, attention projection, MLP up and down) take fp8 operands
+// at the device's FP8 peak and write bf16 (linear_gemm); the attention core's GEMMs (standard attention's
+// batched GEMMs, flash attention), the LM head (Megatron's output layer is not a TE module) and every
+// memory-bound kernel stay bf16. The casts are kernels of their own (elementwise family), each a
+// cast-transpose that reads the bf16 tensor and writes it in fp8 twice, row- and column-major (Hopper's
+// FP8 GEMMs take only K-major operands; the amax that scales the next step is taken in the same pass):
+//   fp8_cast          4 B per element of a GEMM's activation operand: the layer's input in forward (the
+//                     transpose feeds wgrad) and its output gradient in backward (dgrad and wgrad); the
+//                     scheme casts each tensor where TE does: before a sequence-parallel all-gather, on the
+//                     local shard;
+//   fp8_weight_cast   4 B per linear-layer parameter, once per iteration: TE caches the fp8 weight and its
+//                     transpose across micro-batches (Megatron passes is_first_microbatch).
+//
 // LIMITATIONS:
 //  - one kernel per row above: the launches of unfused PyTorch (separate bias add, separate scale and
 //    mask) are not modelled, nor are the fused QKV split/transpose copies, rotary embeddings, or GQA's
@@ -35,7 +50,12 @@
 //  - the gradient accumulation of a weight over micro-batches is assumed fused into the dW GEMM
 //    (Megatron-LM's gradient_accumulation_fusion, its default); when it is not, a scheme adds
 //    grad_accumulation_add();
-//  - biases and norm weights get no gradient kernels of their own (their work is a few bytes per channel).
+//  - biases and norm weights get no gradient kernels of their own (their work is a few bytes per channel);
+//  - FP8: TE fuses some casts into the kernel before the GEMM (LayerNormLinear's norm, LayerNormMLP's
+//    activation and its backward): here every cast is a kernel of its own; no per-tensor amax-history
+//    kernels (a few bytes per tensor); Blackwell's MXFP8 block scaling is costed as per-tensor scaling
+//    (its scales, 1 byte per 32 elements, are left out); the sequence-parallel all-gathers and
+//    reduce-scatters stay bf16, whereas TE all-gathers an already cast fp8 input.
 
 #include "sim/gpu/kernel.hpp"
 #include "sim/schedule/model.hpp"
@@ -78,7 +98,8 @@ class LayerKernels {
   LayerKernels(const ModelSpec& model, const TrainingSpec& training);
 
   [[nodiscard]] double element_bytes() const { return e_; }
-  [[nodiscard]] gpu::DType dtype() const { return training_.dtype; }
+  /// Type of every kernel here but the FP8 GEMMs: the training type, bf16 under fp8.
+  [[nodiscard]] gpu::DType dtype() const { return training_.math_dtype(); }
   [[nodiscard]] bool dropout() const { return training_.has_dropout(); }
 
   // Elementwise work over `elements` values of a [tokens x width] tensor.
@@ -98,6 +119,17 @@ class LayerKernels {
   [[nodiscard]] gpu::Kernel activation_backward(double ffn_elements) const;
   /// A plain streaming kernel of `bytes` (embedding lookup, cross-entropy, tied-gradient add).
   [[nodiscard]] static gpu::Kernel elementwise(double bytes);
+
+  /// Type of a transformer layer's linear GEMMs (dense or grouped experts): fp8 under training.dtype fp8.
+  [[nodiscard]] gpu::DType linear_dtype() const { return training_.dtype; }
+  /// A transformer layer's linear GEMM (m x k by k x n): fp8 under training.dtype fp8, else dtype().
+  [[nodiscard]] gpu::Kernel linear_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const;
+  /// Under fp8, the cast of `elements` values of a linear GEMM's activation operand: one ".fp8_cast"
+  /// kernel; nothing otherwise.
+  [[nodiscard]] std::vector<NamedKernel> fp8_cast(double elements) const;
+  /// Under fp8, the once-per-iteration cast of `params` linear-layer weights: one ".fp8_cast" kernel;
+  /// nothing otherwise.
+  [[nodiscard]] std::vector<NamedKernel> fp8_weight_cast(double params) const { return fp8_cast(params); }
 
   /// Attention core forward / backward, one or several kernels.
   [[nodiscard]] std::vector<NamedKernel> attention_forward(const AttentionSlice& a) const;

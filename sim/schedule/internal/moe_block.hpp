@@ -91,10 +91,13 @@ class MoeBlock {
 
  private:
   [[nodiscard]] double copies() const;
+  /// The router's GEMMs: never fp8 (Megatron-Core's router is not a Transformer Engine module).
   [[nodiscard]] gpu::Kernel gemm(std::int64_t m, std::int64_t n, std::int64_t k, gpu::GemmLayout layout) const;
-  /// One grouped GEMM per set of local experts with equal rows: m = rows, n and k from `shape(rows)`.
+  /// One grouped GEMM per set of local experts with equal rows: m = rows, n and k from `shape(rows)`; fp8
+  /// under training.dtype fp8 (TE's grouped linear), after the cast of its activation operand of
+  /// `cast_width` x rows values.
   template <class Shape>
-  void expert_gemms(const std::string& name, Shape shape);
+  void expert_gemms(const std::string& name, std::int64_t cast_width, Shape shape);
   void etp_collective(const std::string& name, CollKind kind);
 
   StreamBuilder& out_;
