@@ -34,11 +34,6 @@ std::string human_bytes(double b) {
   return fixed(b, u == 0 ? 0 : 2) + " " + units[u];
 }
 
-std::string shown(const std::variant<std::int64_t, bool>& value) {
-  if (const bool* on = std::get_if<bool>(&value)) return *on ? "on" : "off";
-  return std::to_string(std::get<std::int64_t>(value));
-}
-
 struct GroupPair {
   std::uint32_t from, to;
   double bytes;

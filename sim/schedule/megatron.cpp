@@ -48,7 +48,7 @@ struct Shape {
   double model_layer_params;
   const ModelSpec* model = nullptr;
   std::optional<MoeLayout> moe;  ///< a mixture of experts' groups and routing; none for a dense model
-  CpAttention cp;  ///< the attention's context parallelism (cp = 1: none)
+  CpAttention cp;                ///< the attention's context parallelism (cp = 1: none)
 
   [[nodiscard]] double tokens() const { return static_cast<double>(T); }
   /// Elements of one [tokens x hidden] tensor on this GPU (sequence-sharded with SP).

@@ -90,9 +90,9 @@ class MegatronEstimate final : public SchemeEstimate {
 
 const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, AnalyticMachine& machine, LayerKind kind) {
   const auto& c = parallel_as<schedule::MegatronConfig>(s);
-  const auto key = std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1,
-                                   static_cast<int>(s.training.recompute), static_cast<int>(kind), c.etp, c.cp,
-                                   static_cast<int>(c.cp_comm));
+  const auto key =
+      std::make_tuple(c.tp, c.micro_batch, c.sequence_parallel && c.tp > 1, static_cast<int>(s.training.recompute),
+                      static_cast<int>(kind), c.etp, c.cp, static_cast<int>(c.cp_comm));
   if (auto it = probes_.find(key); it != probes_.end()) return it->second;
   schedule::MegatronConfig alone = c;  // one stage, one data-parallel rank, the CP group kept
   alone.pp = alone.dp = alone.virtual_stages = 1;
@@ -128,10 +128,11 @@ const MegatronEstimate::Probe& MegatronEstimate::probe(const Scenario& s, Analyt
     const double t = machine.replay_s(schedule::build_megatron_plan(model, alone, training, overlap));
     if (c.cp == 1) return t;
     const double g = s.training.dp_grad_bytes, l = static_cast<double>(layers);
-    const double experts = moe_probe ? machine.collective_s(schedule::CollKind::AllReduce, etp, c.tp * c.cp / etp,
-                                                            g * l * expert_params)
-                                     : 0;
-    return t - experts - machine.collective_s(schedule::CollKind::AllReduce, c.tp, c.cp, g * (l * layer_params + vocab_params));
+    const double experts =
+        moe_probe ? machine.collective_s(schedule::CollKind::AllReduce, etp, c.tp * c.cp / etp, g * l * expert_params)
+                  : 0;
+    return t - experts -
+           machine.collective_s(schedule::CollKind::AllReduce, c.tp, c.cp, g * (l * layer_params + vocab_params));
   };
   const double t11 = time(1, 1), t21 = time(2, 1), t12 = time(1, 2), t22 = time(2, 2);
   Probe p;

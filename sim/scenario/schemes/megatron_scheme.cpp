@@ -206,7 +206,8 @@ std::string label_megatron(const SchemeConfig& config, schedule::Recompute recom
   return "tp=" + std::to_string(m.tp) + (m.cp > 1 ? " cp=" + std::to_string(m.cp) : std::string()) +
          " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp) + " zero=" + std::to_string(m.zero) +
          " mb=" + std::to_string(m.micro_batch) + " v=" + std::to_string(m.virtual_stages) +
-         " sp=" + (m.sequence_parallel ? "on" : "off") + experts_label(m) + " recompute=" + schedule::to_string(recompute);
+         " sp=" + (m.sequence_parallel ? "on" : "off") + experts_label(m) +
+         " recompute=" + schedule::to_string(recompute);
 }
 
 std::vector<std::string> csv_megatron(const SchemeConfig& config) {
@@ -247,8 +248,9 @@ Scheme megatron_scheme() {
   return {.name = kName,
           .title = "Megatron",
           .candidate_noun = "configuration",
-          .searched = "tp x cp x pp x dp, expert parallelism, ZeRO, micro-batch, virtual stages, sequence "
-                      "parallelism, recompute",
+          .searched =
+              "tp x cp x pp x dp, expert parallelism, ZeRO, micro-batch, virtual stages, sequence "
+              "parallelism, recompute",
           .load = load_megatron,
           .refusal = refusal_megatron,
           .to_json = json_megatron,
