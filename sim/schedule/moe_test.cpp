@@ -272,3 +272,71 @@ TEST_CASE("expert groups are views of the grid: ep inside the data-parallel rank
   CHECK(grid.group_member(13, edp, 0) == 5);
   CHECK_THROWS_AS(grid.add_view("bad", 2, 3), std::logic_error);
 }
+
+TEST_CASE("context parallelism: a rank routes seq/cp tokens and the EP group spans the CP ranks", "[unit]") {
+  const ModelSpec m = load(small_moe());
+  MegatronConfig c;
+  c.cp = 2;
+  c.dp = 2;
+  c.ep = 4;  // ep divides cp x dp = 4: the EP group is a sequence's two CP ranks in two replicas
+  const TrainingSpec t = training(2, Recompute::None);
+  const Plan plan = build_megatron_plan(m, c, t, {});
+  REQUIRE(plan.grid.dims().size() == 6);  // tp, dp_cp, pp, cp (nested), ep, edp
+  const std::size_t cp = 3, ep = 4;
+  REQUIRE(plan.grid.dim(cp).name == "cp");
+  REQUIRE(plan.grid.dim(ep).name == "ep");
+  for (std::uint32_t k = 0; k < 4; ++k) CHECK(plan.grid.group_member(0, ep, k) == k);
+  CHECK(plan.grid.coord(1, cp) == 1);
+  CHECK(plan.grid.coord(2, cp) == 0);
+  // n = 128 / cp tokens, S = n top_k h 2 bytes; (ep - 1)/ep S per all-to-all, 4 per layer.
+  const double S = 64.0 * 2 * 256 * 2;
+  for (Rank r = 0; r < 4; ++r) CHECK(wire_bytes_per_dim(plan, r)[ep] == Approx(4 * 4 * 0.75 * S));
+  // ep must divide cp x dp, not dp alone; with cp x dp = 2 it cannot be 4.
+  MegatronConfig narrow = c;
+  narrow.dp = 1;
+  CHECK(megatron_infeasibility(m, narrow, training(1, Recompute::None), narrow.gpus()).field == "parallel.ep");
+  // Expert state over edp = cp x dp / ep = 1: whole on every GPU; dense state over dp x cp.
+  c.zero = 1;
+  const MemoryEstimate e = estimate_megatron_memory(m, c, t);
+  const double H = 256, attention = H * (256 + 2 * 128) + H * H, router = H * 4, expert = 3 * H * 512;
+  const double dense = 4 * (attention + router) + 2 * 1000 * H, experts = 4 * expert;
+  CHECK(e.optimizer == Approx(12 * (dense / 4 + experts)));
+}
+
+TEST_CASE("fp8: the experts' grouped GEMMs in fp8 after their casts, the router in bf16", "[unit]") {
+  const ModelSpec m = load(small_moe());
+  MegatronConfig c;
+  c.dp = 4;
+  c.ep = 4;  // one expert per rank, uniform routing: 4 x 128 x 2 / 4 = 256 rows each
+  TrainingSpec t = training(4, Recompute::None);
+  t.dtype = gpu::DType::Fp8;
+  const Plan plan = build_megatron_plan(m, c, t, {});
+  double layer_casts = 0, weight_casts = 0;
+  std::size_t expert_gemms = 0;
+  for (const auto& op : plan.streams[0].ops) {
+    if (op.type != OpType::Compute) continue;
+    const std::string& name = plan.names[op.name];
+    const auto& k = plan.kernels[op.kernel];
+    if (name.ends_with(".fp8_cast")) (name.starts_with("params") ? weight_casts : layer_casts) += k.bytes;
+    if (k.kind != gpu::KernelKind::Gemm) continue;
+    INFO(name);
+    if (name.find(".router") != std::string::npos)
+      CHECK(k.dtype == gpu::DType::Bf16);
+    else if (name.find(".expert_") != std::string::npos && ++expert_gemms)
+      CHECK(k.dtype == gpu::DType::Fp8);
+  }
+  CHECK(expert_gemms == 4 * 6);  // per layer: up and down forward, their dx and dw backward
+  // Per MoE layer, 4 B per element cast of the experts' operands: forward the 256 rows x h dispatched
+  // copies and 256 x ffn activations, backward 256 x h and 256 x 2 ffn (SwiGLU) output gradients; the
+  // attention's casts as a dense layer's (T = 128, h = 256, f = 512 is the dense MLP's, not run here).
+  const double rows = 256, h = 256, ffn = 512;
+  const double experts_cast = 4 * rows * (2 * h + ffn + 2 * ffn);
+  const double attention_cast = 4 * 128 * (3 * h + static_cast<double>(m.qkv_out()));
+  CHECK(layer_casts == Approx(4 * (experts_cast + attention_cast)));
+  // Once per iteration, 4 B per linear weight a GPU holds: attention, router and its one expert.
+  const double attention = h * (256 + 2 * 128) + h * h, router = h * 4, expert = 3 * h * ffn;
+  CHECK(weight_casts == Approx(4 * 4 * (attention + router + expert)));
+  // Memory: 2 B more per layer weight for TE's fp8 copy and its transpose.
+  const MemoryEstimate bf16 = estimate_megatron_memory(m, c, training(4, Recompute::None));
+  CHECK(estimate_megatron_memory(m, c, t).weights - bf16.weights == Approx(2 * 4 * (attention + router + expert)));
+}
