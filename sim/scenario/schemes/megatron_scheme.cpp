@@ -23,16 +23,8 @@ schedule::Infeasibility refusal_megatron(const Scenario& s) {
   if (auto bad = schedule::megatron_infeasibility(s.model, m, s.training, s.gpus); !bad.why.empty()) return bad;
   // Each micro-batch runs every layer of a stage: the plan holds micro-batches x layers passes per
   // rank. 40,000 micro-batches of a 48-layer model (1.9M) took 35 s and 4.4 GB on 2 cores.
-  const auto micro_batches = schedule::megatron_micro_batches(m, s.training);
-  const auto passes = micro_batches * s.model.layers;
-  if (passes > kMaxLayerPasses)
-    return {"training.global_batch",
-            std::to_string(micro_batches) + " micro-batches x " + std::to_string(s.model.layers) +
-                " layers = " + std::to_string(passes) + " layer passes per iteration, more than the " +
-                std::to_string(kMaxLayerPasses) +
-                " exasim simulates in bounded time and memory: raise parallel.micro_batch or dp, or lower "
-                "global_batch"};
-  return {};
+  return layer_passes_refusal("training.global_batch", schedule::megatron_micro_batches(m, s.training), s.model.layers,
+                              "raise parallel.micro_batch or dp, or lower global_batch");
 }
 
 // Rank layout as Megatron-Core's: TP fastest, then CP, then DP, then PP (megatron.hpp).
