@@ -1,4 +1,4 @@
-// `exasim place SCENARIO`: where to put the ranks of an AxoNN 4D (or FSDP) job on the machine. The search
+// `exasim place SCENARIO`: where to put the ranks of a job on the machine. The search
 // (sim/place) scores node orders x grid dimension orders analytically; the baselines (packed or the
 // scheduler's order, spread, random 1-3) and the best --top K candidates are simulated in full (batch.hpp,
 // over --jobs processes or --ranks MPI ranks), ranked by simulated iteration time; the fastest is the plan,

@@ -157,7 +157,9 @@ std::vector<std::uint32_t> gpu_of_rank(const schedule::ProcessGrid& grid, const 
   std::vector<std::uint32_t> gpu(grid.world_size());
   for (std::uint32_t r = 0; r < gpu.size(); ++r) {
     std::uint32_t slot = 0;
-    for (std::size_t d = 0; d < dims.size(); ++d) slot += grid.coord(r, d) * slot_stride[d];
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].nested) slot += grid.coord(r, d) * slot_stride[d];  // a view's digits are its parents'
+
     const std::uint32_t in_node = slot % gpus_per_node;
     gpu[r] = nodes[slot / gpus_per_node] * gpus_per_node + (local.empty() ? in_node : local[in_node]);
   }
@@ -167,28 +169,99 @@ std::vector<std::uint32_t> gpu_of_rank(const schedule::ProcessGrid& grid, const 
 std::string dims_label(const schedule::ProcessGrid& grid, const std::vector<std::uint8_t>& dim_order) {
   std::string out;
   for (const auto d : dim_order) {
+    if (grid.dims()[d].nested) continue;  // it moves with the dimensions it is a digit of
     if (!out.empty()) out += ',';
     out += grid.dims()[d].name;
   }
   return out;
 }
 
+namespace {
+
+/// Dimension orders, one per distinct set of slot strides of the dimensions with more than one member
+/// (a dimension of size 1 may go anywhere). Views (nested dimensions) stay last, in grid order: they
+/// move with the dimensions whose digits they are.
+std::vector<std::vector<std::uint8_t>> dimension_orders(const schedule::ProcessGrid& grid) {
+  const auto& dims = grid.dims();
+  std::vector<std::uint8_t> order, views;
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    (dims[d].nested ? views : order).push_back(static_cast<std::uint8_t>(d));
+  std::vector<std::vector<std::uint8_t>> out;
+  std::set<std::vector<std::uint32_t>> strides_seen;
+  do {
+    std::vector<std::uint32_t> strides(dims.size(), 0);
+    std::uint32_t stride = 1;
+    for (const auto d : order) {
+      if (dims[d].size > 1) strides[d] = stride;
+      stride *= dims[d].size;
+    }
+    if (strides_seen.insert(strides).second) {
+      out.push_back(order);
+      out.back().insert(out.back().end(), views.begin(), views.end());
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  return out;
+}
+
+/// The candidates of a scheme whose ranks run different streams (Megatron): each placement's rank ->
+/// GPU vector given to the scheme's estimate, as `exasim tune` prices a configuration, its rings routed
+/// under that placement.
+void score_by_estimate(const scenario::Scenario& s, const topo::Topology& topology,
+                       const std::vector<std::vector<std::uint8_t>>& dim_orders, const SearchOptions& options,
+                       std::chrono::steady_clock::time_point start, SearchResult& result) {
+  const std::uint32_t per_node = topology.gpus_per_node();
+  const auto& dims = result.grid.dims();
+  tune::AnalyticModel model(s);
+  for (std::size_t o = 0; o < result.orders.size(); ++o) {
+    const auto& order = result.orders[o];
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!order.baseline && elapsed > options.budget_s) break;
+    result.orders_scored = o + 1;
+    for (std::size_t l = 0; l < result.locals.size(); ++l) {
+      for (const auto& dim_order : dim_orders) {
+        model.set_placement(gpu_of_rank(result.grid, dim_order, order.nodes, per_node, result.locals[l].gpus));
+        model.prepare(s);
+        Candidate c;
+        c.order = o;
+        c.local = l;
+        c.dims = dim_order;
+        c.analytic_s = model.iteration_s(s);
+        for (const auto& d : dims) c.ring_Bps.push_back(model.ring(d.stride, d.size).bandwidth_Bps);
+        result.rings_routed += dims.size();
+        result.ranked.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 SearchResult search(const scenario::Scenario& s, const topo::Topology& topology, const Allocation& allocation,
                     const SearchOptions& options) {
   const auto& scheme = scenario::scheme_of(s);
-  if (!scheme.uniform_plan) {
-    std::string placeable;
-    for (const auto& entry : scenario::schemes())
-      if (entry.uniform_plan) placeable += (placeable.empty() ? "" : ", ") + std::string(entry.name);
-    throw InputError(s.source, "parallel.scheme",
-                     "exasim place scores " + placeable +
-                         " only: the schemes whose ranks all run one stream (the analytic stage replays one)");
-  }
   const auto start = std::chrono::steady_clock::now();
   const std::uint32_t per_node = topology.gpus_per_node();
   const std::uint32_t needed = (s.gpus + per_node - 1) / per_node;
   SearchResult result;
   result.orders = node_orders(topology, allocation, needed);
+  const auto rank_candidates = [&] {
+    std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(a.analytic_s, a.order, a.local, a.dims) < std::tie(b.analytic_s, b.order, b.local, b.dims);
+    });
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+
+  if (!scheme.uniform_plan) {
+    result.grid = scheme.build_plan(s).grid;
+    const auto dim_orders = dimension_orders(result.grid);
+    result.dim_orders = dim_orders.size();
+    std::vector<std::uint32_t> sizes;
+    for (const auto& d : result.grid.dims()) sizes.push_back(d.size);
+    result.locals = local_orders(topology, sizes);
+    score_by_estimate(s, topology, dim_orders, options, start, result);
+    rank_candidates();
+    return result;
+  }
 
   // The plans of 1 and 2 layers, built once: every candidate is a replay of them (analytic.hpp).
   tune::AnalyticModel model(s);
@@ -197,25 +270,7 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
   const auto plan2 = scheme.uniform_plan(s, std::min<std::int64_t>(layers, 2));
   result.grid = plan2.grid;
   const auto& dims = result.grid.dims();
-
-  // Dimension orders, one per distinct set of slot strides of the dimensions with more than one member
-  // (a dimension of size 1 may go anywhere).
-  std::vector<std::vector<std::uint8_t>> dim_orders;
-  {
-    std::vector<std::uint8_t> order(dims.size());
-    std::iota(order.begin(), order.end(), std::uint8_t{0});
-    std::set<std::vector<std::uint32_t>> strides_seen;
-    do {
-      std::vector<std::uint32_t> strides(dims.size(), 0);
-      std::uint32_t stride = 1;
-      for (const auto d : order) {
-        if (dims[d].size > 1) strides[d] = stride;
-        stride *= dims[d].size;
-      }
-      if (strides_seen.insert(strides).second) dim_orders.push_back(order);
-    } while (std::next_permutation(order.begin(), order.end()));
-  }
-
+  const auto dim_orders = dimension_orders(result.grid);
   result.dim_orders = dim_orders.size();
   std::vector<std::uint32_t> sizes;
   for (const auto& d : dims) sizes.push_back(d.size);
@@ -262,10 +317,7 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
       }
     }
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Candidate& a, const Candidate& b) {
-    return std::tie(a.analytic_s, a.order, a.local, a.dims) < std::tie(b.analytic_s, b.order, b.local, b.dims);
-  });
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rank_candidates();
   return result;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The placement search of `exasim place` (docs/place.md): which GPU each rank of an AxoNN 4D (or FSDP) job runs
-// on, so that the collectives of the process grid load the network as little as possible.
+// The placement search of `exasim place` (docs/place.md): which GPU each rank of a job runs on, so that
+// the collectives of the process grid load the network as little as possible.
 //
 // A placement is built in two steps. A node order lists the job's nodes (slot s of the job is local GPU
 // s % gpus_per_node of node order[s / gpus_per_node]): packed groups, round-robin over G groups in blocks
@@ -15,10 +15,13 @@
 // routed over the topology with the others as the load; the busiest link's share sets the ring's rate).
 // A dimension's ring depends only on the node order and the dimension's slot stride and size, so the
 // rings are computed once per node order and distinct (stride, size), and every dimension order is a
-// replay of two prebuilt plans (1 and 2 layers). The command confirms the best few by full simulation.
+// replay of two prebuilt plans (1 and 2 layers). A scheme whose ranks run different streams (Megatron:
+// no uniform_plan) is scored by its own tune estimate instead, its rings routed under each candidate's
+// rank -> GPU vector (tune::AnalyticModel::set_placement). Views of the grid (nested dimensions) are
+// digits of other dimensions: they move with them. The command confirms the best few by full simulation.
 //
-// LIMITATIONS: schemes whose ranks all run one stream only (AxoNN 4D, FSDP: the analytic stage replays
-// one); a grid dimension is never split (part of a dimension inside a node, the rest elsewhere) and the
+// LIMITATIONS: a Megatron candidate costs its estimate's probes and rings again (seconds for thousands of
+// GPUs); a grid dimension is never split (part of a dimension inside a node, the rest elsewhere) and the
 // GPUs inside a node keep the slot order (no search
 // over which local GPU gets which rank); the score sees each dimension's rings alone (no contention
 // between dimensions, no other jobs); node orders are the families above, not a general search; with a
@@ -119,8 +122,8 @@ struct SearchResult {
   [[nodiscard]] bool budget_reached() const { return orders_scored < orders.size(); }
 };
 
-/// Scores every (node order, dimension order) of a scenario whose scheme has a uniform_plan (AxoNN 4D,
-/// FSDP). InputError naming parallel.scheme otherwise.
+/// Scores every (node order, local GPU order, dimension order) of the scenario: by one rank's replay
+/// where its scheme has a uniform_plan (AxoNN 4D, FSDP), else by the scheme's tune estimate.
 [[nodiscard]] SearchResult search(const scenario::Scenario& scenario, const topo::Topology& topology,
                                   const Allocation& allocation, const SearchOptions& options);
 

@@ -2,6 +2,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/machine.hpp"
+#include "sim/tune/analytic.hpp"
 
 #include "topologies/test_support.hpp"
 
@@ -173,12 +174,33 @@ TEST_CASE("place: a budget that runs out still scores the baselines, and says so
   for (const auto& c : r.ranked) CHECK(r.orders[c.order].baseline);
 }
 
-TEST_CASE("place: a Megatron layout, context parallel or not, is refused naming parallel.scheme", "[unit]") {
-  // Megatron's stages run different streams: one rank's replay cannot score a placement of them.
+TEST_CASE("place: a Megatron layout is scored by its tune estimate under each placement", "[unit]") {
+  // Megatron's stages run different streams: each candidate is priced by the scheme's estimate with the
+  // rings routed under its rank -> GPU vector. CP's group is a view of dp x cp: it moves with it.
   auto doc = tiny_job().resolved;
   doc["parallel"] = {{"scheme", "megatron"}, {"tp", 2}, {"cp", 2}, {"pp", 1}, {"dp", 4}};
   const auto job = scenario::parse_scenario(doc, "cp.json");
   const auto topology = scenario::build_topology(job.machine, job.gpus, job.seed);
-  CHECK_THROWS_WITH(place::search(job, *topology, place::whole_machine(*topology), {}),
-                    Catch::Contains("cp.json: parallel.scheme: exasim place scores axonn4d, fsdp only"));
+  const auto r = place::search(job, *topology, place::whole_machine(*topology), {});
+  REQUIRE(r.grid.dims().size() == 4);  // tp, dp_cp, pp, and cp nested in dp_cp
+  CHECK(r.grid.dim(3).nested);
+  CHECK(r.dim_orders == 2);  // tp or dp_cp innermost; pp has one member
+  REQUIRE_FALSE(r.ranked.empty());
+  for (const auto& c : r.ranked) {
+    CHECK(c.dims.back() == 3);
+    CHECK(c.ring_Bps.size() == 4);
+  }
+  // The packed baseline with the grid's own order puts rank r on GPU r, the view ignored, and scores
+  // what tune's estimate gives the scenario's own (packed) placement.
+  const std::vector<std::uint8_t> identity = {0, 1, 2, 3};
+  CHECK(place::dims_label(r.grid, identity) == "tp,dp_cp,pp");
+  const auto gpus = place::gpu_of_rank(r.grid, identity, r.orders[0].nodes, topology->gpus_per_node());
+  for (std::uint32_t rank = 0; rank < gpus.size(); ++rank) CHECK(gpus[rank] == rank);
+  const auto packed = std::find_if(r.ranked.begin(), r.ranked.end(), [&](const place::Candidate& c) {
+    return c.order == 0 && c.local == 0 && c.dims == identity;
+  });
+  REQUIRE(packed != r.ranked.end());
+  tune::AnalyticModel model(job);
+  model.prepare(job);
+  CHECK(packed->analytic_s == Approx(model.iteration_s(job)).epsilon(1e-12));
 }

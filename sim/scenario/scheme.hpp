@@ -160,7 +160,8 @@ struct Scheme {
   std::unique_ptr<SchemeEstimate> (*make_estimate)();
 
   /// `exasim place`: a plan of `layers` layers in which every rank runs the same stream, so that one
-  /// rank's replay scores a placement (sim/place); nullptr for schemes whose ranks differ.
+  /// rank's replay scores a placement (sim/place); nullptr for schemes whose ranks differ, which place
+  /// scores by make_estimate's estimate instead.
   schedule::Plan (*uniform_plan)(const Scenario& s, std::int64_t layers);
 };
 

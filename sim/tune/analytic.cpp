@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace exasim::tune {
 
@@ -198,6 +199,12 @@ double AnalyticModel::iteration_s(const scenario::Scenario& s) {
 }
 
 void AnalyticModel::prepare(const scenario::Scenario& s) { estimate_of(scenario::scheme_of(s)).prepare(s, *this); }
+
+void AnalyticModel::set_placement(std::vector<std::uint32_t> gpu_of_rank) {
+  gpu_of_rank_ = std::move(gpu_of_rank);
+  rings_.clear();
+  estimates_.clear();  // their probes were replayed on the old rings
+}
 
 scenario::AnalyticMachine::Ring AnalyticModel::ring_of(std::uint32_t stride, std::uint32_t size) {
   const RingLink link = ring(stride, size);

@@ -105,6 +105,11 @@ class AnalyticModel final : public scenario::AnalyticMachine {
   /// counts only the estimate).
   void prepare(const scenario::Scenario& s);
 
+  /// Puts rank r on GPU gpu_of_rank[r] instead of the base scenario's placement, forgetting the rings
+  /// and estimates of the one before: how `exasim place` scores a scheme whose ranks run different
+  /// streams (its estimate under each candidate placement).
+  void set_placement(std::vector<std::uint32_t> gpu_of_rank);
+
   /// The ring of a dimension of `size` members `stride` ranks apart (memoised).
   [[nodiscard]] RingLink ring(std::uint32_t stride, std::uint32_t size);
 
