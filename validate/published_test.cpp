@@ -111,16 +111,8 @@ TEST_CASE("every published scenario loads with its machine and model presets", "
   for (const auto& run : doc["runs"]) {
     const std::string file = kPublished + "/" + run["scenario"].get<std::string>();
     INFO(file);
-    // The DGX SuperPOD presets come from another branch: until they are there, the model and parallel
-    // configuration are still checked on a stand-in machine (loading does not place ranks).
-    std::vector<std::string> overrides;
-    const std::string machine = read_json_file(file)["machine"].get<std::string>();
-    if (find_preset("topologies/presets", machine).empty()) {
-      WARN("machine preset '" << machine << "' not found: loading " << file << " on perlmutter instead");
-      overrides.emplace_back("machine=perlmutter");
-    }
     scenario::Scenario s;
-    REQUIRE_NOTHROW(s = scenario::load_scenario(file, overrides));
+    REQUIRE_NOTHROW(s = scenario::load_scenario(file, {}));
     CHECK(s.name == run["name"].get<std::string>());
     CHECK(s.scheme->name == "megatron");
     CHECK(s.resolved.value("description", "").size() > 40);
