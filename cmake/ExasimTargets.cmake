@@ -20,6 +20,11 @@ function(exasim_library name)
   target_include_directories(exasim_${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(exasim_${name} PUBLIC ${ARG_LIBS})
   exasim_warnings(exasim_${name})
+  # A library's sources compiled together: the json and standard headers parsed once per unity source
+  # instead of once per file (exasim from scratch: 272 CPU-s instead of 617). A file whose helpers share
+  # a name with a sibling's (an extension module: schemes, collective algorithms) sets
+  # SKIP_UNITY_BUILD_INCLUSION. Test binaries stay one object per file.
+  set_target_properties(exasim_${name} PROPERTIES UNITY_BUILD ${EXASIM_UNITY_BUILD})
 endfunction()
 
 # exasim_tests(NAME SOURCES... LIBS...): one Catch2 binary per folder; the tags [unit], [integration]

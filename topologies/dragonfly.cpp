@@ -33,7 +33,7 @@ struct SwitchGraph {
 
 namespace {
 
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
 /// Spreads the hashes of adaptive routing's candidates (the golden-ratio constant of splitmix64).
 constexpr std::uint64_t kCandidateStride = 0x9e3779b97f4a7c15ull;
 
@@ -115,7 +115,7 @@ Dragonfly::Dragonfly(const DragonflyParams& params) : p_(params), node_links_(pa
   const std::uint64_t total_links = std::uint64_t{node_count()} * node_links_.per_node() +
                                     std::uint64_t{switch_count()} * local_links_per_switch() +
                                     std::uint64_t{p_.groups} * (p_.groups - 1) * p_.global_links_per_group_pair;
-  if (std::uint64_t{p_.groups} * p_.nodes_per_group * n.gpus >= kNone || total_links >= kNone) {
+  if (std::uint64_t{p_.groups} * p_.nodes_per_group * n.gpus >= kUnreached || total_links >= kUnreached) {
     fail("too large for 32-bit ids");
   }
   reserve_links(total_links);
@@ -494,13 +494,13 @@ std::uint32_t Dragonfly::switch_graph_diameter() const {
   std::vector<std::uint32_t> dist(n);
   std::uint32_t diameter = 0;
   for (std::uint32_t src = 0; src < n; ++src) {
-    std::fill(dist.begin(), dist.end(), kNone);
+    std::fill(dist.begin(), dist.end(), kUnreached);
     dist[src] = 0;
     boost::breadth_first_search(
         graph, boost::vertex(src, graph),
         boost::visitor(boost::make_bfs_visitor(boost::record_distances(dist.data(), boost::on_tree_edge()))));
     for (std::uint32_t d : dist) {
-      if (d == kNone) throw std::logic_error("Dragonfly: switch graph is not connected");
+      if (d == kUnreached) throw std::logic_error("Dragonfly: switch graph is not connected");
       diameter = std::max(diameter, d);
     }
   }

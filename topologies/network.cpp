@@ -16,7 +16,7 @@ namespace {
 constexpr double kMaxBandwidth_Bps = 1e15;
 /// Below 1 kB/s a link is a typo (a unit slip), not a machine; such rates would also stretch a run's
 /// simulated time past anything the event queue's doubles resolve.
-constexpr double kMinBandwidth_Bps = 1e3;
+constexpr double kMinNetworkBandwidth_Bps = 1e3;
 constexpr double kMaxLatency_s = 1;
 
 std::uint32_t count(const JsonView& v, std::string_view key, std::int64_t min = 1, std::int64_t max = 1 << 20) {
@@ -29,7 +29,7 @@ std::uint32_t count_or(const JsonView& v, std::string_view key, std::int64_t fal
 }
 
 double bandwidth(const JsonView& v, std::string_view key) {
-  return v.number(key, kMinBandwidth_Bps, kMaxBandwidth_Bps, /*min_exclusive=*/false);
+  return v.number(key, kMinNetworkBandwidth_Bps, kMaxBandwidth_Bps, /*min_exclusive=*/false);
 }
 double latency(const JsonView& v, std::string_view key) {
   return v.number(key, 0, kMaxLatency_s, /*min_exclusive=*/false);

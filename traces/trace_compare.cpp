@@ -1,5 +1,6 @@
 #include "traces/trace_compare.hpp"
 
+#include "sim/core/text_format.hpp"
 #include "traces/trace_summary.hpp"
 
 #include <algorithm>
@@ -25,12 +26,6 @@ void add(Totals& t, const DeviceKernel& k) {
   auto& c = t.coll[std::string(to_string(k.coll)) + " " + size_band(k.bytes)];
   c.first += 1;
   c.second += k.dur_us;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 std::string ratio(double simulated, double measured) {

@@ -1,5 +1,7 @@
 #include "traces/trace_summary.hpp"
 
+#include "sim/core/text_format.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -23,12 +25,6 @@ Intervals merged(Intervals v) {
     }
   }
   return out;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 nlohmann::json classes_json(const ClassSeconds& c) {

@@ -1,5 +1,7 @@
 #include "sim/report/summary_views.hpp"
 
+#include "sim/core/text_format.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -9,12 +11,6 @@
 namespace exasim::report {
 
 namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 /// 39.2B, 5.0B, 125M, 26.6M, 48K: a parameter count as people write it (0.0B said nothing).
 std::string human_count(double n) {

@@ -9,13 +9,6 @@ namespace exasim::schedule {
 
 namespace {
 
-// GEMM operand layouts of torch's nn.Linear (F.linear) for a weight stored [out x in], in GemmLayout's
-// naming (kernel.hpp): forward Y = X.W^T TN, dgrad dX = dY.W NN, wgrad dW = dY^T.X NT (megatron.cpp
-// derives them; FSDP's units run the same modules).
-constexpr gpu::GemmLayout kForwardLayout = gpu::GemmLayout::TN;
-constexpr gpu::GemmLayout kDgradLayout = gpu::GemmLayout::NN;
-constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
-
 /// A unit of FSDP's wrapping: what one all-gather fetches and one reduce-scatter reduces.
 struct Unit {
   std::string name;
@@ -23,7 +16,7 @@ struct Unit {
 };
 
 /// Everything the builder needs, derived once.
-struct Shape {
+struct FsdpShape {
   std::int64_t H, S, T, V, L;  ///< T = micro_batch * S tokens per micro-batch
   std::int64_t micro_batch;
   LayerWidths w;
@@ -93,7 +86,7 @@ class Gathers {
 
 class FsdpBuilder {
  public:
-  FsdpBuilder(Plan& plan, const Shape& s, const LayerKernels& kernels, const TrainingSpec& t)
+  FsdpBuilder(Plan& plan, const FsdpShape& s, const LayerKernels& kernels, const TrainingSpec& t)
       : out_(plan, plan.streams.front()), gathers_(out_, s.e, s.prefetch), s_(s), k_(kernels), training_(t) {}
 
   void build() {
@@ -246,7 +239,7 @@ class FsdpBuilder {
 
   StreamBuilder out_;
   Gathers gathers_;
-  const Shape& s_;
+  const FsdpShape& s_;
   const LayerKernels& k_;
   TrainingSpec training_;
   Pending previous_;
@@ -284,7 +277,7 @@ Infeasibility fsdp_infeasibility(const ModelSpec& m, const FsdpConfig& c, const 
 Plan build_fsdp_plan(const ModelSpec& model, const FsdpConfig& cfg, const TrainingSpec& training) {
   if (auto bad = fsdp_infeasibility(model, cfg, training, cfg.gpus()); !bad.why.empty())
     throw std::invalid_argument("fsdp: " + bad.field + ": " + bad.why);
-  Shape s{};
+  FsdpShape s{};
   s.H = model.hidden;
   s.S = model.seq_len;
   s.V = model.vocab;

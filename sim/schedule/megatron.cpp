@@ -16,21 +16,6 @@ namespace {
 
 constexpr std::int16_t kPrev = -1, kNext = +1;
 
-// Operand layouts of a linear layer whose weight W is stored [out x in], in GemmLayout's naming
-// (kernel.hpp: the BLAS letters of torch's call, as AxoNN's tuned_matmul and rocblas-bench name them).
-// Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication computes forward
-// `input.matmul(weight.t())`, and in backward `grad_output.matmul(weight)` and
-// `grad_output.t().matmul(input)`; Megatron-DeepSpeed's older layers call F.linear, whose autograd runs
-// the same three products. So:
-//   forward  Y  = X . W^T   (B = W^T is a column-major view; also the LM head's logits)  TN
-//   dgrad    dX = dY . W    (both row-major)                                              NN
-//   wgrad    dW = dY^T . X  (A = dY^T is a column-major view)                              NT
-// The MI250X TN penalty (devices.cpp) comes from AxoNN's measurement in this naming (docs/axonn.md section 5: "tn" =
-// B column-major), so it lands on the forward GEMMs, as untuned torch runs them.
-constexpr gpu::GemmLayout kForwardLayout = gpu::GemmLayout::TN;
-constexpr gpu::GemmLayout kDgradLayout = gpu::GemmLayout::NN;
-constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
-
 /// Everything the stage builders need, derived once.
 struct Shape {
   std::int64_t H, S, T;  ///< S = seq_len / cp tokens of a sequence on this rank; T = micro_batch * S

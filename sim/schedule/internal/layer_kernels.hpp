@@ -68,6 +68,21 @@
 
 namespace exasim::schedule {
 
+// Operand layouts of a linear layer whose weight W is stored [out x in], in GemmLayout's naming
+// (kernel.hpp: the BLAS letters of torch's call, as AxoNN's tuned_matmul and rocblas-bench name them).
+// Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication computes forward
+// `input.matmul(weight.t())`, and in backward `grad_output.matmul(weight)` and
+// `grad_output.t().matmul(input)`; Megatron-DeepSpeed's older layers and FSDP's modules call F.linear,
+// whose autograd runs the same three products. So:
+//   forward  Y  = X . W^T   (B = W^T is a column-major view; also the LM head's logits)  TN
+//   dgrad    dX = dY . W    (both row-major)                                              NN
+//   wgrad    dW = dY^T . X  (A = dY^T is a column-major view)                              NT
+// The MI250X TN penalty (devices.cpp) comes from AxoNN's measurement in this naming (docs/axonn.md
+// section 5: "tn" = B column-major), so it lands on the forward GEMMs, as untuned torch runs them.
+inline constexpr gpu::GemmLayout kForwardLayout = gpu::GemmLayout::TN;
+inline constexpr gpu::GemmLayout kDgradLayout = gpu::GemmLayout::NN;
+inline constexpr gpu::GemmLayout kWgradLayout = gpu::GemmLayout::NT;
+
 /// The widths of a layer's tensors before any split: the plans' Shape structs carry one.
 struct LayerWidths {
   std::int64_t qkv_out = 0;     ///< fused QKV projection output (ModelSpec::qkv_out)
