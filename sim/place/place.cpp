@@ -203,37 +203,6 @@ std::vector<std::vector<std::uint8_t>> dimension_orders(const schedule::ProcessG
   return out;
 }
 
-/// The candidates of a scheme whose ranks run different streams (Megatron): each placement's rank ->
-/// GPU vector given to the scheme's estimate, as `exasim tune` prices a configuration, its rings routed
-/// under that placement.
-void score_by_estimate(const scenario::Scenario& s, const topo::Topology& topology,
-                       const std::vector<std::vector<std::uint8_t>>& dim_orders, const SearchOptions& options,
-                       std::chrono::steady_clock::time_point start, SearchResult& result) {
-  const std::uint32_t per_node = topology.gpus_per_node();
-  const auto& dims = result.grid.dims();
-  tune::AnalyticModel model(s);
-  for (std::size_t o = 0; o < result.orders.size(); ++o) {
-    const auto& order = result.orders[o];
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!order.baseline && elapsed > options.budget_s) break;
-    result.orders_scored = o + 1;
-    for (std::size_t l = 0; l < result.locals.size(); ++l) {
-      for (const auto& dim_order : dim_orders) {
-        model.set_placement(gpu_of_rank(result.grid, dim_order, order.nodes, per_node, result.locals[l].gpus));
-        model.prepare(s);
-        Candidate c;
-        c.order = o;
-        c.local = l;
-        c.dims = dim_order;
-        c.analytic_s = model.iteration_s(s);
-        for (const auto& d : dims) c.ring_Bps.push_back(model.ring(d.stride, d.size).bandwidth_Bps);
-        result.rings_routed += dims.size();
-        result.ranked.push_back(std::move(c));
-      }
-    }
-  }
-}
-
 }  // namespace
 
 SearchResult search(const scenario::Scenario& s, const topo::Topology& topology, const Allocation& allocation,
@@ -244,31 +213,16 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
   const std::uint32_t needed = (s.gpus + per_node - 1) / per_node;
   SearchResult result;
   result.orders = node_orders(topology, allocation, needed);
-  const auto rank_candidates = [&] {
-    std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Candidate& a, const Candidate& b) {
-      return std::tie(a.analytic_s, a.order, a.local, a.dims) < std::tie(b.analytic_s, b.order, b.local, b.dims);
-    });
-    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
 
-  if (!scheme.uniform_plan) {
-    result.grid = scheme.build_plan(s).grid;
-    const auto dim_orders = dimension_orders(result.grid);
-    result.dim_orders = dim_orders.size();
-    std::vector<std::uint32_t> sizes;
-    for (const auto& d : result.grid.dims()) sizes.push_back(d.size);
-    result.locals = local_orders(topology, sizes);
-    score_by_estimate(s, topology, dim_orders, options, start, result);
-    rank_candidates();
-    return result;
-  }
-
-  // The plans of 1 and 2 layers, built once: every candidate is a replay of them (analytic.hpp).
+  // Where every rank runs one stream, the plans of 1 and 2 layers, built once: every candidate is a
+  // replay of them (analytic.hpp). Else each candidate is priced by the scheme's estimate (Megatron),
+  // its rings routed under the candidate's rank -> GPU vector.
   tune::AnalyticModel model(s);
+  const bool uniform = scheme.uniform_plan != nullptr;
   const std::int64_t layers = s.model.layers;
-  const auto plan1 = scheme.uniform_plan(s, std::min<std::int64_t>(layers, 1));
-  const auto plan2 = scheme.uniform_plan(s, std::min<std::int64_t>(layers, 2));
-  result.grid = plan2.grid;
+  const auto plan1 = uniform ? scheme.uniform_plan(s, std::min<std::int64_t>(layers, 1)) : schedule::Plan{};
+  const auto plan2 = uniform ? scheme.uniform_plan(s, std::min<std::int64_t>(layers, 2)) : schedule::Plan{};
+  result.grid = uniform ? plan2.grid : scheme.build_plan(s).grid;
   const auto& dims = result.grid.dims();
   const auto dim_orders = dimension_orders(result.grid);
   result.dim_orders = dim_orders.size();
@@ -284,11 +238,24 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
     result.orders_scored = o + 1;
     for (std::size_t l = 0; l < result.locals.size(); ++l) {
       const auto& local = result.locals[l].gpus;
-      std::vector<std::uint32_t> gpu_of_slot(s.gpus);
-      for (std::uint32_t slot = 0; slot < s.gpus; ++slot)
+      std::vector<std::uint32_t> gpu_of_slot(uniform ? s.gpus : 0);
+      for (std::uint32_t slot = 0; slot < gpu_of_slot.size(); ++slot)
         gpu_of_slot[slot] = order.nodes[slot / per_node] * per_node + local[slot % per_node];
       std::map<std::uint64_t, tune::RingLink> rings_of;
       for (const auto& dim_order : dim_orders) {
+        Candidate c;
+        c.order = o;
+        c.local = l;
+        c.dims = dim_order;
+        if (!uniform) {
+          model.set_placement(gpu_of_rank(result.grid, dim_order, order.nodes, per_node, local));
+          model.prepare(s);
+          c.analytic_s = model.iteration_s(s);
+          for (const auto& d : dims) c.ring_Bps.push_back(model.ring(d.stride, d.size).bandwidth_Bps);
+          result.rings_routed += dims.size();
+          result.ranked.push_back(std::move(c));
+          continue;
+        }
         // A baseline is simulated with the grid's own layout only; its other dimension orders are
         // candidates like any.
         std::vector<tune::RingLink> rings(dims.size());
@@ -307,17 +274,16 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
         }
         const double t1 = model.replay_s(plan1, rings);
         const double t2 = layers <= 1 ? t1 : model.replay_s(plan2, rings);
-        Candidate c;
-        c.order = o;
-        c.local = l;
-        c.dims = dim_order;
         c.analytic_s = layers <= 2 ? (layers <= 1 ? t1 : t2) : t2 + static_cast<double>(layers - 2) * (t2 - t1);
         for (const auto& r : rings) c.ring_Bps.push_back(r.bandwidth_Bps);
         result.ranked.push_back(std::move(c));
       }
     }
   }
-  rank_candidates();
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.analytic_s, a.order, a.local, a.dims) < std::tie(b.analytic_s, b.order, b.local, b.dims);
+  });
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
