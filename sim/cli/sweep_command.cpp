@@ -142,8 +142,12 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
     std::snprintf(buf, sizeof buf, "%-*s ", width(v), v.key.c_str());
     out << buf;
   }
-  std::snprintf(buf, sizeof buf, "%-32s %12s %12s %7s %7s%s\n", "parallel", "iteration_s", "TFLOP/s/GPU", "%peak",
-                "MFU%", scaling ? "  scaling%" : "");
+  // The parallel column as wide as its longest label (a Megatron layout with ep runs past 100
+  // characters), so the figures line up under their headers.
+  int label_width = 32;
+  for (const auto& r : rows) label_width = std::max(label_width, static_cast<int>(r.label.size()));
+  std::snprintf(buf, sizeof buf, "%-*s %12s %12s %7s %7s%s\n", label_width, "parallel", "iteration_s", "TFLOP/s/GPU",
+                "%peak", "MFU%", scaling ? "  scaling%" : "");
   out << buf;
   for (const auto& r : rows) {
     out << "  ";
@@ -158,8 +162,9 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
       out << "not simulated: " << p.error << "\n";
       continue;
     }
-    std::snprintf(buf, sizeof buf, "%-32s %12.3f %12.1f %7.1f %7.1f", r.label.c_str(), p.iteration_time_s,
-                  p.tflops_per_gpu, p.percent_of_peak, p.mfu_percent);
+    out << r.label << std::string(static_cast<std::size_t>(label_width) - r.label.size(), ' ');
+    std::snprintf(buf, sizeof buf, " %12.3f %12.1f %7.1f %7.1f", p.iteration_time_s, p.tflops_per_gpu,
+                  p.percent_of_peak, p.mfu_percent);
     out << buf;
     if (scaling) {
       std::snprintf(buf, sizeof buf, " %9.1f", r.scaling_efficiency_percent);

@@ -1,6 +1,8 @@
 // `exasim tune` and `exasim sweep` in-process: outputs, --jobs against one process, bad flags.
 #include "sim/cli/cli.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include "sim/cli/test_support.hpp"
 
@@ -17,9 +19,11 @@ namespace {
 
 using exasim::cli::testing::exasim_run;
 
-// 16 A100s of simple-a100, a 2-layer model: 35 grids (16 = 2^4: C(7,3) ordered factorisations).
+// 16 A100s of simple-a100, a 2-layer model: 35 grids (16 = 2^4: C(7,3) ordered factorisations). One
+// file per test process: ctest runs test cases side by side, and one rewriting a shared file while
+// another reads it made the reader fail.
 std::string small_scenario() {
-  auto path = std::filesystem::temp_directory_path() / "exasim_tune_test.json";
+  auto path = std::filesystem::temp_directory_path() / ("exasim_tune_test_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << R"({"machine": "simple-a100",
     "model": {"layers": 2, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
     "gpus": 16, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 2},
