@@ -74,9 +74,9 @@ double MoeBlockShape::dispatch_bytes(double e) const {
   return static_cast<double>(tokens) * static_cast<double>(top_k) * static_cast<double>(hidden) * e;
 }
 
-double MoeBlockShape::received_rows() const {
-  return std::accumulate(expert_rows.begin(), expert_rows.end(), 0.0) / etp;
-}
+double MoeBlockShape::computed_rows() const { return std::accumulate(expert_rows.begin(), expert_rows.end(), 0.0); }
+
+double MoeBlockShape::received_rows() const { return computed_rows() / etp; }
 
 MoeBlockShape moe_block_shape(const ModelSpec& model, const MoeLayout& layout, std::int64_t tokens,
                               std::uint32_t ep_rank) {
@@ -108,8 +108,7 @@ gpu::Kernel MoeBlock::gemm(std::int64_t m, std::int64_t n, std::int64_t k, GemmL
 template <class Shape>
 void MoeBlock::expert_gemms(const std::string& name, std::int64_t cast_width, Shape shape) {
   if (cast_width > 0) {  // named as the dense layers' casts: "L3.expert_up.fwd.fp8_cast"
-    const double all_rows = std::accumulate(s_.expert_rows.begin(), s_.expert_rows.end(), 0.0);
-    out_.compute(name.substr(0, name.rfind('.')), k_.fp8_cast(all_rows * static_cast<double>(cast_width)));
+    out_.compute(name.substr(0, name.rfind('.')), k_.fp8_cast(s_.computed_rows() * static_cast<double>(cast_width)));
   }
   // Experts with equal rows (all of them under uniform routing) share one grouped GEMM, in expert order.
   std::vector<std::pair<std::int64_t, std::int64_t>> groups;  // rows, experts
@@ -130,7 +129,7 @@ void MoeBlock::expert_gemms(const std::string& name, std::int64_t cast_width, Sh
 
 void MoeBlock::etp_collective(const std::string& name, CollKind kind) {
   if (s_.etp < 2) return;
-  const double rows = s_.received_rows() * s_.etp;
+  const double rows = s_.computed_rows();
   out_.collective(name, kind, s_.etp_dim, k_.element_bytes() * rows * static_cast<double>(s_.hidden));
 }
 
@@ -148,7 +147,7 @@ void MoeBlock::forward(const std::string& layer, const std::string& pass) {
   etp_collective(layer + ".experts" + pass + ".etp_all_gather", CollKind::AllGather);
   expert_gemms(layer + ".expert_up" + pass + ".gemm", H,
                [&](std::int64_t rows) { return std::make_tuple(rows, up, H, GemmLayout::TN); });
-  const double rows = std::accumulate(s_.expert_rows.begin(), s_.expert_rows.end(), 0.0);
+  const double rows = s_.computed_rows();
   out_.compute(layer + ".expert_" + (s_.up_out == s_.ffn ? "gelu" : "swiglu") + pass,
                k_.activation_forward(rows * static_cast<double>(ffn)));
   expert_gemms(layer + ".expert_down" + pass + ".gemm", ffn,
@@ -176,7 +175,7 @@ void MoeBlock::backward(const std::string& layer) {
                [&](std::int64_t rows) { return std::make_tuple(rows, ffn, H, GemmLayout::NN); });
   expert_gemms(layer + ".expert_down" + pass + ".dw_gemm", 0,
                [&](std::int64_t rows) { return std::make_tuple(H, ffn, rows, GemmLayout::NT); });
-  const double rows = std::accumulate(s_.expert_rows.begin(), s_.expert_rows.end(), 0.0);
+  const double rows = s_.computed_rows();
   out_.compute(layer + ".expert_" + (s_.up_out == s_.ffn ? "gelu" : "swiglu") + pass,
                k_.activation_backward(rows * static_cast<double>(ffn)));
   expert_gemms(layer + ".expert_up" + pass + ".dx_gemm", up,

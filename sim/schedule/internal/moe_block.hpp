@@ -73,6 +73,7 @@ struct MoeBlockShape {
   std::uint8_t ep_dim = 0, etp_dim = 0;
   std::vector<double> expert_rows;                      ///< per local expert: copies it computes (after the etp gather)
   [[nodiscard]] double dispatch_bytes(double e) const;  ///< S = n top_k h e
+  [[nodiscard]] double computed_rows() const;           ///< copies its experts compute: sum of rows
   [[nodiscard]] double received_rows() const;           ///< copies this rank receives: sum of rows / etp
 };
 
