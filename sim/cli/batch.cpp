@@ -111,24 +111,37 @@ std::vector<PointResult> gather(const std::vector<fs::path>& files, std::size_t 
   return rows;
 }
 
+/// The batch's progress on the log: a bar redrawn in place on a terminal; elsewhere (a log file, CI) a
+/// line at most every kLineEvery of wall time, so a long tune or sweep shows it is alive without
+/// flooding the file. Wall time only reaches the log, never an output.
 class Progress {
  public:
-  Progress(bool on, std::size_t total, std::ostream& log) : on_(on && ::isatty(2)), total_(total), log_(log) {}
+  Progress(bool on, std::size_t total, std::ostream& log)
+      : on_(on), bar_(on && ::isatty(2)), total_(total), log_(log), last_(std::chrono::steady_clock::now()) {}
   void show(std::size_t done) {
     if (!on_) return;
+    if (!bar_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_ < kLineEvery || done == total_) return;
+      last_ = now;
+      log_ << "exasim: " << done << "/" << total_ << " simulated\n" << std::flush;
+      return;
+    }
     constexpr int kWidth = 30;
     const auto filled = total_ ? static_cast<int>(kWidth * done / total_) : kWidth;
     log_ << "\r  [" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] " << done << "/" << total_
          << " simulated" << std::flush;
   }
   ~Progress() {
-    if (on_) log_ << "\n";
+    if (bar_) log_ << "\n";
   }
 
  private:
-  bool on_;
+  static constexpr std::chrono::seconds kLineEvery{5};
+  bool on_, bar_;
   std::size_t total_;
   std::ostream& log_;
+  std::chrono::steady_clock::time_point last_;
 };
 
 fs::path make_work_dir(const fs::path& parent) {

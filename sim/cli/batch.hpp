@@ -34,7 +34,7 @@ struct BatchOptions {
   std::int64_t jobs = 1;   ///< local processes
   std::int64_t ranks = 0;  ///< MPI ranks through mpirun (0: none)
   std::string hostfile;    ///< mpirun --hostfile (empty: this host)
-  bool progress = false;   ///< a progress line on stderr when it is a terminal
+  bool progress = false;   ///< progress on stderr: a bar on a terminal, else a line every 5 s
 };
 
 /// Checks --jobs and --ranks (InputError naming the flag).

@@ -60,8 +60,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitInput;
   }
 
+  // `exasim trace compare ...` is `exasim compare ...`: compare reads traces too, and users look for it
+  // beside `trace summarize`.
+  std::vector<std::string> words = args;
+  if (words.size() >= 3 && words[1] == "trace" && words[2] == "compare") words.erase(words.begin() + 1);
   std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
+  for (const auto& a : words) argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
   } catch (const CLI::Success& e) {

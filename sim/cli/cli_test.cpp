@@ -504,7 +504,7 @@ TEST_CASE("topo describes the DGX SuperPOD presets", "[integration]") {
   CHECK_THAT(exasim_run({"topo", "perlmutter"}).out, Catch::Contains("all_to_all, 100 GB/s per pair per direction"));
 
   auto presets = exasim_run({"presets"});
-  CHECK_THAT(presets.out, Catch::Contains("dgx-a100-superpod dgx-h100-superpod"));
+  CHECK_THAT(presets.out, Catch::Contains("  dgx-h100-superpod  h100-sxm        2048   16384         8  fat_tree"));
 }
 
 TEST_CASE("topo describes the GB200 NVL72 and MI300X presets, and presets lists them and their GPUs", "[integration]") {
@@ -531,9 +531,45 @@ TEST_CASE("topo describes the GB200 NVL72 and MI300X presets, and presets lists 
   CHECK(j["links_per_class"]["gpu-gpu"] == 256 * 8 * 7);  // full mesh, each direction its own link
   CHECK_THAT(exasim_run({"topo", "mi300x-cluster"}).out, Catch::Contains("all_to_all, 64 GB/s per pair per direction"));
 
-  auto presets = exasim_run({"presets"});
-  CHECK_THAT(presets.out, Catch::Contains("frontier gb200-nvl72 mi300x-cluster perlmutter") &&
-                              Catch::Contains("h200 mi300x mi325x b200 gb200"));
+  auto presets = exasim_run({"presets", "--json"});
+  REQUIRE(presets.code == 0);
+  j = nlohmann::json::parse(presets.out);
+  std::vector<std::string> machines;
+  for (const auto& m : j["machines"]) machines.push_back(m["name"]);
+  CHECK(machines == std::vector<std::string>{"alps", "dgx-a100-superpod", "dgx-h100-superpod", "frontier",
+                                             "gb200-nvl72", "mi300x-cluster", "perlmutter", "simple-a100"});
+  CHECK(j["machines"][4]["gpus"] == 16 * 72);  // the same figure topo gives
+  std::map<std::string, nlohmann::json> gpus, models;
+  for (const auto& g : j["gpus"]) gpus[g["name"]] = g;
+  for (const auto& m : j["models"]) models[m["name"]] = m;
+  CHECK(gpus.at("b200")["peak_fp8_flops"].get<double>() == Approx(4.5e15));
+  CHECK(gpus.at("a100-40gb")["peak_fp8_flops"] == 0);
+  CHECK(gpus.at("mi325x")["hbm_capacity_bytes"].get<double>() == Approx(256e9));
+  // Mixtral 8x7B: 46.7 B parameters, 12.9 B active (Mistral AI's figures).
+  CHECK(models.at("mixtral-8x7b")["parameters"].get<double>() == Approx(46.7e9).epsilon(0.01));
+  CHECK(models.at("mixtral-8x7b")["active_parameters"].get<double>() == Approx(12.9e9).epsilon(0.01));
+  CHECK(models.at("mixtral-8x7b")["top_k"] == 2);
+  CHECK_FALSE(models.at("llama3-8b").contains("experts"));
+  CHECK_THAT(exasim_run({"presets"}).out, Catch::Contains("mixtral-8x7b          46.7      12.9"));
+}
+
+TEST_CASE("exasim trace compare is exasim compare, and emulate needs --out", "[integration]") {
+  const char* data = std::getenv("EXASIM_DATA_DIR");
+  REQUIRE(data != nullptr);
+  const std::string root(data);
+  const std::vector<std::string> rest{root + "/traces/testdata/a100-2rank-nccl.json.gz", "--scenario",
+                                      root + "/configs/scenarios/a100-2gpu-dp.json", "--json"};
+  std::vector<std::string> direct{"compare"}, alias{"trace", "compare"};
+  direct.insert(direct.end(), rest.begin(), rest.end());
+  alias.insert(alias.end(), rest.begin(), rest.end());
+  const auto a = exasim_run(direct), b = exasim_run(alias);
+  REQUIRE(a.code == 0);
+  CHECK(b.code == 0);
+  CHECK(a.out == b.out);
+  CHECK_THAT(exasim_run({"trace", "--help"}).out, Catch::Contains("trace compare"));
+  const auto emulate = exasim_run({"emulate", root + "/validate/cases/x4-oar.json", "--ranks", "4"});
+  CHECK(emulate.code == 2);
+  CHECK_THAT(emulate.err, Catch::Contains("--out"));
 }
 
 TEST_CASE("bad NVSwitch and rail fields exit 2 naming the preset file and field", "[unit]") {

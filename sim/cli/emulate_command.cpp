@@ -18,12 +18,13 @@ Command add_emulate_command(CLI::App& app) {
     int fault_rank = 1;
   };
   auto o = std::make_shared<Options>();
-  o->run.out_dir = "emulation";
   o->run.timeout_s = 300;
   auto* cmd = app.add_subcommand("emulate", "Run a scenario for real on MPI ranks with emulated GPUs; trace every op");
   cmd->add_option("scenario", o->scenario, "Scenario JSON file")->required();
   cmd->add_option("--ranks", o->run.ranks, "MPI ranks; must equal the scenario's gpus")->required();
-  cmd->add_option("--out", o->run.out_dir, "Write trace.csv, summary.json here")->capture_default_str();
+  // Required: an emulation writes a trace per rank, and a default folder would land them in whatever
+  // directory the command happened to run from.
+  cmd->add_option("--out", o->run.out_dir, "Write trace.csv, summary.json into this folder")->required();
   cmd->add_option("--set", o->run.overrides, "Override a scenario field: path=value (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--hostfile", o->run.hostfile, "Open MPI hostfile, to run across nodes");

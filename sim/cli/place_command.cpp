@@ -10,6 +10,7 @@
 #include "sim/api/simulate.hpp"
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_files.hpp"
 #include "sim/place/place.hpp"
@@ -316,6 +317,7 @@ Command add_place_command(CLI::App& app) {
     std::vector<std::string> overrides;
     double budget_s = 60;
     std::int64_t top = 4;
+    std::int64_t sample_layers = 0;
     BatchOptions batch;
     bool json = false;
   };
@@ -333,6 +335,7 @@ Command add_place_command(CLI::App& app) {
   cmd->add_option("--out", o->out_dir,
                   "Write placement.txt (the plan), scenario.json (a scenario using it) and place.csv here");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
+  add_sample_layers_flag(*cmd, o->sample_layers);
   return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
             if (!(o->budget_s > 0) || !(o->budget_s <= 86400))
               throw InputError("--budget-s", nlohmann::json(o->budget_s).dump(),
@@ -340,7 +343,8 @@ Command add_place_command(CLI::App& app) {
             if (o->top < 0 || o->top > 1000)
               throw InputError("--top", std::to_string(o->top), "must be a number of candidates from 0 to 1000");
             check_batch_options(o->batch);
-            const auto base = scenario::load_scenario(o->scenario_path, o->overrides);
+            const auto base =
+                scenario::load_scenario(o->scenario_path, with_sample_layers(*cmd, o->overrides, o->sample_layers));
             std::unique_ptr<OutputFiles> files;
             if (cmd->count("--out") > 0)  // "" too: OutputFiles refuses it
               files = std::make_unique<OutputFiles>(

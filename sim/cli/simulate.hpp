@@ -29,7 +29,7 @@ struct SimulateFlags {
 /// InputErrors.
 [[nodiscard]] report::Summary simulate(const scenario::Scenario& s, const SimulateFlags& options, std::ostream& log);
 
-/// Declares --sample-layers K on a command (simulate, sweep): sugar for --set simulation.sample_layers=K.
+/// Declares --sample-layers K on a command (simulate, sweep, tune, place): sugar for --set simulation.sample_layers=K.
 void add_sample_layers_flag(CLI::App& cmd, std::int64_t& sample_layers);
 /// `overrides` with simulation.sample_layers=K appended when --sample-layers was given (the scenario
 /// checks K: a bad one is an InputError naming the field).

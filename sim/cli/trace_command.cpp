@@ -18,6 +18,7 @@ Command add_trace_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("trace", "Read measured traces (PyTorch profiler / Kineto, exasim trace.csv)");
   cmd->require_subcommand(1);
+  cmd->footer("exasim trace compare MEASURED... --scenario SCEN is exasim compare (exasim help compare).");
   auto* summarize = cmd->add_subcommand("summarize", "Steps, kernels, busy time, kernel classes and collectives");
   summarize->add_option("files", o->files, "Kineto trace (.json or .json.gz, one per rank) or exasim trace.csv")
       ->required();

@@ -6,6 +6,7 @@
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/simulate.hpp"
 #include "sim/cli/tune_run.hpp"
 
 #include "sim/core/error.hpp"
@@ -24,14 +25,18 @@ namespace exasim::cli {
 namespace {
 
 nlohmann::json row_json(const TunedConfig& c) {
-  return {{"scheme", c.scenario.resolved["parallel"]["scheme"]},
-          {"parallel", c.scenario.resolved["parallel"]},
-          {"recompute", schedule::to_string(c.candidate.recompute)},
-          {"analytic_iteration_s", c.candidate.analytic_s},
-          {"iteration_time_s", c.result.iteration_time_s},
-          {"percent_of_peak", c.result.percent_of_peak},
-          {"tflops_per_gpu", c.result.tflops_per_gpu},
-          {"memory_per_gpu_bytes", c.result.memory_per_gpu_bytes}};
+  nlohmann::json row = {{"scheme", c.scenario.resolved["parallel"]["scheme"]},
+                        {"parallel", c.scenario.resolved["parallel"]},
+                        {"recompute", schedule::to_string(c.candidate.recompute)},
+                        {"analytic_iteration_s", c.candidate.analytic_s},
+                        {"iteration_time_s", c.result.iteration_time_s},
+                        {"mfu_percent", c.result.mfu_percent},
+                        {"percent_of_peak", c.result.percent_of_peak},
+                        {"tflops_per_gpu", c.result.tflops_per_gpu},
+                        {"model_tflops_per_gpu", c.result.model_tflops_per_gpu},
+                        {"memory_per_gpu_bytes", c.result.memory_per_gpu_bytes}};
+  if (!c.result.sampled_layers.empty()) row["sampled_layers"] = c.result.sampled_layers;
+  return row;
 }
 
 nlohmann::json tune_json(const TuneOutcome& t) {
@@ -52,6 +57,7 @@ nlohmann::json tune_json(const TuneOutcome& t) {
                           {"max_abs_error_percent", t.accuracy.max_abs_error_percent},
                           {"mean_error_percent", t.accuracy.mean_error_percent}}}};
   out["best"] = t.simulated.empty() ? nlohmann::json(nullptr) : row_json(t.simulated.front());
+  if (t.search.fitting == 0) out["advice"] = no_fit_advice(t);
   return out;
 }
 
@@ -86,22 +92,28 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
       sep = ", ";
     }
   }
-  out << "\n  simulated the best " << t.simulated.size() << " by the analytic estimate, ranked by simulated time:\n";
+  out << "\n";
+  if (t.search.fitting == 0) {
+    out << no_fit_advice(t);
+    return;
+  }
+  out << "  simulated the best " << t.simulated.size()
+      << " by the analytic estimate; ranked by simulated iteration time, fastest first:\n";
   char line[512];
   if (alone) {
     std::vector<std::string> names(alone->csv_columns.begin(), alone->csv_columns.end());
-    std::snprintf(line, sizeof line, " %11s %12s %7s %12s %10s\n", "analytic_s", "simulated_s", "%peak", "TFLOP/s/GPU",
-                  "memory_GB");
+    std::snprintf(line, sizeof line, " %11s %12s %6s %6s %12s %10s\n", "analytic_s", "simulated_s", "MFU%", "HFU%",
+                  "TFLOP/s/GPU", "memory_GB");
     out << "  rank" << column_cells(names, *alone) << line;
   } else {
-    std::snprintf(line, sizeof line, "  %4s %11s %12s %7s %12s %10s  %s\n", "rank", "analytic_s", "simulated_s",
-                  "%peak", "TFLOP/s/GPU", "memory_GB", "configuration");
+    std::snprintf(line, sizeof line, "  %4s %11s %12s %6s %6s %12s %10s  %s\n", "rank", "analytic_s", "simulated_s",
+                  "MFU%", "HFU%", "TFLOP/s/GPU", "memory_GB", "configuration");
     out << line;
   }
   for (std::size_t i = 0; i < t.simulated.size(); ++i) {
     const auto& c = t.simulated[i];
-    std::snprintf(line, sizeof line, " %11.3f %12.3f %7.1f %12.1f %10.1f", c.candidate.analytic_s,
-                  c.result.iteration_time_s, c.result.percent_of_peak, c.result.tflops_per_gpu,
+    std::snprintf(line, sizeof line, " %11.3f %12.3f %6.1f %6.1f %12.1f %10.1f", c.candidate.analytic_s,
+                  c.result.iteration_time_s, c.result.mfu_percent, c.result.percent_of_peak, c.result.tflops_per_gpu,
                   c.result.memory_per_gpu_bytes / 1e9);
     char rank[32];
     std::snprintf(rank, sizeof rank, "  %4zu", i + 1);
@@ -121,9 +133,11 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
   }
   if (!t.simulated.empty()) {
     const auto& best = t.simulated.front();
-    std::snprintf(line, sizeof line, ": %.3f s per iteration, %.1f%% of peak\n", best.result.iteration_time_s,
-                  best.result.percent_of_peak);
+    std::snprintf(line, sizeof line, ": %.3f s per iteration, MFU %.1f%%, HFU %.1f%%\n", best.result.iteration_time_s,
+                  best.result.mfu_percent, best.result.percent_of_peak);
     out << "  best: " << tune::row_label(best.candidate, alone) << line;
+    out << "  MFU: the model's FLOPs per second against the GPUs' peak; HFU: the FLOPs the GPUs ran (recomputation\n"
+           "  included) against it; TFLOP/s/GPU is HFU's numerator (docs/tune.md)\n";
     if (!best.result.sampled_layers.empty())
       out << "  approximate: simulated with layer sampling (simulation.sample_layers; docs/performance.md)\n";
   }
@@ -153,6 +167,7 @@ Command add_tune_command(CLI::App& app) {
     std::string scenario_path, out_dir;
     std::vector<std::string> overrides;
     TuneFlags tune;
+    std::int64_t sample_layers = 0;
     BatchOptions batch;
     bool json = false;
   };
@@ -171,6 +186,7 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
   cmd->add_option("--out", o->out_dir, "Write best.json (a scenario for exasim simulate) and tune.csv here");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
+  add_sample_layers_flag(*cmd, o->sample_layers);
   return {
       cmd, [o, cmd](std::ostream& out, std::ostream& err) {
         check_tune_flags(o->tune);
@@ -179,7 +195,7 @@ Command add_tune_command(CLI::App& app) {
         std::unique_ptr<OutputFiles> files;
         if (cmd->count("--out") > 0)
           files = std::make_unique<OutputFiles>("--out", o->out_dir, std::vector<std::string>{"best.json", "tune.csv"});
-        auto base = load_for_tune(o->scenario_path, o->overrides);
+        auto base = load_for_tune(o->scenario_path, with_sample_layers(*cmd, o->overrides, o->sample_layers));
         BatchOptions batch = o->batch;
         batch.progress = !o->json;
         const auto t = tune_scenario(base, o->tune, batch, err);
@@ -191,6 +207,11 @@ Command add_tune_command(CLI::App& app) {
           out << tune_json(t).dump() << "\n";
         else
           print_tune(out, t);
+        if (t.search.fitting == 0) {
+          err << "exasim: error: tune: no configuration fits"
+              << (o->json ? " (the table's advice: without --json)" : "") << "\n";
+          return kExitNothingFits;
+        }
         if (files) write_out(*files, t);
         return 0;
       }};

@@ -3,9 +3,11 @@
 #include "sim/api/layer_sampling.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
+#include "sim/schedule/memory.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <ostream>
 
@@ -41,6 +43,36 @@ bool is_grid_error(const InputError& e) {
 }
 
 }  // namespace
+
+std::string no_fit_advice(const TuneOutcome& t) {
+  const auto& b = t.base;
+  const auto bytes = schedule::param_bytes(b.training);
+  const double state = b.model.parameters() * (bytes.weights + bytes.gradients + bytes.optimizer);
+  const double capacity = b.machine.gpu_choice.device.hbm_capacity_bytes.value;
+  char line[512];
+  std::string out = "  nothing fits: no configuration runs on these GPUs. What to change:\n";
+  std::uint64_t memory = 0;
+  for (const auto& [reason, n] : t.search.refused)
+    if (reason.find("memory") != std::string::npos) memory += n;
+  if (memory > 0 && capacity > 0) {
+    const auto least = static_cast<unsigned long long>(std::ceil(state / capacity));
+    std::snprintf(line, sizeof line,
+                  "  - memory: %.0f GB of weights, gradients and optimizer state alone (%.0f billion parameters x "
+                  "%.0f B),\n    %.1f GB per GPU fully sharded over %u GPUs of %.0f GB, before any activation.\n"
+                  "    More GPUs (--set gpus=N; at least %llu hold the state alone), a scheme that shards it\n"
+                  "    (--scheme all: ZeRO, FSDP), recomputation, or a smaller micro-batch or global batch\n",
+                  state / 1e9, b.model.parameters() / 1e9, bytes.weights + bytes.gradients + bytes.optimizer,
+                  state / b.gpus / 1e9, b.gpus, capacity / 1e9, least);
+    out += line;
+  }
+  for (const auto& [reason, n] : t.search.refused) {
+    if (reason.find("memory") != std::string::npos) continue;
+    out += "  - " + reason + ": " + std::to_string(n) +
+           " configurations break its constraint (docs/tune.md); another GPU count or global batch may meet it\n";
+  }
+  if (t.searched) out += "  - only " + t.scheme + " was searched: --scheme all searches every scheme\n";
+  return out;
+}
 
 scenario::Scenario load_for_tune(const std::string& path, const std::vector<std::string>& overrides) {
   const auto doc = read_json_file(path);

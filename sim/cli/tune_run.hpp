@@ -52,6 +52,15 @@ struct TuneOutcome {
   }
 };
 
+/// Exit code of `exasim tune` when no configuration fits (documented in docs/tune.md): the question was
+/// well-formed, the answer is "none", and a script must not read an empty table as a result.
+inline constexpr int kExitNothingFits = 4;
+
+/// What to change when no configuration of the search fits: the model state's size against the GPUs'
+/// memory (the GPU count that would hold it fully sharded), and each refusal reason's lever. Lines of
+/// text, each starting with two spaces.
+[[nodiscard]] std::string no_fit_advice(const TuneOutcome& t);
+
 /// Loads a scenario to be tuned: as scenario::load_scenario, but when the scenario's own configuration
 /// cannot run on the GPUs asked (`--set gpus=...`, a --vary point), another stands in for it (tune
 /// replaces it anyway): the first that loads of what the schemes, in table order, enumerate for that GPU

@@ -155,6 +155,52 @@ TEST_CASE("sweep simulates the cartesian product, or the zipped lists, in a stab
   CHECK(j["rows"][1]["point"]["training.global_batch"] == 32);
 }
 
+TEST_CASE("tune shows MFU beside HFU and says how it ranks, and full recomputation runs more FLOPs than the model's",
+          "[integration]") {
+  const auto r = exasim_run({"tune", small_scenario(), "--top", "2"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("ranked by simulated iteration time, fastest first"));
+  CHECK_THAT(r.out, Catch::Contains("MFU%"));
+  const auto j = nlohmann::json::parse(exasim_run({"tune", small_scenario(), "--top", "2", "--json"}).out);
+  // recompute full: the GPUs run the forward twice, so the hardware figure exceeds the model's.
+  CHECK(j["best"]["mfu_percent"].get<double>() > 0);
+  CHECK(j["best"]["percent_of_peak"].get<double>() > j["best"]["mfu_percent"].get<double>());
+}
+
+TEST_CASE("tune exits 4 with advice when nothing fits, and writes no output folder", "[integration]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("exasim_tune_nofit_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  // 2 layers of hidden 65536: 103 billion parameters, 18 B each: 1.9 TB of state on 16 x 40 GB.
+  const auto r = exasim_run(
+      {"tune", small_scenario(), "--set", "model.hidden=65536", "--set", "model.heads=64", "--out", dir.string()});
+  INFO(r.out << r.err);
+  CHECK(r.code == 4);
+  CHECK_THAT(r.out, Catch::Contains("nothing fits"));
+  CHECK_THAT(r.out, Catch::Contains("hold the state alone"));
+  CHECK_THAT(r.err, Catch::Contains("no configuration fits"));
+  CHECK_FALSE(std::filesystem::exists(dir / "tune.csv"));
+  const auto j =
+      exasim_run({"tune", small_scenario(), "--set", "model.hidden=65536", "--set", "model.heads=64", "--json"});
+  CHECK(j.code == 4);
+  CHECK_THAT(nlohmann::json::parse(j.out)["advice"].get<std::string>(), Catch::Contains("--scheme all"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tune and place take --sample-layers as simulate and sweep do", "[integration]") {
+  const auto t = exasim_run(
+      {"tune", small_scenario(), "--top", "1", "--set", "model.layers=16", "--sample-layers", "2", "--json"});
+  INFO(t.err);
+  REQUIRE(t.code == 0);
+  const auto j = nlohmann::json::parse(t.out);
+  CHECK(j["best"]["sampled_layers"] == nlohmann::json{2, 4});
+  const auto bad = exasim_run({"tune", small_scenario(), "--sample-layers", "-3"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("simulation.sample_layers"));
+  const auto p = exasim_run({"place", small_scenario(), "--sample-layers", "-3"});
+  CHECK(p.code == 2);
+  CHECK_THAT(p.err, Catch::Contains("simulation.sample_layers"));
+}
+
 TEST_CASE("sweep --sample-layers samples every point whose model is long enough", "[integration]") {
   const auto s = small_scenario();
   const auto run = [&](std::vector<std::string> extra) {
