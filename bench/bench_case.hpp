@@ -43,7 +43,7 @@ inline std::optional<BenchArgs> parse_bench_args(int argc, char** argv, const ch
     } else if (a == "--set" && i + 1 < argc) {
       args.overrides.emplace_back(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--skip-large] [--only NAME] [--set path=value ...]\n", program);
+      std::fprintf(stderr, "usage: %s [--json] [--skip-large] [--only NAME] [--set path=value ...]\n", program);
       return std::nullopt;
     }
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns bench_published's JSON lines (standard input) into the Markdown tables of docs/accuracy.md.
 
-    build/bench/bench_published | scripts/accuracy-table.py
+    build/bench/bench_published --json | scripts/accuracy-table.py
 
 Per run: GPUs, the published primary figure, exasim's, the relative error, and the ablation (the
 iteration built up from compute alone, + collectives, + pipeline bubble, + interference, each as its

@@ -1,6 +1,9 @@
-// bench_published [--skip-large] [--only NAME] [--set path=value ...]: simulates every published, measured
-// training run of validate/published/published.json with the fast flow core, as `exasim simulate` does,
-// and prints one JSON line per run and a summary line:
+// bench_published [--json] [--skip-large] [--only NAME] [--set path=value ...]: simulates every published,
+// measured training run of validate/published/published.json with the fast flow core, as `exasim
+// simulate` does, and prints a table: one row per run as it finishes (its primary figure published and
+// predicted, the error, the wall time), then per suite the mean and largest |error|. With --json it prints
+// one JSON line per run and a summary line instead (scripts/accuracy-table.py turns them into
+// docs/accuracy.md's tables):
 //  - per run: the published figures (iteration time, TFLOP/s per GPU, MFU, % of peak: whichever the source
 //    gives), exasim's prediction of each, their relative error ((predicted - published) / published), the
 //    suite's primary figure and its error, where the time went (as bench_frontier), and memory: a run that
@@ -23,6 +26,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
@@ -93,10 +97,59 @@ json memory_json(const bench::CaseResult& r) {
   return out;
 }
 
+/// The table's header: what each column of print_row holds.
+void print_header() {
+  std::printf("%-34s %6s %-24s %11s %11s %8s %7s\n", "run", "GPUs", "figure", "published", "exasim", "error", "wall_s");
+}
+
+/// One run's row (a skipped or failed run: why), or the suites' summary.
+void print_row(const json& line) {
+  if (line["kind"] == "summary") {
+    std::printf("\n%-20s %5s %16s %11s %19s\n", "suite", "runs", "mean |error| %", "mean error %", "largest |error| %");
+    for (const auto& [suite, t] : line["suites"].items()) {
+      if (!t.contains("mean_abs_relative_error_pct")) {
+        std::printf("%-20s %5d %16s\n", suite.c_str(), t["simulated"].get<int>(), "-");
+        continue;
+      }
+      std::printf("%-20s %5d %16.1f %+11.1f %19.1f\n", suite.c_str(), t["simulated"].get<int>(),
+                  t["mean_abs_relative_error_pct"].get<double>(), t["mean_relative_error_pct"].get<double>(),
+                  t["max_abs_relative_error_pct"].get<double>());
+    }
+    for (const auto& n : line["not_expressible"])
+      std::printf("not expressible: %s\n", n["run"].get<std::string>().c_str());
+    std::printf("wall %.1f s\n", line["wall_s"].get<double>());
+    return;
+  }
+  const auto run = line["run"].get<std::string>();
+  if (!line.contains("primary_relative_error_pct")) {
+    const auto why = line.contains("skipped") ? "skipped: " + line["skipped"].get<std::string>()
+                                              : "error: " + line.value("error", std::string("?"));
+    std::printf("%-34s %s\n", run.c_str(), why.c_str());
+    std::fflush(stdout);
+    return;
+  }
+  const auto primary = line["primary"].get<std::string>();
+  const bool fits = line["memory"]["fits_memory"].get<bool>();
+  std::printf("%-34s %6u %-24s %11.4g %11.4g %+7.1f%% %7.1f%s\n", run.c_str(), line["gpus"].get<unsigned>(),
+              primary.c_str(), line["published"][primary].get<double>(), line["predicted"][primary].get<double>(),
+              line["primary_relative_error_pct"].get<double>(), line["wall_s"].get<double>(),
+              fits ? "" : "  (over memory)");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto args = bench::parse_bench_args(argc, argv, "bench_published");
+  // --json is this bench's own flag; the rest are the shared ones.
+  bool as_json = false;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::string(argv[i]) == "--json")
+      as_json = true;
+    else
+      rest.push_back(argv[i]);
+  }
+  const auto args = bench::parse_bench_args(static_cast<int>(rest.size()), rest.data(), "bench_published");
   if (!args) return 2;
   const std::string dir = EXASIM_PUBLISHED_DIR;
   const auto loaded = bench::load_published(dir, "bench_published");
@@ -104,7 +157,13 @@ int main(int argc, char** argv) {
   const json& published = *loaded;
   json settings = json::array();
   for (const auto& o : args->overrides) settings.push_back(o);
-  auto emit = [](const json& line) { std::cout << line.dump() << std::endl; };
+  auto emit = [as_json](const json& line) {
+    if (as_json)
+      std::cout << line.dump() << std::endl;
+    else
+      print_row(line);
+  };
+  if (!as_json) print_header();
 
   std::map<std::string, SuiteTally> tally;
   const auto start = std::chrono::steady_clock::now();
