@@ -10,6 +10,7 @@
 #include "sim/api/simulate.hpp"
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/place_run.hpp"
 #include "sim/cli/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_files.hpp"
@@ -310,6 +311,20 @@ void write_out(OutputFiles& files, const PlaceOutcome& t) {
 }
 
 }  // namespace
+
+PlacedConfig place_scenario(const scenario::Scenario& s, double budget_s, std::int64_t top, const BatchOptions& batch,
+                            std::ostream& log) {
+  const auto t = plan_placement(s, "", budget_s, top, batch, log);
+  PlacedConfig p;
+  if (const Placed* reference = t.reference()) {
+    p.reference = reference->label;
+    p.reference_s = reference->result.iteration_time_s;
+  }
+  p.plan = t.best().label;
+  p.plan_s = t.best().result.iteration_time_s;
+  p.placements = t.simulated.size();
+  return p;
+}
 
 Command add_place_command(CLI::App& app) {
   struct Options {

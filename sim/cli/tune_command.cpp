@@ -6,6 +6,7 @@
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/place_run.hpp"
 #include "sim/cli/simulate.hpp"
 #include "sim/cli/tune_run.hpp"
 
@@ -143,6 +144,82 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
   }
 }
 
+/// One tuned configuration after placement (place_run.hpp); `error` non-empty when place refused it.
+struct TunedPlacement {
+  std::size_t rank = 0;  ///< index into TuneOutcome::simulated
+  PlacedConfig placed;
+  std::string error;
+};
+
+/// Places the best `k` simulated configurations; the placed ones fastest first, then those refused.
+std::vector<TunedPlacement> place_best(const TuneOutcome& t, std::size_t k, double budget_s, const BatchOptions& batch,
+                                       std::ostream& log) {
+  std::vector<TunedPlacement> out;
+  for (std::size_t i = 0; i < std::min(k, t.simulated.size()); ++i) {
+    TunedPlacement p;
+    p.rank = i;
+    log << "exasim: placing configuration " << i + 1 << " of " << std::min(k, t.simulated.size()) << "\n";
+    try {
+      p.placed = place_scenario(t.simulated[i].scenario, budget_s, 4, batch, log);
+    } catch (const InputError& e) {
+      p.error = e.what();
+    }
+    out.push_back(std::move(p));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const TunedPlacement& a, const TunedPlacement& b) {
+    if (a.error.empty() != b.error.empty()) return a.error.empty();
+    return a.placed.plan_s < b.placed.plan_s;
+  });
+  return out;
+}
+
+nlohmann::json placed_json(const std::vector<TunedPlacement>& placed, const TuneOutcome& t) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& p : placed) {
+    const auto& c = t.simulated[p.rank];
+    nlohmann::json row = {{"tune_rank", p.rank + 1}, {"parallel", c.scenario.resolved["parallel"]}};
+    if (!p.error.empty()) {
+      row["error"] = p.error;
+    } else {
+      row.update({{"reference", p.placed.reference},
+                  {"reference_iteration_s", p.placed.reference_s},
+                  {"placement", p.placed.plan},
+                  {"placed_iteration_s", p.placed.plan_s},
+                  {"placements_simulated", p.placed.placements}});
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print_placed(std::ostream& out, const std::vector<TunedPlacement>& placed, const TuneOutcome& t) {
+  const scenario::Scheme* alone = tune::scheme_alone(t.searched);
+  out << "\n  placed: the best " << placed.size()
+      << " on the whole machine (exasim place), ranked by placed iteration time:\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "  %4s %9s %12s %9s %8s  %s\n", "rank", "tune_rank", "reference_s", "placed_s",
+                "change", "configuration / placement");
+  out << line;
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const auto& p = placed[i];
+    const auto label = tune::row_label(t.simulated[p.rank].candidate, alone);
+    if (!p.error.empty()) {
+      out << "  not placed: " << label << ": " << p.error << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "  %4zu %9zu %12.3f %9.3f %7.1f%%  ", i + 1, p.rank + 1, p.placed.reference_s,
+                  p.placed.plan_s, 100 * (p.placed.plan_s / p.placed.reference_s - 1));
+    out << line << label << " / " << p.placed.plan << "\n";
+  }
+  if (!placed.empty() && placed.front().error.empty()) {
+    const auto& best = placed.front();
+    std::snprintf(line, sizeof line, ": %.3f s per iteration (%s: %.3f s)\n", best.placed.plan_s,
+                  best.placed.reference.c_str(), best.placed.reference_s);
+    out << "  best placed: " << tune::row_label(t.simulated[best.rank].candidate, alone) << " / " << best.placed.plan
+        << line;
+  }
+}
+
 /// Stages best.json (when a configuration was simulated) and tune.csv, then renames them into place.
 void write_out(OutputFiles& files, const TuneOutcome& t) {
   if (!t.simulated.empty()) files.stage_text("best.json", t.simulated.front().scenario.resolved.dump(2) + "\n");
@@ -167,6 +244,8 @@ Command add_tune_command(CLI::App& app) {
     std::string scenario_path, out_dir;
     std::vector<std::string> overrides;
     TuneFlags tune;
+    std::int64_t place = 0;  ///< --place K: place the best K simulated configurations
+    double place_budget_s = 10;
     std::int64_t sample_layers = 0;
     BatchOptions batch;
     bool json = false;
@@ -187,10 +266,21 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "Write best.json (a scenario for exasim simulate) and tune.csv here");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
   add_sample_layers_flag(*cmd, o->sample_layers);
+  cmd->add_option("--place", o->place,
+                  "Then plan the placement of the best K simulated configurations on the whole machine (as exasim "
+                  "place) and rank them again by their placed time");
+  cmd->add_option("--place-budget-s", o->place_budget_s, "Wall seconds of placement search per configuration")
+      ->capture_default_str();
   return {
       cmd, [o, cmd](std::ostream& out, std::ostream& err) {
         check_tune_flags(o->tune);
         check_batch_options(o->batch);
+        if (o->place < 0 || o->place > o->tune.top)
+          throw InputError("--place", std::to_string(o->place),
+                           "must be a number of configurations from 0 to --top (" + std::to_string(o->tune.top) + ")");
+        if (!(o->place_budget_s > 0) || !(o->place_budget_s <= 86400))
+          throw InputError("--place-budget-s", nlohmann::json(o->place_budget_s).dump(),
+                           "must be a number of seconds above 0 and at most 86400");
         // Checked before the search: a bad --out must not cost the simulations first.
         std::unique_ptr<OutputFiles> files;
         if (cmd->count("--out") > 0)
@@ -203,10 +293,15 @@ Command add_tune_command(CLI::App& app) {
         err << "exasim: analytic stage: " << t.search.fitting << " configurations at "
             << static_cast<long long>(t.analytic_configs_per_s()) << " configs/s, after " << t.search.ring_setup_wall_s
             << " s of setup (each dimension's rings, Megatron's probe plans)\n";
-        if (o->json)
-          out << tune_json(t).dump() << "\n";
-        else
+        const auto placed = place_best(t, static_cast<std::size_t>(o->place), o->place_budget_s, batch, err);
+        if (o->json) {
+          auto j = tune_json(t);
+          if (o->place > 0) j["placed"] = placed_json(placed, t);
+          out << j.dump() << "\n";
+        } else {
           print_tune(out, t);
+          if (o->place > 0) print_placed(out, placed, t);
+        }
         if (t.search.fitting == 0) {
           err << "exasim: error: tune: no configuration fits"
               << (o->json ? " (the table's advice: without --json)" : "") << "\n";

@@ -186,6 +186,30 @@ TEST_CASE("tune exits 4 with advice when nothing fits, and writes no output fold
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("tune --place places the best K and ranks them again by their placed time", "[integration]") {
+  const auto r = exasim_run({"tune", small_scenario(), "--top", "3", "--place", "2", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["placed"].size() == 2);
+  double previous = 0;
+  for (const auto& p : j["placed"]) {
+    const auto tuned = j["simulated"][p["tune_rank"].get<std::size_t>() - 1];
+    CHECK(p["parallel"] == tuned["parallel"]);
+    // The packed baseline is the scenario's own placement: place re-simulates tune's time for it.
+    CHECK(p["reference"] == "packed");
+    CHECK(p["reference_iteration_s"].get<double>() == Approx(tuned["iteration_time_s"].get<double>()));
+    CHECK(p["placed_iteration_s"].get<double>() <= p["reference_iteration_s"].get<double>());
+    CHECK(p["placed_iteration_s"].get<double>() >= previous);
+    previous = p["placed_iteration_s"].get<double>();
+  }
+  const auto table = exasim_run({"tune", small_scenario(), "--top", "2", "--place", "1"});
+  CHECK_THAT(table.out, Catch::Contains("best placed: "));
+  const auto bad = exasim_run({"tune", small_scenario(), "--top", "2", "--place", "3"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--place"));
+}
+
 TEST_CASE("tune and place take --sample-layers as simulate and sweep do", "[integration]") {
   const auto t = exasim_run(
       {"tune", small_scenario(), "--top", "1", "--set", "model.layers=16", "--sample-layers", "2", "--json"});
