@@ -18,8 +18,11 @@
 //    would have kept computing while its copy engine moved the data, so the lateness is carried as
 //    debt and the next compute ops end that much earlier: the GPU's timeline stays on schedule on
 //    average, individual ops may be off by the length of one copy.
-//  - Time the host spends posting an overlapped collective is debt too (mpi_runtime.cpp): the GPU
-//    would have computed meanwhile.
+//  - Time the host spends posting a collective that the plan overlaps with compute is debt too
+//    (mpi_runtime.cpp): the GPU would have computed meanwhile. Posting one that is waited for before
+//    any compute (a pipeline exchange) is not: the GPU would have idled, and the time is exposed
+//    communication. Debt is cleared at each iteration's start, so one iteration's host delays never
+//    shorten the next one's compute.
 //  - Communication progresses only at poll points: a collective's completion is seen up to one poll
 //    interval late.
 
@@ -49,6 +52,8 @@ class EmulatedGpu {
   /// Host time the GPU's timeline should not have lost (posting an overlapped collective): the next
   /// compute ops end that much earlier.
   void add_debt(double seconds) { debt_s_ += std::max(0.0, seconds); }
+  /// Forgets the debt (an iteration's start: the barrier already waited for every rank).
+  void clear_debt() { debt_s_ = 0; }
 
   [[nodiscard]] double mean_overshoot_s() const { return overshoot_s_; }
   [[nodiscard]] double debt_s() const { return debt_s_; }

@@ -215,6 +215,15 @@ struct MpiRuntime::Impl {
                    s.recv_counts.data(), s.recv_displs.data(), MPI_FLOAT, comms_[op.dim], s.comm.request());
   }
 
+  /// Whether the plan runs a compute op between the CollStart at `i` and its Wait.
+  static bool computes_before_wait(const std::vector<Op>& ops, std::uint32_t i) {
+    for (std::size_t j = i + 1; j < ops.size(); ++j) {
+      if (ops[j].type == OpType::Wait && ops[j].slot == ops[i].slot) return false;
+      if (ops[j].type == OpType::Compute) return true;
+    }
+    return false;
+  }
+
   IterationRecord iterate() {
     const auto me = static_cast<schedule::Rank>(rank_);
     const auto& ops = plan_.stream_of(me).ops;
@@ -224,6 +233,8 @@ struct MpiRuntime::Impl {
     it.wire_bytes.assign(plan_.grid.dims().size(), 0.0);
     it.ops.reserve(ops.size());
     poller_.barrier(MPI_COMM_WORLD, "the barrier that starts an iteration");
+    // Each iteration starts on time: lateness of the last one is not paid back from this one's compute.
+    gpu_.clear_debt();
     origin_ = MPI_Wtime();
     auto now = [&] { return MPI_Wtime() - origin_; };
     auto progress = [this] { return this->progress(); };
@@ -241,14 +252,17 @@ struct MpiRuntime::Impl {
         case OpType::CollStart: {
           const double t0 = now();
           post(i, op);
-          // Posting can take milliseconds on an oversubscribed host (the rank is descheduled while
-          // others copy, or Open MPI progresses a copy inside the call). A GPU stream would not stall
-          // while its host posts a collective that it overlaps with compute, so that time is carried
-          // as debt like a compute op's lateness (emulated_gpu.hpp). A collective waited for at once
-          // is not overlapped: its posting time is the collective's own.
-          const bool waited_at_once =
-              i + 1 < ops.size() && ops[i + 1].type == OpType::Wait && ops[i + 1].slot == op.slot;
-          if (!waited_at_once) gpu_.add_debt(now() - t0);
+          // Posting can take milliseconds (the rank is descheduled while others copy, or Open MPI moves
+          // the data inside the call). Where the plan computes before the collective's Wait, a GPU
+          // stream would have kept computing while its host posted: that time is carried as debt like a
+          // compute op's lateness (emulated_gpu.hpp), and counted as compute, the GPU's timeline.
+          // Where no compute comes before the Wait (a pipeline exchange posted with its partner, then
+          // waited for), the GPU would have idled: the posting time is the collective's own, exposed.
+          if (computes_before_wait(ops, i)) {
+            const double posting = now() - t0;
+            gpu_.add_debt(posting);
+            it.times.compute_s += posting;
+          }
           break;
         }
         case OpType::Wait: {
