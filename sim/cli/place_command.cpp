@@ -10,6 +10,7 @@
 #include "sim/api/simulate.hpp"
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/place_network.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_files.hpp"
 #include "sim/place/place.hpp"
@@ -300,11 +301,18 @@ void write_out(OutputFiles& files, const PlaceOutcome& t) {
   doc["name"] = t.base.name + "-placed";
   files.stage_text("scenario.json", doc.dump(2) + "\n");
   std::ostringstream csv;
-  csv << "placement,baseline,analytic_iteration_s,iteration_time_s\n";
+  csv << "placement,baseline,analytic_iteration_s,iteration_time_s,percent_of_peak,mfu_percent\n";
   for (const auto& p : t.simulated)
     csv << '"' << p.label << "\"," << (p.baseline ? 1 : 0) << ',' << nlohmann::json(p.analytic_s).dump() << ','
-        << nlohmann::json(p.result.iteration_time_s).dump() << '\n';
+        << nlohmann::json(p.result.iteration_time_s).dump() << ',' << nlohmann::json(p.result.percent_of_peak).dump()
+        << ',' << nlohmann::json(p.result.mfu_percent).dump() << '\n';
   files.stage_text("place.csv", csv.str());
+  // Where the plan and its baseline put the job, and their hot links (place_network.hpp).
+  const PlacedRanks plan{t.best().label, &t.best().gpu_of_rank, t.planned.links ? &*t.planned.links : nullptr};
+  std::optional<PlacedRanks> reference;
+  if (const Placed* r = t.reference()) reference = PlacedRanks{r->label, &r->gpu_of_rank, nullptr};
+  files.stage_text("place_network.json",
+                   place_network_json(t.base, plan, reference ? &*reference : nullptr, 5).dump(2) + "\n");
   files.commit();
 }
 
