@@ -10,6 +10,7 @@
 #include "sim/api/simulate.hpp"
 #include "sim/cli/batch.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/place_network.hpp"
 #include "sim/cli/place_run.hpp"
 #include "sim/cli/simulate.hpp"
 #include "sim/core/error.hpp"
@@ -302,11 +303,18 @@ void write_out(OutputFiles& files, const PlaceOutcome& t) {
   doc["name"] = t.base.name + "-placed";
   files.stage_text("scenario.json", doc.dump(2) + "\n");
   std::ostringstream csv;
-  csv << "placement,baseline,analytic_iteration_s,iteration_time_s\n";
+  csv << "placement,baseline,analytic_iteration_s,iteration_time_s,percent_of_peak,mfu_percent\n";
   for (const auto& p : t.simulated)
     csv << '"' << p.label << "\"," << (p.baseline ? 1 : 0) << ',' << nlohmann::json(p.analytic_s).dump() << ','
-        << nlohmann::json(p.result.iteration_time_s).dump() << '\n';
+        << nlohmann::json(p.result.iteration_time_s).dump() << ',' << nlohmann::json(p.result.percent_of_peak).dump()
+        << ',' << nlohmann::json(p.result.mfu_percent).dump() << '\n';
   files.stage_text("place.csv", csv.str());
+  // Where the plan and its baseline put the job, and their hot links (place_network.hpp).
+  const PlacedRanks plan{t.best().label, &t.best().gpu_of_rank, t.planned.links ? &*t.planned.links : nullptr};
+  std::optional<PlacedRanks> reference;
+  if (const Placed* r = t.reference()) reference = PlacedRanks{r->label, &r->gpu_of_rank, nullptr};
+  files.stage_text("place_network.json",
+                   place_network_json(t.base, plan, reference ? &*reference : nullptr, 5).dump(2) + "\n");
   files.commit();
 }
 
@@ -348,7 +356,8 @@ Command add_place_command(CLI::App& app) {
   add_batch_flags(*cmd, o->batch);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
   cmd->add_option("--out", o->out_dir,
-                  "Write placement.txt (the plan), scenario.json (a scenario using it) and place.csv here");
+                  "Write placement.txt (the plan), scenario.json (a scenario using it), place.csv and "
+                  "place_network.json (groups and hot links of the plan and its baseline) here");
   cmd->add_option("--set", o->overrides, "Override a scenario field: path=value (repeatable)")->allow_extra_args(false);
   add_sample_layers_flag(*cmd, o->sample_layers);
   return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
@@ -363,7 +372,8 @@ Command add_place_command(CLI::App& app) {
             std::unique_ptr<OutputFiles> files;
             if (cmd->count("--out") > 0)  // "" too: OutputFiles refuses it
               files = std::make_unique<OutputFiles>(
-                  "--out", o->out_dir, std::vector<std::string>{"placement.txt", "scenario.json", "place.csv"});
+                  "--out", o->out_dir,
+                  std::vector<std::string>{"placement.txt", "scenario.json", "place.csv", "place_network.json"});
             BatchOptions batch = o->batch;
             batch.progress = !o->json;
             const auto t = plan_placement(base, o->nodes_file, o->budget_s, o->top, batch, err);

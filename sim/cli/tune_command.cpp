@@ -229,8 +229,8 @@ void write_out(OutputFiles& files, const TuneOutcome& t) {
     tune::TuneRow row{c, std::nullopt};
     for (const auto& s : t.simulated)
       if (!tune::config_less(s.candidate, c) && !tune::config_less(c, s.candidate))
-        row.simulated =
-            tune::SimulatedFigures{s.result.iteration_time_s, s.result.percent_of_peak, s.result.tflops_per_gpu};
+        row.simulated = tune::SimulatedFigures{s.result.iteration_time_s, s.result.percent_of_peak,
+                                               s.result.tflops_per_gpu, s.result.mfu_percent};
     rows.push_back(std::move(row));
   }
   files.stage_text("tune.csv", tune::write_tune_csv(tune::scheme_alone(t.searched), rows));

@@ -9,7 +9,7 @@
 # ctest SKIP_RETURN_CODE), never passed.
 #
 #   browser_test.sh check PAGE.html SHOT.png [--id ID]... [--text TEXT]...
-#   browser_test.sh simulate|dragonfly|megatron|sweep|tune|tune-all|place EXASIM ROOT WORKDIR   make the folder, the page, check it
+#   browser_test.sh simulate|dragonfly|megatron|sweep|sweep-names|tune|tune-all|place EXASIM ROOT WORKDIR   make the folder, the page, check it
 #   browser_test.sh broken EXASIM ROOT WORKDIR    pages with a deliberate error must fail the check
 set -uo pipefail
 
@@ -107,11 +107,20 @@ case $mode in
       --vary parallel.gdata=8,16,32,64 --zip --out "$out/run"
     run "$exasim" report "$out/run" --out "$out/report.html"
     check "$out/report.html" "$out/report.png" --id sweep-time --id sweep-tflops --id sweep-efficiency \
-      --id sweep-table --text '<td>512</td>' ;;
+      --id sweep-table --id efficiency-note --text '<td>512</td>' ;;
+  sweep-names)
+    # Two varied fields whose values are names: grouped bars over the first, a series per the second.
+    run "$exasim" sweep "$root/configs/scenarios/default.json" --vary collectives.algorithm=nccl,ring \
+      --vary overlap.dp=false,true --out "$out/run"
+    run "$exasim" report "$out/run" --out "$out/report.html"
+    check "$out/report.html" "$out/report.png" --id sweep-time --id sweep-peak --id sweep-mfu \
+      --text '>overlap.dp=true</text>' --text 'overlap.dp=false at ring: ' ;;
   tune)
     run "$exasim" tune "$root/configs/scenarios/default.json" --top 3 --out "$out/run"
     run "$exasim" report "$out/run" --out "$out/report.html"
-    check "$out/report.html" "$out/report.png" --id tune-ranking --id tune-table --id best-grid ;;
+    check "$out/report.html" "$out/report.png" --id tune-ranking --id tune-table --id best-grid --id mfu \
+      --text '>simulated iteration time (seconds)</text>' --text 'Ranked by simulated iteration time' \
+      --text 'exasim report: custom on 64 x a100-40gb (simple-a100), global batch 512' ;;
   tune-all)
     # --scheme all: tune.csv names each configuration's scheme and has Megatron's columns too.
     run "$exasim" tune "$root/configs/scenarios/default.json" --scheme all --top 4 --set model.layers=2 \
@@ -124,8 +133,8 @@ case $mode in
     # packed baseline is the plan).
     run "$exasim" place "$root/configs/scenarios/default.json" --top 2 --out "$out/run"
     run "$exasim" report "$out/run" --out "$out/report.html"
-    check "$out/report.html" "$out/report.png" --id place-ranking --id place-table --id plan \
-      --text '>packed</div>' --text 'spread (baseline)' ;;
+    check "$out/report.html" "$out/report.png" --id place-ranking --id place-table --id plan --id mfu \
+      --id place-hot-links --text '>packed</div>' --text 'spread (baseline)' --text '>plan: ' ;;
   broken)
     # The check must catch each kind of failure: a page whose script throws, one that logs
     # console.error, one whose script has a syntax error (its end-of-script marker never set), one

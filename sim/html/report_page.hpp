@@ -6,10 +6,15 @@
 //    zoomable per-rank timeline of the traced ranks (internal/timeline.hpp), and with --links the link
 //    classes, the hottest links and, on networks with groups, the group x group matrix;
 //  - `sweep --out DIR` (sweep.json): iteration time, TFLOP/s per GPU and scaling efficiency (or % of
-//    peak when the GPU count does not vary) against the varied field, and the rows;
-//  - `tune --out DIR` (tune.csv): the simulated grids ranked, with their analytic estimates;
-//  - `place --out DIR` (place.csv): the simulated placements ranked, the plan first, each against the
-//    packed (or scheduler) baseline.
+//    peak and MFU when the GPU count does not vary) against the GPU count or the first varied field,
+//    one series per combination of the other varied fields (grouped bars when the x values are names),
+//    and the rows (internal/sweep_page.cpp);
+//  - `tune --out DIR` (tune.csv; best.json names the job): the simulated grids ranked on a seconds
+//    axis, with % of peak and MFU and their analytic estimates (internal/tune_page.cpp);
+//  - `place --out DIR` (place.csv; scenario.json names the job, place_network.json the network): the
+//    simulated placements ranked, the plan first, each against the packed (or scheduler) baseline; the
+//    hot links and group pairs of the plan and the baseline, and a map of the groups the ranks sit in
+//    (internal/place_page.cpp).
 // The page is byte-identical for the same folder (fixed number formats, no dates), and its script
 // records any JavaScript error or console.error in an element (#js-status) that the browser test reads.
 //
@@ -39,7 +44,7 @@ struct ReportOptions {
 
 struct ReportPage {
   FolderKind kind = FolderKind::simulate;
-  std::string title;                ///< the scenario's name
+  std::string title;                ///< the scenario's name; tune and place: the job simulated
   std::string html;                 ///< the whole page
   std::vector<std::string> charts;  ///< ids of the charts drawn, in page order
   std::vector<std::string> notes;   ///< one line each: what was left out or reduced, and why

@@ -1,10 +1,12 @@
 #include "sim/html/report_page.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
 
 namespace {
 namespace fs = std::filesystem;
@@ -18,6 +20,49 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+/// Occurrences of `what` in `text`.
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+/// The centred x labels of every line chart that reach past its right edge (7 units a character, the
+/// charts' own estimate at 12 px, rounded up).
+std::vector<std::string> clipped_labels(const std::string& html) {
+  std::vector<std::string> out;
+  const std::string open = "class=\"chart line\" viewBox=\"0 0 ";
+  const std::regex label("<text x=\"([0-9.]+)\" y=\"[0-9.]+\" text-anchor=\"middle\">([^<]*)</text>");
+  for (auto at = html.find(open); at != std::string::npos; at = html.find(open, at + 1)) {
+    const double width = std::stod(html.substr(at + open.size(), 12));
+    const std::string chart = html.substr(at, html.find("</svg>", at) - at);
+    for (std::sregex_iterator l(chart.begin(), chart.end(), label), end; l != end; ++l)
+      if (std::stod((*l)[1]) + 3.5 * static_cast<double>((*l)[2].length()) > width) out.push_back((*l)[2].str());
+  }
+  return out;
+}
+
+/// A sweep.json row of a point that ran.
+std::string sweep_row(const std::string& point, double time, double tflops, double model, double peak, double mfu) {
+  char figures[320];
+  std::snprintf(figures, sizeof figures,
+                R"("iteration_time_s":%g,"memory_per_gpu_bytes":3e10,"mfu_percent":%g,"model_tflops_per_gpu":%g,)"
+                R"("percent_of_peak":%g,"tflops_per_gpu":%g,"total_pflops":8)",
+                time, mfu, model, peak, tflops);
+  std::string row = "{";
+  row += figures;
+  row += R"(,"parallel":{"gdata":8,"scheme":"axonn4d"},"point":)";
+  row += point;
+  return row + "}";
+}
+
+/// The default scenario resolved, as tune's best.json and place's scenario.json hold it.
+std::string resolved_default(const std::string& name) {
+  auto s = exasim::scenario::load_scenario(EXASIM_TEST_DATA_DIR "/configs/scenarios/default.json");
+  s.resolved["name"] = name;
+  return s.resolved.dump(2);
+}
 
 // A sweep over gpus as `exasim sweep --out` writes it (sim/cli/sweep_command.cpp), one point failed.
 constexpr const char* kSweep = R"({"rows":[
@@ -175,4 +220,124 @@ TEST_CASE("report: a place page ranks the simulated placements against the packe
                     Catch::Contains("place.csv: row 1 iteration_time_s: 'slow' is not a finite number"));
   write(dir / "place.csv", header);
   CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("place.csv: has no placement"));
+}
+
+TEST_CASE("report: a sweep over two fields charts a series per value of the other, names as grouped bars", "[unit]") {
+  const auto dir = fresh_dir("sweep_two");
+  write(dir / "sweep.json", R"({"rows":[)" +
+                                sweep_row(R"({"routing":"valiant","placement":"packed"})", 4, 120, 100, 40, 30) + "," +
+                                sweep_row(R"({"routing":"valiant","placement":"spread"})", 4.5, 110, 90, 36, 27) + "," +
+                                sweep_row(R"({"routing":"adaptive","placement":"packed"})", 3, 130, 110, 44, 33) + "," +
+                                sweep_row(R"({"routing":"adaptive","placement":"spread"})", 3.5, 125, 105, 42, 31) +
+                                R"(],"scenario":"toy","tuned":false,"vary":["routing","placement"],"zip":false})");
+  const auto page = exasim::html::render_report(dir);
+  // % of peak and MFU per series, as the GPU count does not vary.
+  CHECK(page.charts == std::vector<std::string>{"sweep-time", "sweep-tflops", "sweep-peak", "sweep-mfu"});
+  // x: each routing once per chart; a series per placement, named in the legend; bars, no lines.
+  CHECK(count(page.html, ">valiant</text>") == 4);
+  CHECK(count(page.html, ">adaptive</text>") == 4);
+  CHECK_THAT(page.html, Catch::Contains(">placement=spread</text>"));
+  CHECK_THAT(page.html, Catch::Contains("placement=spread at adaptive: 3.5</title></rect>"));
+  CHECK_THAT(page.html, Catch::Contains("placement=packed at valiant: 30</title></rect>"));
+  CHECK_THAT(page.html, !Catch::Contains("<path d="));
+  CHECK(clipped_labels(page.html).empty());
+  CHECK(exasim::html::render_report(dir).html == page.html);
+}
+
+TEST_CASE("report: a scaling sweep's efficiency is per series, explained, its labels unclipped", "[unit]") {
+  // Weak scaling: the global batch of the second series grows the model TFLOP/s per GPU to 137% of its
+  // 4,096-GPU figure.
+  const auto dir = fresh_dir("sweep_scaling");
+  std::string rows;
+  const double model[2][3] = {{100, 90, 80}, {110, 120, 150.7}};
+  for (int b = 0; b < 2; ++b)
+    for (int g = 0; g < 3; ++g) {
+      const std::string point =
+          "{\"gpus\":" + std::to_string(4096 << g) + ",\"global_batch\":" + std::to_string(1024 << b) + "}";
+      if (!rows.empty()) rows += ',';
+      rows += sweep_row(point, 2, 130, model[b][g], 40, 30);
+    }
+  write(dir / "sweep.json",
+        R"({"rows":[)" + rows + R"(],"scenario":"toy","tuned":false,"vary":["gpus","global_batch"],"zip":false})");
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.charts == std::vector<std::string>{"sweep-time", "sweep-tflops", "sweep-efficiency"});
+  CHECK(count(page.html, ">16384</text>") == 3);
+  CHECK_THAT(page.html, Catch::Contains("global_batch=2048 at 16384: 137</title>"));
+  CHECK_THAT(page.html, Catch::Contains("global_batch=1024 at 16384: 80</title>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>16384</td><td>2048</td><td>gdata=8</td>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>137.0</td>"));
+  // What efficiency means, beside the chart.
+  CHECK_THAT(page.html, Catch::Contains("id=\"efficiency-note\"") && Catch::Contains("smallest GPU count") &&
+                            Catch::Contains("above 100%"));
+  CHECK(clipped_labels(page.html).empty());
+}
+
+TEST_CASE("report: a tune page names the job, has a time axis and shows MFU", "[unit]") {
+  const auto dir = fresh_dir("tune_job");
+  write(dir / "tune.csv",
+        "gx,gy,gz,gdata,analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu,"
+        "mfu_percent\n"
+        "1,2,4,8,1.0,3e10,1.3,40,120,31\n"
+        "2,2,2,8,1.1,3e10,1.2,44,130,33.5\n");
+  write(dir / "best.json", resolved_default("default"));
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.title == "custom on 64 x a100-40gb (simple-a100), global batch 512");
+  CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"mfu\">33.5%</div>"));
+  CHECK_THAT(page.html, Catch::Contains(">simulated iteration time (seconds)</text>"));
+  CHECK_THAT(page.html, Catch::Contains("Ranked by simulated iteration time"));
+  CHECK_THAT(page.html, Catch::Contains("<td>1.2000</td><td>44.0</td><td>33.5</td><td>130.0</td>"));
+  // An older tune.csv, without mfu_percent and without best.json: the page says MFU is unknown.
+  write(dir / "tune.csv",
+        "gx,gy,gz,gdata,analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,tflops_per_gpu\n"
+        "1,2,4,8,1.0,3e10,1.3,40,120\n");
+  fs::remove(dir / "best.json");
+  const auto older = exasim::html::render_report(dir);
+  CHECK(older.title == "tune");
+  CHECK_THAT(older.html, Catch::Contains("<div class=\"v\" id=\"mfu\">-</div>"));
+  CHECK_THAT(older.notes.back(), Catch::Contains("no MFU"));
+}
+
+TEST_CASE("report: a place page names the job and shows the hot links and the group map", "[unit]") {
+  const auto dir = fresh_dir("place_network");
+  write(dir / "place.csv",
+        "placement,baseline,analytic_iteration_s,iteration_time_s,percent_of_peak,mfu_percent\n"
+        "\"packed\",1,4.1,5.0,30,22\n"
+        "\"round-robin 4 groups\",0,3.9,4.5,33.3,24.4\n");
+  write(dir / "scenario.json", resolved_default("default-placed"));
+  write(dir / "place_network.json", R"json({"groups":4,"group_gpus":[16,16,16,16],
+ "plan":{"placement":"round-robin 4 groups","groups":[{"group":0,"ranks":16,"rank_ranges":"0-7,32-39"},
+   {"group":2,"ranks":8,"rank_ranges":"8-15"}],
+  "hot_links":[{"link":7,"class":"global","from":"switch 0 (group 0)","to":"switch 9 (group 2)","bytes":2e9,
+   "utilisation":0.25}],
+  "hot_group_pairs":[{"from":0,"to":2,"bytes":2e9}]},
+ "baseline":{"placement":"packed","groups":[{"group":0,"ranks":16,"rank_ranges":"0-15"},
+   {"group":1,"ranks":16,"rank_ranges":"16-31"}],
+  "hot_links":[{"link":3,"class":"global","from":"switch 1 (group 0)","to":"switch 5 (group 1)","bytes":4e9,
+   "utilisation":0.5}],
+  "hot_group_pairs":[{"from":0,"to":1,"bytes":4e9}]}})json");
+  const auto page = exasim::html::render_report(dir);
+  CHECK(page.title == "custom on 64 x a100-40gb (simple-a100), global batch 512");
+  CHECK_THAT(page.html, Catch::Contains("exasim place of default-placed: 2 placements simulated"));
+  CHECK(page.charts ==
+        std::vector<std::string>{"place-ranking", "place-hot-links", "place-group-map", "place-group-map-baseline"});
+  CHECK_THAT(page.html, Catch::Contains("<div class=\"v\" id=\"mfu\">24.4%</div>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>4.5000</td><td>33.3</td><td>24.4</td><td>-10.0%</td>"));
+  CHECK_THAT(page.html, Catch::Contains(">simulated iteration time (seconds)</text>"));
+  // The plan's hot link against the baseline's, and the busiest group pairs side by side.
+  CHECK_THAT(page.html, Catch::Contains(">plan: switch 0 (group 0) -&gt; switch 9 (group 2) [global]</text>"));
+  CHECK_THAT(page.html, Catch::Contains(">packed: switch 1 (group 0) -&gt; switch 5 (group 1) [global]</text>"));
+  CHECK_THAT(page.html, Catch::Contains("<td>1</td><td>group 0 -&gt; group 2: 2.00 GB</td><td>group 0 -&gt; group "
+                                        "1: 4.00 GB</td>"));
+  // The group map: which ranks each group holds, empty groups said so.
+  CHECK_THAT(page.html, Catch::Contains("<title>group 2: 8 of its 16 GPUs, ranks 8-15</title>"));
+  CHECK_THAT(page.html, Catch::Contains("<title>group 3: none of the job&#39;s ranks</title>"));
+  CHECK_THAT(page.html, Catch::Contains("<title>group 1: 16 of its 16 GPUs, ranks 16-31</title>"));
+  CHECK(exasim::html::render_report(dir).html == page.html);
+  // An older folder: four columns, no place_network.json; the page says what it lacks.
+  write(dir / "place.csv", "placement,baseline,analytic_iteration_s,iteration_time_s\n\"packed\",1,4.1,5.0\n");
+  fs::remove(dir / "place_network.json");
+  const auto older = exasim::html::render_report(dir);
+  CHECK(older.charts == std::vector<std::string>{"place-ranking"});
+  CHECK_THAT(older.html, !Catch::Contains("id=\"mfu\""));
+  CHECK_THAT(older.notes.back(), Catch::Contains("no place_network.json"));
 }

@@ -164,7 +164,7 @@ TEST_CASE("tune.csv reads back what tune wrote, by column name", "[unit]") {
   REQUIRE(result.ranked.size() > 2);
   std::vector<tune::TuneRow> rows;
   for (const auto& c : result.ranked) rows.push_back({c, std::nullopt});
-  rows.front().simulated = tune::SimulatedFigures{1.5, 40.25, 100};
+  rows.front().simulated = tune::SimulatedFigures{1.5, 40.25, 100, 31.5};
   const auto path = (std::filesystem::temp_directory_path() / "exasim_search_test_tune.csv").string();
   for (const scenario::Scheme* alone :
        {static_cast<const scenario::Scheme*>(nullptr), scenario::find_scheme("axonn4d")}) {
@@ -181,7 +181,8 @@ TEST_CASE("tune.csv reads back what tune wrote, by column name", "[unit]") {
       CHECK(tune::row_label(a, alone) == tune::row_label(b, alone));
       CHECK(b.analytic_s == a.analytic_s);
       CHECK(b.memory_bytes == a.memory_bytes);
-      CHECK(back.rows[i].simulated.has_value() == written[i].simulated.has_value());
+      REQUIRE(back.rows[i].simulated.has_value() == written[i].simulated.has_value());
+      if (written[i].simulated) CHECK(back.rows[i].simulated->mfu_percent == written[i].simulated->mfu_percent);
     }
   }
   // By name: the columns in another order read the same.
@@ -192,6 +193,14 @@ TEST_CASE("tune.csv reads back what tune wrote, by column name", "[unit]") {
   CHECK(tune::row_label(reordered.rows[0].candidate, reordered.alone) == "gx=1 gy=2 gz=4 gdata=8");
   CHECK(reordered.rows[0].candidate.analytic_s == 2.5);
   CHECK_FALSE(reordered.rows[0].simulated);
+  // A table written before mfu_percent was a column: its simulated rows read back with MFU unknown.
+  std::ofstream(path) << "gx,gy,gz,gdata,analytic_iteration_s,memory_per_gpu_bytes,iteration_time_s,percent_of_peak,"
+                         "tflops_per_gpu\n1,2,4,8,2.5,1e9,2.0,40,120\n";
+  const auto older = tune::read_tune_csv(path);
+  REQUIRE(older.rows.size() == 1);
+  REQUIRE(older.rows[0].simulated);
+  CHECK(older.rows[0].simulated->tflops_per_gpu == 120);
+  CHECK(older.rows[0].simulated->mfu_percent == -1);
   std::ofstream(path) << "scheme,gx\npipeline,2\n";
   CHECK_THROWS_WITH(tune::read_tune_csv(path), Catch::Contains("line 1: expected the header gx,gy,gz,gdata,"));
   std::filesystem::remove(path);

@@ -12,7 +12,9 @@ namespace exasim::tune {
 namespace {
 
 const std::vector<std::string> kFigures = {"analytic_iteration_s", "memory_per_gpu_bytes", "iteration_time_s",
-                                           "percent_of_peak", "tflops_per_gpu"};
+                                           "percent_of_peak",      "tflops_per_gpu",       "mfu_percent"};
+/// Figures a table may lack: written before the column was (read back as unknown).
+const std::vector<std::string> kOptionalFigures = {"mfu_percent"};
 
 /// The configuration columns of a table of every scheme: each scheme's, in table order; a column that
 /// several schemes name (micro_batch) once, where it first appears.
@@ -64,11 +66,15 @@ std::vector<std::string> cells_of(const TuneRow& row, const scenario::Scheme* al
   out.push_back(f ? number(f->iteration_time_s) : "");
   out.push_back(f ? number(f->percent_of_peak) : "");
   out.push_back(f ? number(f->tflops_per_gpu) : "");
+  out.push_back(f && f->mfu_percent >= 0 ? number(f->mfu_percent) : "");
   return out;
 }
 
-/// Whether `header` names the columns of `layout`, in any order.
+/// Whether `header` names the columns of `layout`, in any order, an optional figure perhaps missing.
 bool same_columns(std::vector<std::string> header, std::vector<std::string> layout) {
+  for (const auto& optional : kOptionalFigures)
+    if (std::find(header.begin(), header.end(), optional) == header.end())
+      layout.erase(std::remove(layout.begin(), layout.end(), optional), layout.end());
   std::sort(header.begin(), header.end());
   std::sort(layout.begin(), layout.end());
   return header == layout;
@@ -82,7 +88,10 @@ bool older_mixed_columns(const std::vector<std::string>& header) {
   const auto has = [&](const std::string& column) {
     return std::find(header.begin(), header.end(), column) != header.end();
   };
-  return has("scheme") && has("recompute") && std::all_of(kFigures.begin(), kFigures.end(), has) &&
+  const auto required = [&](const std::string& column) {
+    return has(column) || std::find(kOptionalFigures.begin(), kOptionalFigures.end(), column) != kOptionalFigures.end();
+  };
+  return has("scheme") && has("recompute") && std::all_of(kFigures.begin(), kFigures.end(), required) &&
          std::all_of(header.begin(), header.end(),
                      [&](const std::string& column) { return std::find(all.begin(), all.end(), column) != all.end(); });
 }
@@ -140,9 +149,11 @@ TuneCsv read_tune_csv(const std::string& path) {
     c.config = c.scheme->from_csv(cells);
     c.analytic_s = table.number(i, "analytic_iteration_s");
     c.memory_bytes = table.number(i, "memory_per_gpu_bytes");
-    if (!table.cell(i, "iteration_time_s").empty())
+    if (!table.cell(i, "iteration_time_s").empty()) {
       row.simulated = SimulatedFigures{table.number(i, "iteration_time_s"), table.number(i, "percent_of_peak"),
                                        table.number(i, "tflops_per_gpu")};
+      if (!table.cell(i, "mfu_percent").empty()) row.simulated->mfu_percent = table.number(i, "mfu_percent");
+    }
     out.rows.push_back(std::move(row));
   }
   return out;

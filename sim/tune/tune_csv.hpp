@@ -5,10 +5,12 @@
 //  - one scheme searched that keeps the scenario's recompute (axonn4d): that scheme's columns alone;
 //  - else "scheme", every scheme's columns in table order (empty where they do not apply; a column
 //    several schemes name, as Megatron's and FSDP's micro_batch, is one column), "recompute".
-// Then analytic_iteration_s, memory_per_gpu_bytes, iteration_time_s, percent_of_peak, tflops_per_gpu
-// (the last three empty when not simulated). The reader finds every cell by its column's name, so it
-// takes the columns in any order, and a table of every scheme written before a scheme joined the table
-// (without that scheme's columns).
+// Then analytic_iteration_s, memory_per_gpu_bytes, iteration_time_s, percent_of_peak, tflops_per_gpu,
+// mfu_percent (the last four empty when not simulated; mfu_percent is the model FLOPs utilization, the
+// model's flops without recomputation over the peak). The reader finds every cell by its column's name,
+// so it takes the columns in any order, a table of every scheme written before a scheme joined the table
+// (without that scheme's columns), and a table without mfu_percent (written before the column was; its
+// rows read back with mfu_percent unknown).
 //
 // LIMITATIONS: a configuration's switches that tune does not search are not written (they read back as
 // the scheme's defaults); numbers are written as JSON writes them (shortest round trip).
@@ -26,6 +28,7 @@ struct SimulatedFigures {
   double iteration_time_s = 0;
   double percent_of_peak = 0;
   double tflops_per_gpu = 0;
+  double mfu_percent = -1;  ///< model FLOPs utilization; -1: unknown (a tune.csv without the column)
 };
 
 struct TuneRow {

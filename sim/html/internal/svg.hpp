@@ -2,7 +2,7 @@
 // Small helpers the report's charts share: HTML escaping, locale-free number formatting (the page must
 // be byte-identical for the same inputs, so every number goes through snprintf with a fixed format),
 // the colour of each grid dimension and compute kind, and the SVG pieces every chart draws (axes with
-// ticks, a legend, a horizontal stacked bar).
+// ticks, a legend, a horizontal stacked bar, grouped vertical bars).
 //
 // LIMITATIONS: colours are a fixed palette of eight dimensions (x, y, z, data, tp, dp, pp, cp); any other
 // dimension name is drawn grey.
@@ -42,7 +42,9 @@ struct Segment {
                                       const std::string& total_label);
 
 /// Horizontal bars, one per row (`id` on the <svg>), labels left, values right; max 0 -> scaled to the largest.
-[[nodiscard]] std::string bar_chart(const std::string& id, const std::vector<Segment>& rows, double max = 0);
+/// With `axis_label`, a value axis under the bars: round ticks, grid lines and the label (the unit).
+[[nodiscard]] std::string bar_chart(const std::string& id, const std::vector<Segment>& rows, double max = 0,
+                                    const std::string& axis_label = "");
 
 struct Series {
   std::string label;
@@ -51,9 +53,16 @@ struct Series {
 };
 
 /// A line chart with dots (`id` on the <svg>): x numeric (log2-spaced when `log_x`) or, when `categories`
-/// is not empty, the categories evenly spaced.
+/// is not empty, the categories evenly spaced. Several series get a legend under the title. The plot
+/// leaves room for its last x label, and x labels that would overlap are turned by 35 degrees.
 [[nodiscard]] std::string line_chart(const std::string& id, const std::string& title, const std::string& y_label,
                                      const std::vector<double>& x, const std::vector<std::string>& categories,
                                      const std::string& x_label, const std::vector<Series>& series, bool log_x);
+
+/// Vertical bars grouped by category (`id` on the <svg>): per category one bar per series side by side,
+/// for an x axis of names (routing=valiant, adaptive) that a line would wrongly join; NaN: no bar.
+[[nodiscard]] std::string grouped_bar_chart(const std::string& id, const std::string& title, const std::string& y_label,
+                                            const std::vector<std::string>& categories, const std::string& x_label,
+                                            const std::vector<Series>& series);
 
 }  // namespace exasim::html::internal
