@@ -2,6 +2,8 @@
 
 #include "sim/core/error.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include <poll.h>
@@ -78,12 +80,15 @@ ChildProcess::ChildProcess(const std::function<std::string()>& work) {
   std::cerr.flush();
   std::fflush(nullptr);
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for a child process");
+  if (::pipe(fds) != 0)
+    throw EnvironmentError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) {
+    const int e = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error("cannot fork a child process");
+    throw EnvironmentError(std::string("cannot start a worker process: ") + std::strerror(e) +
+                           " (a process limit such as ulimit -u? --jobs 1 runs without one)");
   }
   if (pid == 0) {
     ::close(fds[0]);
