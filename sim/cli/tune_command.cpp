@@ -131,7 +131,10 @@ void print_tune(std::ostream& out, const TuneOutcome& t) {
 
 /// Stages best.json (when a configuration was simulated) and tune.csv, then renames them into place.
 void write_out(OutputFiles& files, const TuneOutcome& t) {
-  if (!t.simulated.empty()) files.stage_text("best.json", t.simulated.front().scenario.resolved.dump(2) + "\n");
+  if (!t.simulated.empty())
+    files.stage_text(
+        "best.json",
+        t.simulated.front().scenario.resolved.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   // Every configuration that fits, in the analytic order; the simulated ones with their figures.
   std::vector<tune::TuneRow> rows;
   for (const auto& c : t.search.ranked) {
@@ -188,7 +191,7 @@ Command add_tune_command(CLI::App& app) {
             << static_cast<long long>(t.analytic_configs_per_s()) << " configs/s, after " << t.search.ring_setup_wall_s
             << " s of setup (each dimension's rings, Megatron's probe plans)\n";
         if (o->json)
-          out << tune_json(t).dump() << "\n";
+          out << tune_json(t).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         else
           print_tune(out, t);
         if (files) write_out(*files, t);
