@@ -195,6 +195,8 @@ std::vector<PointResult> run_forked(const std::vector<nlohmann::json>& scenarios
       (void)w->get();
     } catch (const InputError&) {
       throw;
+    } catch (const EnvironmentError&) {
+      throw;
     } catch (const std::exception& e) {
       throw std::runtime_error(std::string("batch: a worker process failed: ") + e.what());
     }
