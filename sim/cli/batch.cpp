@@ -98,20 +98,6 @@ void work_share(const std::vector<nlohmann::json>& scenarios, std::uint32_t work
   }
 }
 
-/// Where --jobs workers keep their rows: TMPDIR when set, else /tmp. TMPDIR must be an absolute path to
-/// a directory; anything else is refused here rather than failing inside a worker.
-fs::path scratch_root() {
-  const char* tmpdir = std::getenv("TMPDIR");
-  if (tmpdir == nullptr || *tmpdir == '\0') return "/tmp";
-  const fs::path root(tmpdir);
-  std::error_code ec;
-  if (!root.is_absolute() || !fs::is_directory(root, ec))
-    throw InputError("TMPDIR", tmpdir,
-                     "must be an absolute path to a writable directory (parallel runs keep their rows there; "
-                     "unset it to use /tmp)");
-  return root;
-}
-
 std::size_t count_lines(const fs::path& path) {
   std::ifstream in(path);
   std::size_t n = 0;
@@ -241,6 +227,19 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
 }
 
 }  // namespace
+
+fs::path scratch_root() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir == nullptr || *tmpdir == '\0') return "/tmp";
+  const fs::path root(tmpdir);
+  std::error_code ec;
+  if (!root.is_absolute() || !fs::is_directory(root, ec))
+    throw InputError(
+        "TMPDIR", tmpdir,
+        "must be an absolute path to a writable directory (parallel runs and place keep scratch files there; "
+        "unset it to use /tmp)");
+  return root;
+}
 
 void check_batch_options(const BatchOptions& o) {
   if (o.jobs < 1 || o.jobs > 4096)

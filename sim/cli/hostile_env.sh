@@ -57,6 +57,7 @@ fi
 # TMPDIR that is a file or relative: refused before any worker starts.
 TMPDIR=$scenario expect 2 "TMPDIR: " "$exasim" sweep "$scenario" --vary seed=1,2 --jobs 2
 TMPDIR=relative expect 2 "must be an absolute path" "$exasim" sweep "$scenario" --vary seed=1,2 --jobs 2
+TMPDIR=$scenario expect 2 "TMPDIR: " "$exasim" place "$scenario" --top 1
 # compare --out into a read-only place, and onto a device: refused by name.
 expect 2 "/dev/null: is a device or special file" "$exasim" compare "$src/traces/testdata/a100-2rank-nccl.json.gz" \
   --scenario "$src/configs/scenarios/a100-2gpu-dp.json" --out /dev/null

@@ -52,7 +52,7 @@ struct Placed {
 class ScratchDir {
  public:
   explicit ScratchDir(bool shared) {
-    path_ = (shared ? fs::current_path() : fs::temp_directory_path()) / (".exasim-place-" + std::to_string(::getpid()));
+    path_ = (shared ? fs::current_path() : scratch_root()) / (".exasim-place-" + std::to_string(::getpid()));
     std::error_code ec;
     fs::remove_all(path_, ec);
     fs::create_directories(path_, ec);
@@ -159,8 +159,12 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
   std::vector<nlohmann::json> docs;
   for (std::size_t i = 0; i < picked.size(); ++i) {
     const auto file = scratch.path() / ("placement-" + std::to_string(i) + ".txt");
-    write_stream_checked(file.string(),
-                         [&](std::ostream& out) { out << placement_text(picked[i].gpu_of_rank, picked[i].label); });
+    try {
+      write_stream_checked(file.string(),
+                           [&](std::ostream& out) { out << placement_text(picked[i].gpu_of_rank, picked[i].label); });
+    } catch (const std::runtime_error& e) {  // a full or read-only TMPDIR (or current folder with --ranks)
+      throw InputError(scratch.path().string(), "", std::string("cannot write the candidate placements: ") + e.what());
+    }
     docs.push_back(with_placement_file(base, file.string()));
   }
   log << "exasim: simulating " << docs.size() << " placements"
