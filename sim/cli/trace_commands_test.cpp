@@ -205,7 +205,8 @@ TEST_CASE("calibrate --from-trace writes efficiency rows when the kernels are la
   };
   CHECK(row_value("h100-sxm,elementwise,,,,,,,") == Approx(memory).epsilon(1e-8));
   CHECK(row_value("h100-sxm,attention,,,,,,,") == Approx(attention).epsilon(1e-8));
-  const auto rs = r.out.find("\nh100-sxm,reduce_scatter,,,,0.004,,,,,1073741824,8,");
+  // Commented out: collective rows are refused by a machine until a network model reads them.
+  const auto rs = r.out.find("\n# h100-sxm,reduce_scatter,,,,0.004,,,,,1073741824,8,");
   REQUIRE(rs != std::string::npos);
   CHECK(std::stod(r.out.substr(r.out.rfind(',', r.out.find('\n', rs + 1)) + 1)) ==
         Approx(1073741824.0 / 4e-3 * 7 / 8).epsilon(1e-8));
