@@ -155,7 +155,8 @@ void write_dot(const Graph& g, std::ostream& out) {
 
 // JSON has no Boost writer; it is streamed so that Frontier's ~400k edges never sit in a JSON DOM.
 void write_json(const Topology& t, std::ostream& out) {
-  out << "{\"summary\":" << to_json(t.summary()).dump() << ",\n\"vertices\":[";
+  out << "{\"summary\":" << to_json(t.summary()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+      << ",\n\"vertices\":[";
   bool first = true, in_edges = false;
   const auto sep = [&] {
     out << (first ? "\n" : ",\n");

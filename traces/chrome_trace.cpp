@@ -1,5 +1,7 @@
 #include "traces/trace.hpp"
 
+#include "sim/core/output_files.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -85,9 +87,11 @@ void write_chrome_json(const std::string& path, const std::vector<TraceRow>& row
                         {"args", {{"sort_index", first_tid[rank] + lane}}}});
     }
   }
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+  write_stream_checked(path, [&](std::ostream& out) {
+    out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
+               -1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << '\n';
+  });
 }
 
 }  // namespace exasim::trace

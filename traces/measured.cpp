@@ -1,8 +1,8 @@
 #include "traces/measured.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
-#include <zlib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -12,45 +12,10 @@
 #include <istream>
 #include <map>
 #include <optional>
-#include <streambuf>
 
 namespace exasim::trace {
 
 namespace {
-
-// gzread passes plain files through unchanged, so one reader serves .json and .json.gz.
-class GzStreamBuf : public std::streambuf {
- public:
-  explicit GzStreamBuf(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
-    if (file_ == nullptr) throw InputError(path, "", "cannot open the file");
-    gzbuffer(file_, 1 << 17);
-  }
-  ~GzStreamBuf() override { gzclose(file_); }
-  GzStreamBuf(const GzStreamBuf&) = delete;
-  GzStreamBuf& operator=(const GzStreamBuf&) = delete;
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const int n = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
-    int code = Z_OK;
-    const char* message = gzerror(file_, &code);
-    if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) {
-      // zlib prefixes the message with the path, which InputError already gives.
-      std::string why = message;
-      if (why.rfind(path_ + ": ", 0) == 0) why = why.substr(path_.size() + 2);
-      throw InputError(path_, "", "not a readable (gzip or plain) file: " + why);
-    }
-    if (n == 0) return traits_type::eof();
-    setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
-    return traits_type::to_int_type(*gptr());
-  }
-
- private:
-  std::string path_;
-  gzFile file_;
-  std::array<char, 1 << 16> buffer_{};
-};
 
 // A JSON number as an integer id, count or dimension; `fallback` for one no integer type can hold
 // (a cast would be undefined) or NaN.
@@ -90,7 +55,9 @@ struct EventFields {
 
 class KinetoSax {
  public:
-  explicit KinetoSax(std::string path) : path_(std::move(path)) { trace_.source = path_; }
+  KinetoSax(std::string path, std::uint64_t max_events) : path_(std::move(path)), max_events_(max_events) {
+    trace_.source = path_;
+  }
 
   // --- scalar values -------------------------------------------------------------------------------
   bool null() { return scalar(std::nullopt, std::nullopt); }
@@ -207,7 +174,8 @@ class KinetoSax {
  private:
   // Counts the elements of traceEvents, for error messages.
   void element_done() {
-    if (!stack_.empty() && stack_.back() == Ctx::Events) ++event_index_;
+    if (!stack_.empty() && stack_.back() == Ctx::Events && ++event_index_ > max_events_)
+      too_many_events(path_, max_events_);
   }
   void not_an_array_of_events() const { throw InputError(path_, "traceEvents", "must be an array of event objects"); }
 
@@ -320,6 +288,23 @@ class KinetoSax {
     if (!v) throw InputError(path_, where(field), std::string("missing: ") + what);
     return *v;
   }
+  // Times and sizes in a trace are finite and within bounds no real run reaches; anything else (a
+  // negative duration, 1e308, inf) would print as null or inf, or overflow the sums built from it.
+  double in_range(double v, double lo, double hi, const char* field, const char* allowed) const {
+    if (!(v >= lo && v <= hi)) throw InputError(path_, where(field), std::string("must be ") + allowed);
+    return v;
+  }
+  double timestamp(const std::optional<double>& v, const char* what) const {
+    // Relative to any base the profiler chose, so negative too.
+    return in_range(require(v, "ts", what), -kMaxTimestampUs, kMaxTimestampUs, "ts",
+                    "a time in [-1e17, 1e17] microseconds");
+  }
+  double duration(const std::optional<double>& v, const char* what) const {
+    return in_range(require(v, "dur", what), 0, kMaxDurationUs, "dur", "a duration in [0, 1e12] microseconds");
+  }
+  static constexpr double kMaxTimestampUs = 1e17;  // 3000 years after the epoch
+  static constexpr double kMaxDurationUs = 1e12;   // 11.6 days
+  static constexpr double kMaxElements = 1e15;     // a message of a petabyte or more
 
   std::uint32_t intern(const std::string& name) {
     auto [it, inserted] = name_ids_.try_emplace(name, static_cast<std::uint32_t>(trace_.names.size()));
@@ -339,9 +324,8 @@ class KinetoSax {
     if (cat == "kernel") {
       require_types();
       DeviceKernel k;
-      k.start_us = require(ev_.ts, "ts", "a kernel needs its start time ts (microseconds)");
-      k.dur_us = require(ev_.dur, "dur", "a kernel needs its duration dur (microseconds)");
-      if (!(k.dur_us >= 0)) throw InputError(path_, where("dur"), "must be >= 0 microseconds");
+      k.start_us = timestamp(ev_.ts, "a kernel needs its start time ts (microseconds)");
+      k.dur_us = duration(ev_.dur, "a kernel needs its duration dur (microseconds)");
       if (!ev_.name) throw InputError(path_, where("name"), "missing: a kernel needs its name");
       k.stream = to_int64(ev_.stream.value_or(0), 0);
       k.correlation = to_int64(ev_.correlation.value_or(-1), -1);
@@ -353,22 +337,26 @@ class KinetoSax {
         k.group_size = std::max(0, to_int(ev_.group_size.value_or(0), 0));
         const auto elem = ev_.dtype ? dtype_bytes(*ev_.dtype) : std::nullopt;
         // S as in SCHEMA.md: the all-gather's output, every other collective's input.
-        const auto& nelems = k.coll == CollectiveKind::AllGather ? ev_.out_nelems : ev_.in_nelems;
-        if (elem && nelems) k.bytes = *nelems * *elem;
+        const bool gather = k.coll == CollectiveKind::AllGather;
+        const auto& nelems = gather ? ev_.out_nelems : ev_.in_nelems;
+        if (elem && nelems)
+          k.bytes = in_range(*nelems, 0, kMaxElements, gather ? "args.Out msg nelems" : "args.In msg nelems",
+                             "a count of elements in [0, 1e15]") *
+                    *elem;
       }
       trace_.kernels.push_back(k);
     } else if (cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" || cat == "memset") {
       require_types();
       ++trace_.copies;
-      trace_.copy_time_us += require(ev_.dur, "dur", "a copy needs its duration dur (microseconds)");
+      trace_.copy_time_us += duration(ev_.dur, "a copy needs its duration dur (microseconds)");
     } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
       if (ev_.correlation && ev_.ts) trace_.launch_us.emplace(to_int64(*ev_.correlation, -1), *ev_.ts);
     } else if ((cat == "user_annotation" || cpu_op) && ev_.name && ev_.name->rfind("ProfilerStep#", 0) == 0) {
       require_types();
       MeasuredStep step;
       step.name = *ev_.name;
-      step.start_us = require(ev_.ts, "ts", "a ProfilerStep needs its start time ts");
-      step.dur_us = require(ev_.dur, "dur", "a ProfilerStep needs its duration dur");
+      step.start_us = timestamp(ev_.ts, "a ProfilerStep needs its start time ts");
+      step.dur_us = duration(ev_.dur, "a ProfilerStep needs its duration dur");
       trace_.steps.push_back(step);
     } else if (cpu_op && ev_.external_id && !ev_.input_dims.empty()) {
       add_op_shape();
@@ -412,6 +400,7 @@ class KinetoSax {
   }
 
   std::string path_;
+  std::uint64_t max_events_;
   MeasuredTrace trace_;
   std::vector<Ctx> stack_;
   std::string key_;
@@ -428,9 +417,10 @@ class KinetoSax {
 }  // namespace
 
 MeasuredTrace read_kineto(const std::string& path) {
-  GzStreamBuf buffer(path);
+  const auto limits = input_limits();
+  InputFileBuf buffer(path, "a trace", limits.max_bytes);
   std::istream in(&buffer);
-  KinetoSax sax(path);
+  KinetoSax sax(path, limits.max_events);
   nlohmann::json::sax_parse(in, &sax);
   return sax.finish();
 }
@@ -471,14 +461,11 @@ MeasuredTrace from_trace_rows(const std::vector<TraceRow>& rows, std::uint32_t r
 std::vector<MeasuredTrace> read_measured(const std::string& path) {
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   if (!csv) return {read_kineto(path)};
-  const auto rows = read_csv(path);
-  std::map<std::uint32_t, bool> ranks;
-  for (const auto& r : rows) ranks[r.rank] = true;
+  // One pass sorts the rows into their ranks, so a trace of many small ranks reads in linear time.
+  std::map<std::uint32_t, std::vector<TraceRow>> ranks;
+  for (auto& r : read_csv(path)) ranks[r.rank].push_back(std::move(r));
   std::vector<MeasuredTrace> out;
-  for (const auto& [rank, unused] : ranks) {
-    (void)unused;
-    out.push_back(from_trace_rows(rows, rank, path));
-  }
+  for (const auto& [rank, rows] : ranks) out.push_back(from_trace_rows(rows, rank, path));
   if (out.empty()) throw InputError(path, "", "no rows: the trace is empty");
   return out;
 }

@@ -3,11 +3,14 @@
 
 #include "sim/core/error.hpp"
 
+#include <sys/stat.h>
 #include <zlib.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -281,8 +284,64 @@ TEST_CASE("malformed traces are input errors naming the file and the field", "[u
   }
   SECTION("a missing file") {
     const auto path = temp_path("does_not_exist.json");
-    CHECK(error_of(path) == path + ": cannot open the file");
+    CHECK(error_of(path) == path + ": no such file");
   }
+  SECTION("a FIFO with no writer is refused, not waited on") {
+    const auto path = temp_path("fifo.json");
+    std::filesystem::remove(path);
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    CHECK_THAT(error_of(path), Catch::Contains(path + ": is a FIFO (named pipe), not a regular file"));
+    std::filesystem::remove(path);
+  }
+  SECTION("gzip with trailing garbage") {
+    std::ifstream in(testdata("mi250-rocm-minitoy.json.gz"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto path = write_file("trailing.json.gz", bytes + "garbage");
+    CHECK_THAT(error_of(path), Catch::Contains("trailing garbage"));
+  }
+  SECTION("times and sizes out of range") {
+    const auto kernel = [](const std::string& fields) {
+      return R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", )" + fields + "}]}";
+    };
+    auto path = write_file("neg_dur.json", kernel(R"("ts": 1, "dur": -5)"));
+    CHECK(error_of(path) == path + ": traceEvents[0].dur: must be a duration in [0, 1e12] microseconds");
+    path = write_file("huge_dur.json", kernel(R"("ts": 1, "dur": 1e308)"));
+    CHECK_THAT(error_of(path), Catch::Contains("traceEvents[0].dur: must be a duration"));
+    path = write_file("huge_ts.json", kernel(R"("ts": 1e300, "dur": 1)"));
+    CHECK_THAT(error_of(path), Catch::Contains("traceEvents[0].ts: must be a time in [-1e17, 1e17]"));
+    path = write_file("inf_ts.json", kernel(R"("ts": 1e999, "dur": 1)"));
+    CHECK_THAT(error_of(path), Catch::Contains("not valid JSON"));
+    path =
+        write_file("huge_msg.json", kernel(R"("ts": 1, "dur": 1, "args": {"dtype": "Float", "In msg nelems": 1e308})"));
+    CHECK_THAT(error_of(path), Catch::Contains("traceEvents[0].args.In msg nelems: must be a count of elements"));
+  }
+  SECTION("more events than the limit") {
+    const auto path = write_file("many.json", R"({"traceEvents": [{"ph": "M"}, {"ph": "M"}, {"ph": "M"}]})");
+    ::setenv("EXASIM_MAX_EVENTS", "2", 1);
+    const auto what = error_of(path);
+    ::unsetenv("EXASIM_MAX_EVENTS");
+    CHECK(what == path +
+                      ": more than 2 events, the most exasim reads from one trace (set EXASIM_MAX_EVENTS to raise "
+                      "the limit)");
+  }
+  SECTION("more decompressed bytes than the limit") {
+    ::setenv("EXASIM_MAX_INPUT_BYTES", "1000", 1);
+    const auto what = error_of(testdata("mi250-rocm-minitoy.json.gz"));
+    ::unsetenv("EXASIM_MAX_INPUT_BYTES");
+    CHECK_THAT(what, Catch::Contains("larger than 1000 bytes once decompressed"));
+  }
+}
+
+TEST_CASE("a trace.csv of many one-row ranks reads in linear time", "[unit]") {
+  std::string text = "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n";
+  constexpr int kRanks = 200000;  // every rank scanning every row: 4e10 steps, minutes
+  for (int r = 0; r < kRanks; ++r) text += std::to_string(r) + ",a,gemm,,1,1,0,1e-3\n";
+  const auto path = write_file("many_ranks.csv", text);
+  const auto start = std::chrono::steady_clock::now();
+  const auto traces = read_measured(path);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(traces.size() == static_cast<std::size_t>(kRanks));
+  CHECK(seconds < 20);
 }
 
 // PyTorch 1.8-1.10 wrote capitalised categories and ProfilerStep as an operator; such a trace reads alike.

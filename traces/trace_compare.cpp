@@ -1,5 +1,6 @@
 #include "traces/trace_compare.hpp"
 
+#include "sim/core/output_files.hpp"
 #include "sim/core/text_format.hpp"
 #include "traces/trace_summary.hpp"
 
@@ -203,9 +204,11 @@ void write_side_by_side(const std::string& path, const std::vector<MeasuredTrace
     const std::int64_t tid = compute ? 0 : (r.kind == "wait" ? 2 : 1);
     event(r.op, r.kind, r.t_start_s * 1e6, (r.t_end_s - r.t_start_s) * 1e6, base + static_cast<int>(r.rank), tid);
   }
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+  write_stream_checked(path, [&](std::ostream& out) {
+    out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
+               -1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << '\n';
+  });
 }
 
 }  // namespace exasim::trace

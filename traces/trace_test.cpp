@@ -1,11 +1,13 @@
 #include "traces/trace.hpp"
 #include "sim/core/error.hpp"
 
+#include <sys/stat.h>
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -42,6 +44,31 @@ TEST_CASE("malformed trace CSVs are input errors naming the file", "[unit]") {
   { std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n0,a,gemm,,1,1,2,1\n"; }
   CHECK_THROWS_WITH(trace::read_csv(path), Catch::Contains("t_end_s is before t_start_s"));
   CHECK_THROWS_AS(trace::read_csv(temp_path("missing.csv")), InputError);
+}
+
+TEST_CASE("trace CSV values out of range are refused naming the line and field", "[unit]") {
+  auto path = temp_path("range.csv");
+  const std::string header = "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n";
+  { std::ofstream(path) << header << "0,a,gemm,,1,1,0,1\n0,b,all_reduce,x,-8,0,1,2\n"; }
+  CHECK_THROWS_WITH(trace::read_csv(path), path + ": line 3: bytes: must be a byte count in [0, 1e18]");
+  { std::ofstream(path) << header << "0,a,gemm,,1,1,0,1e308\n"; }
+  CHECK_THROWS_WITH(trace::read_csv(path), path + ": line 2: t_end_s: must be a time in [0, 1e7] seconds");
+  { std::ofstream(path) << header << "0,a,gemm,,1,1,-1,1\n"; }
+  CHECK_THROWS_WITH(trace::read_csv(path), Catch::Contains("line 2: t_start_s: must be a time"));
+}
+
+TEST_CASE("a trace CSV that is a FIFO or longer than the row limit is refused", "[unit]") {
+  const auto fifo = temp_path("fifo.csv");
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(trace::read_csv(fifo), Catch::Contains("is a FIFO (named pipe), not a regular file"));
+  std::filesystem::remove(fifo);
+  const auto path = temp_path("rows.csv");
+  { std::ofstream(path) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n0,a,gemm,,1,1,0,1\n0,b,gemm,,1,1,1,2\n"; }
+  ::setenv("EXASIM_MAX_EVENTS", "1", 1);
+  CHECK_THROWS_WITH(trace::read_csv(path),
+                    Catch::Contains("more than 1 events") && Catch::Contains("EXASIM_MAX_EVENTS"));
+  ::unsetenv("EXASIM_MAX_EVENTS");
 }
 
 TEST_CASE("Chrome trace: events of one track never partially overlap", "[unit]") {

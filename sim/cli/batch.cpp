@@ -3,14 +3,19 @@
 #include "sim/api/simulate.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/core/json_view.hpp"
+#include "sim/core/output_files.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "validate/mpirun.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -81,8 +86,15 @@ void work_share(const std::vector<nlohmann::json>& scenarios, std::uint32_t work
                 const fs::path& out) {
   std::ofstream file(out);
   for (std::size_t i = worker; i < scenarios.size(); i += workers) {
-    file << nlohmann::json{{"index", i}, {"row", simulate_point(scenarios[i], false).to_json()}}.dump() << '\n'
+    file << nlohmann::json{{"index", i}, {"row", simulate_point(scenarios[i], false).to_json()}}.dump(
+                -1, ' ', false, nlohmann::json::error_handler_t::replace)
+         << '\n'
          << std::flush;
+    // A full or read-only work directory: the rows would be lost, and the gather would call it a bug.
+    if (!file)
+      throw InputError("batch", out.string(),
+                       std::string("cannot write the workers' rows: ") + std::strerror(errno) +
+                           " (the work directory is under TMPDIR, or the current directory with --ranks)");
   }
 }
 
@@ -149,13 +161,15 @@ fs::path make_work_dir(const fs::path& parent) {
   auto dir = parent / ("exasim-batch-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw InputError("batch", dir.string(), "cannot create a work directory: " + ec.message());
+  if (ec)
+    throw InputError("batch", dir.string(),
+                     "cannot create a work directory: " + ec.message() + " (set TMPDIR to a writable directory)");
   return dir;
 }
 
 std::vector<PointResult> run_forked(const std::vector<nlohmann::json>& scenarios, std::uint32_t jobs,
                                     Progress& progress) {
-  const auto dir = make_work_dir(fs::temp_directory_path());
+  const auto dir = make_work_dir(scratch_root());
   std::vector<fs::path> files;
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (std::uint32_t j = 0; j < jobs; ++j) {
@@ -180,6 +194,8 @@ std::vector<PointResult> run_forked(const std::vector<nlohmann::json>& scenarios
       (void)w->get();
     } catch (const InputError&) {
       throw;
+    } catch (const EnvironmentError&) {
+      throw;
     } catch (const std::exception& e) {
       throw std::runtime_error(std::string("batch: a worker process failed: ") + e.what());
     }
@@ -193,7 +209,13 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
                                  std::ostream& log) {
   // The batch file and the rows go through the current directory: on a cluster it is the shared one.
   const auto dir = make_work_dir(fs::current_path());
-  std::ofstream(dir / "batch.json") << nlohmann::json(scenarios).dump() << '\n';
+  try {
+    write_stream_checked((dir / "batch.json").string(), [&](std::ostream& out) {
+      out << nlohmann::json(scenarios).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    });
+  } catch (const std::runtime_error& e) {
+    throw InputError("--ranks", "", std::string("cannot write the batch for the MPI workers: ") + e.what());
+  }
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw InputError("--ranks", "", "cannot find the exasim binary (/proc/self/exe) to start under mpirun");
@@ -219,6 +241,19 @@ std::vector<PointResult> run_mpi(const std::vector<nlohmann::json>& scenarios, c
 
 }  // namespace
 
+fs::path scratch_root() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir == nullptr || *tmpdir == '\0') return "/tmp";
+  const fs::path root(tmpdir);
+  std::error_code ec;
+  if (!root.is_absolute() || !fs::is_directory(root, ec))
+    throw InputError(
+        "TMPDIR", tmpdir,
+        "must be an absolute path to a writable directory (parallel runs and place keep scratch files there; "
+        "unset it to use /tmp)");
+  return root;
+}
+
 void check_batch_options(const BatchOptions& o) {
   if (o.jobs < 1 || o.jobs > 4096)
     throw InputError("--jobs", std::to_string(o.jobs), "must be a number of local processes from 1 to 4096");
@@ -226,6 +261,9 @@ void check_batch_options(const BatchOptions& o) {
     throw InputError("--ranks", std::to_string(o.ranks), "must be a number of MPI ranks from 1 to 65536 (0: none)");
   if (o.ranks > 0 && o.jobs > 1)
     throw InputError("--ranks", std::to_string(o.ranks), "give --jobs or --ranks, not both");
+  if (!o.hostfile.empty() && o.ranks == 0)
+    throw InputError("--hostfile", o.hostfile, "names the hosts of --ranks: give --ranks too");
+  if (!o.hostfile.empty()) require_regular_file(o.hostfile, "an MPI hostfile");
 }
 
 void add_batch_flags(CLI::App& cmd, BatchOptions& options) {
@@ -270,9 +308,15 @@ Command add_batch_worker_command(CLI::App& app) {
             const auto rank = env("OMPI_COMM_WORLD_RANK", "PMI_RANK");
             auto size = env("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
             if (size == 0) size = 1;
-            std::ifstream in(o->batch);
-            if (!in) throw InputError("batch-worker", o->batch, "cannot read the batch file");
-            const auto scenarios = nlohmann::json::parse(in).get<std::vector<nlohmann::json>>();
+            // Bounded, and malformed JSON is an InputError naming the file (read_json_file).
+            const auto doc = read_json_file(o->batch);
+            if (!doc.is_array()) throw InputError(o->batch, "", "must be a JSON array of scenario objects");
+            std::vector<nlohmann::json> scenarios;
+            for (std::size_t i = 0; i < doc.size(); ++i) {
+              if (!doc[i].is_object())
+                throw InputError(o->batch, "[" + std::to_string(i) + "]", "must be a scenario object");
+              scenarios.push_back(doc[i]);
+            }
             work_share(scenarios, rank, size, fs::path(o->out) / ("rows-" + std::to_string(rank) + ".jsonl"));
             return 0;
           }};

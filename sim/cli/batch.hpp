@@ -9,6 +9,7 @@
 
 #include "sim/cli/command.hpp"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -39,6 +40,11 @@ struct BatchOptions {
 
 /// Checks --jobs and --ranks (InputError naming the flag).
 void check_batch_options(const BatchOptions& options);
+
+/// Where local scratch files go (--jobs workers' rows, place's candidate placements): TMPDIR when set,
+/// else /tmp. TMPDIR must be an absolute path to a directory; anything else is an InputError naming it,
+/// raised before any worker starts rather than inside one.
+[[nodiscard]] std::filesystem::path scratch_root();
 
 /// Declares --jobs, --ranks and --hostfile on a command.
 void add_batch_flags(CLI::App& cmd, BatchOptions& options);

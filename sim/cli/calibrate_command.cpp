@@ -4,6 +4,7 @@
 
 #include "sim/cli/trace_calibration.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_files.hpp"
 #include "validate/mpirun.hpp"
 #include "validate/validation.hpp"
 
@@ -42,8 +43,7 @@ Command add_calibrate_command(CLI::App& app) {
                 out << csv;
                 return 0;
               }
-              std::ofstream file(o->host.out);
-              if (!(file << csv)) throw InputError("--out", o->host.out, "cannot write the file");
+              write_output_file("--out", o->host.out, csv);
               out << o->host.out << "\n";
               return 0;
             }

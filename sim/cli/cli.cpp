@@ -3,13 +3,56 @@
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <new>
 #include <ostream>
 
 namespace exasim::cli {
 
 namespace {
+// Exit codes (docs/reliability.md): 0 done, 1 a bug in exasim, 2 bad input, 3 the environment failed
+// the run (out of memory, no process could be forked, standard output not writable).
 constexpr int kExitInput = 2;
 constexpr int kExitBug = 1;
+constexpr int kExitEnvironment = 3;
+
+int run_command(const std::vector<Command>& commands, std::ostream& out, std::ostream& err) {
+  try {
+    for (const auto& command : commands) {
+      if (command.app->parsed()) return command.action(out, err);
+    }
+    return kExitBug;  // unreachable: require_subcommand(1) guarantees one parsed
+  } catch (const InputError& e) {
+    err << "exasim: error: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const EnvironmentError& e) {
+    err << "exasim: error: " << e.what() << "\n";
+    return kExitEnvironment;
+  } catch (const std::bad_alloc&) {
+    err << "exasim: error: out of memory (the run needs more memory than the process may use: a smaller "
+           "scenario, fewer points or a higher ulimit -v)\n";
+    return kExitEnvironment;
+  } catch (const std::exception& e) {
+    err << "exasim: internal error (please report): " << e.what() << "\n";
+    return kExitBug;
+  }
+}
+
+// A command that printed into a full disk or a closed pipe must not exit 0 as if its output were whole.
+int check_stdout(std::ostream& out, std::ostream& err, int code) {
+  if (&out != &std::cout) return code;
+  errno = 0;
+  out.flush();
+  const bool failed = !out || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return code;
+  const int e = errno;
+  err << "exasim: cannot write standard output: " << (e != 0 ? std::strerror(e) : "write error") << "\n";
+  return code == 0 ? kExitEnvironment : code;
+}
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -76,18 +119,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitInput;
   }
 
-  try {
-    for (const auto& command : commands) {
-      if (command.app->parsed()) return command.action(out, err);
-    }
-    return kExitBug;  // unreachable: require_subcommand(1) guarantees one parsed
-  } catch (const InputError& e) {
-    err << "exasim: error: " << e.what() << "\n";
-    return kExitInput;
-  } catch (const std::exception& e) {
-    err << "exasim: internal error (please report): " << e.what() << "\n";
-    return kExitBug;
-  }
+  // A file past `ulimit -f` then fails its write with EFBIG, which the writer reports, instead of
+  // killing the process with a half-written file behind.
+  std::signal(SIGXFSZ, SIG_IGN);
+  return check_stdout(out, err, run_command(commands, out, err));
 }
 
 }  // namespace exasim::cli

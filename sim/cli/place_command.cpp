@@ -16,6 +16,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/output_files.hpp"
 #include "sim/place/place.hpp"
+#include "sim/report/csv_table.hpp"
 #include "sim/report/summary_views.hpp"
 #include "sim/scenario/machine.hpp"
 #include "sim/tune/search.hpp"
@@ -54,7 +55,7 @@ struct Placed {
 class ScratchDir {
  public:
   explicit ScratchDir(bool shared) {
-    path_ = (shared ? fs::current_path() : fs::temp_directory_path()) / (".exasim-place-" + std::to_string(::getpid()));
+    path_ = (shared ? fs::current_path() : scratch_root()) / (".exasim-place-" + std::to_string(::getpid()));
     std::error_code ec;
     fs::remove_all(path_, ec);
     fs::create_directories(path_, ec);
@@ -161,7 +162,12 @@ PlaceOutcome plan_placement(const scenario::Scenario& base, const std::string& n
   std::vector<nlohmann::json> docs;
   for (std::size_t i = 0; i < picked.size(); ++i) {
     const auto file = scratch.path() / ("placement-" + std::to_string(i) + ".txt");
-    std::ofstream(file) << placement_text(picked[i].gpu_of_rank, picked[i].label);
+    try {
+      write_stream_checked(file.string(),
+                           [&](std::ostream& out) { out << placement_text(picked[i].gpu_of_rank, picked[i].label); });
+    } catch (const std::runtime_error& e) {  // a full or read-only TMPDIR (or current folder with --ranks)
+      throw InputError(scratch.path().string(), "", std::string("cannot write the candidate placements: ") + e.what());
+    }
     docs.push_back(with_placement_file(base, file.string()));
   }
   log << "exasim: simulating " << docs.size() << " placements"
@@ -301,13 +307,16 @@ void write_out(OutputFiles& files, const PlaceOutcome& t) {
   files.stage_text("placement.txt", placement_text(t.best().gpu_of_rank, t.best().label));
   auto doc = with_placement_file(t.base, "placement.txt");  // beside the scenario (placement.hpp)
   doc["name"] = t.base.name + "-placed";
-  files.stage_text("scenario.json", doc.dump(2) + "\n");
+  files.stage_text("scenario.json", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::ostringstream csv;
   csv << "placement,baseline,analytic_iteration_s,iteration_time_s,percent_of_peak,mfu_percent\n";
+  const auto number = [](double x) {
+    return nlohmann::json(x).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
   for (const auto& p : t.simulated)
-    csv << '"' << p.label << "\"," << (p.baseline ? 1 : 0) << ',' << nlohmann::json(p.analytic_s).dump() << ','
-        << nlohmann::json(p.result.iteration_time_s).dump() << ',' << nlohmann::json(p.result.percent_of_peak).dump()
-        << ',' << nlohmann::json(p.result.mfu_percent).dump() << '\n';
+    csv << report::csv_line({p.label, p.baseline ? "1" : "0", number(p.analytic_s), number(p.result.iteration_time_s),
+                             number(p.result.percent_of_peak), number(p.result.mfu_percent)})
+        << '\n';
   files.stage_text("place.csv", csv.str());
   // Where the plan and its baseline put the job, and their hot links (place_network.hpp).
   const PlacedRanks plan{t.best().label, &t.best().gpu_of_rank, t.planned.links ? &*t.planned.links : nullptr};
@@ -362,8 +371,10 @@ Command add_place_command(CLI::App& app) {
   add_sample_layers_flag(*cmd, o->sample_layers);
   return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
             if (!(o->budget_s > 0) || !(o->budget_s <= 86400))
-              throw InputError("--budget-s", nlohmann::json(o->budget_s).dump(),
-                               "must be a number of seconds above 0 and at most 86400");
+              throw InputError(
+                  "--budget-s",
+                  nlohmann::json(o->budget_s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "must be a number of seconds above 0 and at most 86400");
             if (o->top < 0 || o->top > 1000)
               throw InputError("--top", std::to_string(o->top), "must be a number of candidates from 0 to 1000");
             check_batch_options(o->batch);
@@ -381,7 +392,7 @@ Command add_place_command(CLI::App& app) {
             err << "exasim: search: " << t.search.ranked.size() << " placements scored in " << t.search.wall_s << " s ("
                 << t.search.rings_routed << " rings routed)\n";
             if (o->json)
-              out << place_json(t).dump() << "\n";
+              out << place_json(t).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
             else
               print_place(out, t);
             if (files) write_out(*files, t);

@@ -2,10 +2,12 @@
 // the field, or in a documented success; none crashes, hangs or reports an internal error.
 #include "sim/cli/test_support.hpp"
 #include "sim/core/json_view.hpp"
+#include "sim/report/csv_table.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -192,4 +194,114 @@ TEST_CASE("the engine holds the largest model the loader accepts", "[integration
   CHECK(largest["events"].get<double>() == Approx(100 * small["events"].get<double>()).epsilon(0.02));
   CHECK(largest["iteration_time_s"].get<double>() ==
         Approx(100 * small["iteration_time_s"].get<double>()).epsilon(0.02));
+}
+
+TEST_CASE("sweep flags that cannot mean anything are refused, and its points are capped", "[unit]") {
+  const auto ok = write_temp("sweep_flags.json", kGood);
+  expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--top", "0"}, {"--top: 0: ", "give --tune too"});
+  expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--top", "-5"}, {"--top: -5: "});
+  expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--csv", "--json"}, {"--csv: and --json are exclusive"});
+  expect_exit_2({"sweep", ok, "--vary", "seed=1,1,1"}, {"--vary: seed=1,1,1: lists 1 twice"});
+  std::string values;
+  for (int v = 1; v <= 400; ++v) {
+    if (v > 1) values += ',';
+    values += std::to_string(v);
+  }
+  // 160,000 points: refused before any is built (it ended in an uncaught std::bad_alloc).
+  expect_exit_2({"sweep", ok, "--vary", "seed=" + values, "--vary", "model.layers=" + values},
+                {"--vary: model.layers: ", "more than 10000 points"});
+  expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--hostfile", temp_path("no_hosts").string()},
+                {"--hostfile: ", "give --ranks too"});
+}
+
+TEST_CASE("sweep.csv quotes its values: a comma or a quote in one stays in its cell", "[integration]") {
+  const auto ok = write_temp("sweep_csv.json", kGood);
+  const auto r = exasim_run({"sweep", ok, "--vary", R"(description="a,b",say "hi")", "--csv"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto path = write_temp("sweep_csv.csv", r.out);
+  const auto table = exasim::report::read_csv_table(path);
+  table.require_width();
+  REQUIRE(table.rows.size() == 2);
+  CHECK(table.cell(0, "description") == R"("a,b")");
+  CHECK(table.cell(1, "description") == R"("say \"hi\"")");
+}
+
+TEST_CASE("validate, EXASIM_DATA_DIR and the batch worker refuse garbage with exit 2", "[unit]") {
+  const auto ok = write_temp("garbage_ok.json", kGood);
+  expect_exit_2({"validate", ok, "--ranks", "2", "--max-error-pct", "nan"},
+                {"--max-error-pct: nan: must be a percentage"});
+  const auto garbage = write_temp("garbage_batch.json", "[1, 2");
+  expect_exit_2({"batch-worker", garbage, "--out", temp_path("garbage_rows").string()}, {garbage, "JSON"});
+  const auto not_list = write_temp("garbage_batch2.json", R"({"a": 1})");
+  expect_exit_2({"batch-worker", not_list, "--out", temp_path("garbage_rows").string()},
+                {"must be a JSON array of scenario objects"});
+  const char* old = std::getenv("EXASIM_DATA_DIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("EXASIM_DATA_DIR", ok.c_str(), 1);
+  const auto r = exasim_run({"simulate", ok});
+  if (old != nullptr)
+    ::setenv("EXASIM_DATA_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("EXASIM_DATA_DIR");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("EXASIM_DATA_DIR: " + ok + ": must name exasim's source folder"));
+}
+
+TEST_CASE("compare refuses traces of two devices, one trace twice, more ranks than GPUs", "[integration]") {
+  const std::string testdata = std::string(EXASIM_TEST_DATA_DIR) + "/traces/testdata/";
+  const auto a100 = testdata + "a100-2rank-nccl.json.gz", mi250 = testdata + "mi250-rocm-minitoy.json.gz";
+  const auto scenario = std::string(EXASIM_TEST_DATA_DIR) + "/configs/scenarios/a100-2gpu-dp.json";
+  expect_exit_2({"compare", a100, mi250, "--scenario", scenario},
+                {mi250, "deviceProperties[0].name: the trace ran on"});
+  expect_exit_2({"compare", a100, a100, "--scenario", scenario}, {a100 + ": given twice"});
+  std::string csv = "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n";
+  for (int r = 0; r < 16; ++r) csv += std::to_string(r) + ",a,gemm,,1,1,0,1e-3\n";
+  const auto trace = write_temp("compare_16.csv", csv);
+  expect_exit_2({"compare", trace, "--scenario", scenario}, {"16 measured ranks, more than the scenario's 2 GPUs"});
+}
+
+TEST_CASE("output folders are made only for runs whose inputs load, and refuse devices", "[unit]") {
+  const auto bad = write_temp("outdir_bad.json", "{");
+  const auto dir = temp_path("outdir_never_made");
+  fs::remove_all(dir);
+  expect_exit_2({"tune", bad, "--out", dir.string()}, {bad});
+  CHECK(!fs::exists(dir));
+  const auto ok = write_temp("outdir_ok.json", kGood);
+  expect_exit_2({"topo", "simple-a100", "--export", "graphml", "/dev/null"},
+                {"/dev/null: is a device or special file, not a regular file"});
+  (void)ok;
+}
+
+TEST_CASE("JSON output of a file name that is not UTF-8 is printed, not an internal error", "[unit]") {
+  const auto bad_name = temp_path(std::string("trace_\xff\xfe.csv"));
+  std::ofstream(bad_name) << "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n0,a,gemm,,1,1,0,1e-3\n";
+  const auto r = exasim_run({"trace", "summarize", bad_name.string(), "--json"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.find("internal error") == std::string::npos);
+}
+
+TEST_CASE("report refuses a group matrix past its cap and a malformed links.csv", "[integration]") {
+  const auto dir = temp_path("report_matrix");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto scenario = write_temp("report_matrix.json", kGood);
+  REQUIRE(exasim_run({"simulate", scenario, "--out", (dir / "run").string(), "--links", "3", "-q"}).code == 0);
+  const auto summary_path = dir / "run" / "summary.json";
+  std::ifstream in(summary_path);
+  auto summary = nlohmann::json::parse(in);
+  in.close();
+  // 300 x 300 groups: 90,000 cells (a 1,500-group matrix made a page of 294 MB).
+  summary["links"]["group_bytes"] = std::vector<std::vector<double>>(300, std::vector<double>(300, 1.0));
+  std::ofstream(summary_path) << summary.dump();
+  expect_exit_2({"report", (dir / "run").string()},
+                {"summary.json: links.group_bytes: must be a group x group array of at most 256 rows"});
+  summary["links"].erase("group_bytes");
+  std::ofstream(summary_path) << summary.dump();
+  std::ofstream(dir / "run" / "links.csv") << "link,class\n1,\"unterminated\n";
+  const auto r = exasim_run({"report", (dir / "run").string()});
+  INFO(r.err);
+  CHECK(r.err.find("internal error") == std::string::npos);
+  CHECK(r.code == 2);
 }

@@ -137,7 +137,7 @@ Command add_roofline_command(CLI::App& app) {
             if (!o->memory.empty()) {
               auto r = roofline_memory(o->gpu, o->memory);
               if (o->json) {
-                out << r.dump() << "\n";
+                out << r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
                 return 0;
               }
               std::snprintf(buf, sizeof buf,
@@ -150,7 +150,7 @@ Command add_roofline_command(CLI::App& app) {
             }
             auto r = roofline(o->gpu, o->gemm, o->layout, o->dtype, o->batch);
             if (o->json) {
-              out << r.dump() << "\n";
+              out << r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
               return 0;
             }
             // Batch and dtype are named only when they differ from the defaults, so the common case reads

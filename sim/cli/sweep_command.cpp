@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
 #include "sim/core/output_files.hpp"
+#include "sim/report/csv_table.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -54,8 +55,16 @@ Vary parse_vary(const std::string& text, const std::vector<Vary>& earlier) {
       throw InputError("--vary", text, "has an empty value; give KEY=V1,V2,... with at least one value, none empty");
   for (const auto& e : earlier)
     if (e.key == v.key) throw InputError("--vary", text, "varies " + v.key + " twice; give each key once");
+  for (std::size_t i = 0; i < v.values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (v.values[i] == v.values[j])
+        throw InputError("--vary", text, "lists " + v.values[i] + " twice; give each value once");
   return v;
 }
+
+/// The most points one sweep runs: each holds a scenario and a result in memory, and 10,000 points of a
+/// real scenario are hours of simulation already.
+constexpr std::size_t kMaxPoints = 10000;
 
 /// The points: per point one value index per key. Cartesian (last key fastest) or zipped.
 std::vector<std::vector<std::size_t>> points_of(const std::vector<Vary>& vary, bool zip) {
@@ -66,8 +75,19 @@ std::vector<std::vector<std::size_t>> points_of(const std::vector<Vary>& vary, b
         throw InputError("--zip", v.key,
                          "has " + std::to_string(v.values.size()) + " values but " + vary.front().key + " has " +
                              std::to_string(vary.front().values.size()) + "; zipped lists must be equally long");
+    if (vary.front().values.size() > kMaxPoints)
+      throw InputError("--vary", vary.front().key,
+                       "has more than " + std::to_string(kMaxPoints) + " values, the most points one sweep runs");
     for (std::size_t i = 0; i < vary.front().values.size(); ++i) points.emplace_back(vary.size(), i);
     return points;
+  }
+  std::size_t count = 1;
+  for (const auto& v : vary) {
+    if (v.values.size() > kMaxPoints / count)
+      throw InputError("--vary", v.key,
+                       "the cartesian product of the --vary lists has more than " + std::to_string(kMaxPoints) +
+                           " points, the most one sweep runs; split the sweep or use --zip");
+    count *= v.values.size();
   }
   std::vector<std::size_t> index(vary.size(), 0);
   for (;;) {
@@ -103,25 +123,30 @@ nlohmann::json row_json(const Row& r) {
 }
 
 void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vector<Row>& rows, bool scaling) {
-  for (const auto& v : vary) out << v.key << ',';
-  out << "parallel,iteration_time_s,tflops_per_gpu,percent_of_peak,mfu_percent,total_pflops,memory_per_gpu_bytes";
-  out << (scaling ? ",scaling_efficiency_percent" : "") << ",error\n";
+  const auto number = [](double x) {
+    return nlohmann::json(x).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::vector<std::string> header;
+  for (const auto& v : vary) header.push_back(v.key);
+  for (const char* column : {"parallel", "iteration_time_s", "tflops_per_gpu", "percent_of_peak", "mfu_percent",
+                             "total_pflops", "memory_per_gpu_bytes"})
+    header.emplace_back(column);
+  if (scaling) header.emplace_back("scaling_efficiency_percent");
+  header.emplace_back("error");
+  out << report::csv_line(header) << '\n';
   for (const auto& r : rows) {
-    for (const auto& v : vary) {
-      auto text = r.point[v.key].dump();
-      out << (text.find(',') != std::string::npos ? "\"" + text + "\"" : text) << ',';
-    }
+    std::vector<std::string> fields;
+    for (const auto& v : vary)  // the value as JSON: a string keeps its quotes, doubled by csv_line
+      fields.push_back(r.point[v.key].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    fields.push_back(r.label);
     const auto& p = r.result;
-    out << r.label << ',';
-    if (p.error.empty()) {
-      for (double x : {p.iteration_time_s, p.tflops_per_gpu, p.percent_of_peak, p.mfu_percent, p.total_pflops,
-                       p.memory_per_gpu_bytes})
-        out << nlohmann::json(x).dump() << ',';
-      if (scaling) out << nlohmann::json(r.scaling_efficiency_percent).dump() << ',';
-    } else {
-      out << ",,,,,," << (scaling ? "," : "") << '"' << p.error << '"';
-    }
-    out << '\n';
+    const bool ok = p.error.empty();
+    for (double x : {p.iteration_time_s, p.tflops_per_gpu, p.percent_of_peak, p.mfu_percent, p.total_pflops,
+                     p.memory_per_gpu_bytes})
+      fields.push_back(ok ? number(x) : "");
+    if (scaling) fields.push_back(ok ? number(r.scaling_efficiency_percent) : "");
+    fields.push_back(p.error);
+    out << report::csv_line(fields) << '\n';
   }
 }
 
@@ -153,7 +178,8 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
     out << "  ";
     for (const auto& v : vary) {
       const auto& value = r.point[v.key];  // a preset name reads better without its JSON quotes
-      const auto text = value.is_string() ? value.get<std::string>() : value.dump();
+      const auto text = value.is_string() ? value.get<std::string>()
+                                          : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       std::snprintf(buf, sizeof buf, "%-*s ", width(v), text.c_str());
       out << buf;
     }
@@ -207,6 +233,10 @@ Command add_sweep_command(CLI::App& app) {
       ->allow_extra_args(false);
   add_sample_layers_flag(*cmd, o->sample_layers);
   return {cmd, [o, cmd](std::ostream& out, std::ostream& err) {
+            if (o->json && o->csv) throw InputError("--csv", "", "and --json are exclusive: give one");
+            if (!o->tune && cmd->count("--top") > 0)
+              throw InputError("--top", std::to_string(o->tune_flags.top),
+                               "sets how many grids --tune simulates: give --tune too");
             // Checked before the points run: a bad --out must not cost a long sweep first.
             std::unique_ptr<OutputFiles> files;
             if (cmd->count("--out") > 0)
@@ -234,7 +264,8 @@ Command add_sweep_command(CLI::App& app) {
                 scenarios.push_back(o->tune ? load_for_tune(o->scenario_path, overrides)
                                             : scenario::load_scenario(o->scenario_path, overrides));
               } catch (const InputError& e) {
-                throw InputError("--vary", row.point.dump(), e.what());
+                throw InputError("--vary", row.point.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                                 e.what());
               }
               rows.push_back(std::move(row));
             }
@@ -280,14 +311,14 @@ Command add_sweep_command(CLI::App& app) {
             j["rows"] = nlohmann::json::array();
             for (const auto& r : rows) j["rows"].push_back(row_json(r));
             if (files) {
-              files->stage_text("sweep.json", j.dump(2) + "\n");
+              files->stage_text("sweep.json", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
               std::ostringstream csv;
               print_csv(csv, vary, rows, scaling);
               files->stage_text("sweep.csv", csv.str());
               files->commit();
             }
             if (o->json) {
-              out << j.dump() << "\n";
+              out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
             } else if (o->csv) {
               print_csv(out, vary, rows, scaling);
             } else {

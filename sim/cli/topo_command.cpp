@@ -6,6 +6,7 @@
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
+#include "sim/core/output_files.hpp"
 #include "sim/scenario/machine.hpp"
 #include "topologies/summary.hpp"
 
@@ -106,16 +107,17 @@ Command add_topo_command(CLI::App& app) {
             auto topology = scenario::build_topology(machine, 0);
             // The export file is checked (its folder made) before anything is printed: a bad path must not
             // come after the work.
-            std::optional<std::ofstream> export_file;
+            std::unique_ptr<OutputFiles> export_files;
+            std::filesystem::path file;
             if (!o->export_args.empty()) {
               const auto& format = o->export_args[0];
-              const std::filesystem::path file(o->export_args[1]);
+              file = o->export_args[1];
               if (format != "graphml" && format != "dot" && format != "json")
                 throw InputError("--export", format, "unknown format (allowed: graphml, dot, json)");
-              std::error_code ec;
-              if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
-              export_file.emplace(file);
-              if (ec || !*export_file) throw InputError("--export", file.string(), "cannot open for writing");
+              if (!file.has_filename()) throw InputError("--export", file.string(), "must name a file");
+              export_files = std::make_unique<OutputFiles>(
+                  "--export", file.has_parent_path() ? file.parent_path() : std::filesystem::path("."),
+                  std::vector<std::string>{file.filename().string()});
             }
             const auto summary = topology->summary();
             if (o->json) {
@@ -123,14 +125,17 @@ Command add_topo_command(CLI::App& app) {
               j["machine"] = machine.name;
               j["gpu"] = machine.gpu.name;
               j["gpu_links"] = std::string(topo::to_string(machine.node.gpu_links));
-              out << j.dump() << "\n";
+              out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
             } else {
               print_readable(out, machine, summary);
             }
-            if (export_file) {
-              topo::export_topology(*topology, o->export_args[0], *export_file);
-              export_file->flush();
-              if (!*export_file) throw InputError("--export", o->export_args[1], "write failed");
+            if (export_files) {
+              // Written beside the target and renamed into place: a full disk or a kill leaves no
+              // truncated graph under the final name.
+              export_files->stage_stream(file.filename().string(), [&](std::ostream& stream) {
+                topo::export_topology(*topology, o->export_args[0], stream);
+              });
+              export_files->commit();
               err << "exasim: wrote " << o->export_args[0] << " graph of " << summary.gpus << " GPUs to "
                   << o->export_args[1] << "\n";
             }

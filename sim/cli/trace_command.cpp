@@ -31,7 +31,7 @@ Command add_trace_command(CLI::App& app) {
             if (o->json) {
               nlohmann::json j{{"files", nlohmann::json::array()}, {"total", trace::to_json(sum)}};
               for (const auto& s : summaries) j["files"].push_back(trace::to_json(s));
-              out << j.dump(2) << "\n";
+              out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
               return 0;
             }
             for (const auto& s : summaries) trace::print_summary(out, s);

@@ -79,14 +79,16 @@ TEST_CASE("compare lines the A100 trace up with the 2-GPU scenario and writes bo
 // and simulates.
 TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads", "[integration]") {
   const auto dir = temp_dir("calibrate");
+  std::string refusal;  // what simulating with the written file says, when it must refuse it
   SECTION("A100: collective rows from the NCCL args") {
     const auto r = exasim_run({"calibrate", "--from-trace", kA100, "--out", (dir / "a100.csv").string()});
     REQUIRE(r.code == 0);
     std::ifstream in(dir / "a100.csv");
     const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     // 15 all-reduces of 5 sizes, 6 broadcasts of 2: one row per size, 26,550,272 bytes = 6,637,568 floats.
-    CHECK_THAT(csv, Catch::Contains("a100-40gb,all_reduce,,,,0.002417184,,,,,26550272,2,10983968121.6\n"));
-    CHECK_THAT(csv, Catch::Contains("a100-40gb,broadcast,,,,3.0848e-05,,,,,212480,2,6887966804.98\n"));
+    // Commented out: no network model reads them, and a machine refuses a file with collective rows.
+    CHECK_THAT(csv, Catch::Contains("# a100-40gb,all_reduce,,,,0.002417184,,,,,26550272,2,10983968121.6\n"));
+    CHECK_THAT(csv, Catch::Contains("# a100-40gb,broadcast,,,,3.0848e-05,,,,,212480,2,6887966804.98\n"));
     CHECK_THAT(r.err, Catch::Contains("7 collective sizes"));
   }
   SECTION("MI250: GEMM rows from record_shapes, after naming the device") {
@@ -99,7 +101,8 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
     // The forward addmm (x[5,128] by W^T[128,128], Tensile Cijk_Alik_Bljk: TN) and the backward mm.
     CHECK_THAT(r.out, Catch::Contains("mi250x-gcd,gemm,5,128,128,1.76e-05,1,fp32,,TN,,,\n"));
     CHECK_THAT(r.out, Catch::Contains("mi250x-gcd,gemm,128,128,5,1.264e-05,1,fp32,,NT,,,\n"));
-    std::ofstream(dir / "a100.csv") << r.out;  // mi250x rows: loaded, and ignored by an a100 machine
+    std::ofstream(dir / "a100.csv") << r.out;  // mi250x rows: refused by an a100 machine
+    refusal = "a100.csv: device: no row is for this scenario's GPU, a100-40gb: the file calibrates another device";
   }
   auto machine = nlohmann::json::parse(std::ifstream(data("topologies/presets/simple-a100.json")));
   machine["name"] = "calibrated-a100";
@@ -109,8 +112,37 @@ TEST_CASE("calibrate --from-trace writes a calibration CSV a machine file loads"
   scenario["machine"] = "machine.json";
   std::ofstream(dir / "scenario.json") << scenario.dump();
   const auto sim = exasim_run({"simulate", (dir / "scenario.json").string(), "--json"});
-  CHECK(sim.err.find("error") == std::string::npos);
-  CHECK(sim.code == 0);
+  if (refusal.empty()) {
+    CHECK(sim.err.find("error") == std::string::npos);
+    CHECK(sim.code == 0);
+  } else {
+    CHECK(sim.code == 2);
+    CHECK_THAT(sim.err, Catch::Contains(refusal));
+  }
+}
+
+TEST_CASE("a calibration file with a collective row, or a GEMM faster than the device could run, is refused",
+          "[integration]") {
+  const auto dir = temp_dir("calibrate_refused");
+  const std::string header =
+      "device,kernel,m,n,k,time_s,batch,dtype,efficiency,layout,bytes,group_size,bus_bandwidth_Bps\n";
+  auto machine = nlohmann::json::parse(std::ifstream(data("topologies/presets/simple-a100.json")));
+  machine["gpu"] = {{"device", "a100-40gb"}, {"calibration", "cal.csv"}};
+  std::ofstream(dir / "machine.json") << machine.dump();
+  auto scenario = nlohmann::json::parse(std::ifstream(data("configs/scenarios/a100-2gpu-dp.json")));
+  scenario["machine"] = "machine.json";
+  std::ofstream(dir / "scenario.json") << scenario.dump();
+  const auto simulate_with = [&](const std::string& rows) {
+    std::ofstream(dir / "cal.csv") << header << rows;
+    return exasim_run({"simulate", (dir / "scenario.json").string()});
+  };
+  auto r = simulate_with("a100-40gb,gemm,1024,1024,1024,1e-3,,,,,,,\na100-40gb,all_reduce,,,,1e-3,,,,,1e8,2,1e11\n");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("cal.csv: line 3: the all_reduce row: collective rows are not used"));
+  r = simulate_with("a100-40gb,gemm,1024,1024,1024,1e-300,,,,,,,\n");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err,
+             Catch::Contains("cal.csv: line 2, column time_s: gives") && Catch::Contains("a time in the wrong unit"));
 }
 
 // A scenario's own simulated trace, read back as a measured one, compares equal to its simulation:
@@ -173,7 +205,8 @@ TEST_CASE("calibrate --from-trace writes efficiency rows when the kernels are la
   };
   CHECK(row_value("h100-sxm,elementwise,,,,,,,") == Approx(memory).epsilon(1e-8));
   CHECK(row_value("h100-sxm,attention,,,,,,,") == Approx(attention).epsilon(1e-8));
-  const auto rs = r.out.find("\nh100-sxm,reduce_scatter,,,,0.004,,,,,1073741824,8,");
+  // Commented out: collective rows are refused by a machine until a network model reads them.
+  const auto rs = r.out.find("\n# h100-sxm,reduce_scatter,,,,0.004,,,,,1073741824,8,");
   REQUIRE(rs != std::string::npos);
   CHECK(std::stod(r.out.substr(r.out.rfind(',', r.out.find('\n', rs + 1)) + 1)) ==
         Approx(1073741824.0 / 4e-3 * 7 / 8).epsilon(1e-8));

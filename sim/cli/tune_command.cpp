@@ -222,7 +222,10 @@ void print_placed(std::ostream& out, const std::vector<TunedPlacement>& placed, 
 
 /// Stages best.json (when a configuration was simulated) and tune.csv, then renames them into place.
 void write_out(OutputFiles& files, const TuneOutcome& t) {
-  if (!t.simulated.empty()) files.stage_text("best.json", t.simulated.front().scenario.resolved.dump(2) + "\n");
+  if (!t.simulated.empty())
+    files.stage_text(
+        "best.json",
+        t.simulated.front().scenario.resolved.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   // Every configuration that fits, in the analytic order; the simulated ones with their figures.
   std::vector<tune::TuneRow> rows;
   for (const auto& c : t.search.ranked) {
@@ -297,14 +300,14 @@ Command add_tune_command(CLI::App& app) {
         if (o->json) {
           auto j = tune_json(t);
           if (o->place > 0) j["placed"] = placed_json(placed, t);
-          out << j.dump() << "\n";
+          out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         } else {
           print_tune(out, t);
           if (o->place > 0) print_placed(out, placed, t);
         }
         if (t.search.fitting == 0) {
-          err << "exasim: error: tune: no configuration fits"
-              << (o->json ? " (the table's advice: without --json)" : "") << "\n";
+          err << "exasim: error: tune: no configuration fits; what to change: "
+              << (o->json ? "the JSON's \"advice\"" : "above") << "\n";
           return kExitNothingFits;
         }
         if (files) write_out(*files, t);

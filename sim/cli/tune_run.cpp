@@ -94,7 +94,9 @@ scenario::Scenario load_for_tune(const std::string& path, const std::vector<std:
       scheme.enumerate(count_only, [&](const scenario::TuneChoice& choice) {
         if (loaded) return;
         auto with_config = overrides;
-        with_config.push_back("parallel=" + scheme.to_json(*choice.config).dump());
+        with_config.push_back(
+            "parallel=" +
+            scheme.to_json(*choice.config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         try {
           loaded = scenario::parse_scenario(doc, path, with_config);
         } catch (const InputError& e) {

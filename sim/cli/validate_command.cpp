@@ -2,6 +2,7 @@
 // calibrated host, and compare iteration times and op classes.
 #include "sim/cli/command.hpp"
 #include "sim/cli/emulation_flags.hpp"
+#include "sim/core/error.hpp"
 
 #include "validate/mpirun.hpp"
 #include "validate/validation.hpp"
@@ -38,13 +39,16 @@ Command add_validate_command(CLI::App& app) {
                   "Exit 4 when the iteration time error exceeds this (0: never), for CI");
   add_emulation_flags(cmd, o->flags);
   return {cmd, [o](std::ostream& out, std::ostream& err) {
+            if (!(o->max_error_pct >= 0 && o->max_error_pct <= 1e6))  // NaN compares false: never a gate
+              throw InputError("--max-error-pct", std::to_string(o->max_error_pct),
+                               "must be a percentage from 0 (never fail) to 1e6");
             auto run = o->run;
             run.emu = o->flags.resolve();
             run.emu.timeout_s = run.timeout_s;
             try {
               auto result = validate::validate_scenario(o->scenario, run, err);
               if (o->json)
-                out << validate::to_json(result).dump() << "\n";
+                out << validate::to_json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
               else
                 validate::print(out, result);
               if (o->max_error_pct > 0 && std::abs(result.error_pct) > o->max_error_pct) {

@@ -2,6 +2,9 @@
 
 #include "sim/core/error.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <new>
 #include <nlohmann/json.hpp>
 
 #include <poll.h>
@@ -24,14 +27,19 @@ namespace exasim {
 namespace {
 
 // The child's message: one byte saying how the work ended, then the result (Ok) or the error as JSON.
-enum class Outcome : char { Ok = 'R', Input = 'I', InvalidArgument = 'A', Logic = 'L', Other = 'E' };
+enum class Outcome : char { Ok = 'R', Input = 'I', Environment = 'V', InvalidArgument = 'A', Logic = 'L', Other = 'E' };
 
 std::string message_of(const std::function<std::string()>& work) {
   try {
     return static_cast<char>(Outcome::Ok) + work();
   } catch (const InputError& e) {
     return static_cast<char>(Outcome::Input) +
-           nlohmann::json{{"source", e.source()}, {"field", e.field()}, {"message", e.what()}}.dump();
+           nlohmann::json{{"source", e.source()}, {"field", e.field()}, {"message", e.what()}}.dump(
+               -1, ' ', false, nlohmann::json::error_handler_t::replace);  // a file name may not be UTF-8
+  } catch (const EnvironmentError& e) {
+    return static_cast<char>(Outcome::Environment) + std::string(e.what());
+  } catch (const std::bad_alloc&) {
+    return static_cast<char>(Outcome::Environment) + std::string("out of memory in a worker process");
   } catch (const std::invalid_argument& e) {
     return static_cast<char>(Outcome::InvalidArgument) + std::string(e.what());
   } catch (const std::logic_error& e) {
@@ -78,12 +86,15 @@ ChildProcess::ChildProcess(const std::function<std::string()>& work) {
   std::cerr.flush();
   std::fflush(nullptr);
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for a child process");
+  if (::pipe(fds) != 0)
+    throw EnvironmentError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) {
+    const int e = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error("cannot fork a child process");
+    throw EnvironmentError(std::string("cannot start a worker process: ") + std::strerror(e) +
+                           " (a process limit such as ulimit -u? --jobs 1 runs without one)");
   }
   if (pid == 0) {
     ::close(fds[0]);
@@ -153,6 +164,7 @@ std::string ChildProcess::get() {
   switch (outcome) {
     case Outcome::Ok: return body;
     case Outcome::Input: throw_input_error(body);
+    case Outcome::Environment: throw EnvironmentError(body);
     case Outcome::InvalidArgument: throw std::invalid_argument(body);
     case Outcome::Logic: throw std::logic_error(body);
     case Outcome::Other: break;

@@ -79,3 +79,13 @@ TEST_CASE("a child process whose result is never asked for is stopped", "[unit]"
   }
   CHECK(available_cpus() >= 1);
 }
+
+TEST_CASE("a child's environment failures and non-UTF-8 messages cross as themselves", "[unit]") {
+  ChildProcess oom([]() -> std::string { throw std::bad_alloc(); });
+  CHECK_THROWS_AS(oom.get(), exasim::EnvironmentError);
+  ChildProcess env([]() -> std::string { throw exasim::EnvironmentError("cannot start a worker process"); });
+  CHECK_THROWS_WITH(env.get(), "cannot start a worker process");
+  // A file name that is not UTF-8 in an InputError: the JSON of the message must still be written.
+  ChildProcess bytes([]() -> std::string { throw InputError("trace_\xff.json", "", "no such file"); });
+  CHECK_THROWS_AS(bytes.get(), InputError);
+}

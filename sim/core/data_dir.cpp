@@ -1,12 +1,22 @@
 #include "sim/core/data_dir.hpp"
 
+#include "sim/core/error.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 
 namespace exasim {
 
 std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("EXASIM_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("EXASIM_DATA_DIR"); env != nullptr && *env != '\0') {
+    // Presets are looked up under it: a file or a missing folder would only show as "no such preset".
+    std::error_code ec;
+    if (!std::filesystem::is_directory(env, ec))
+      throw InputError("EXASIM_DATA_DIR", env,
+                       "must name exasim's source folder (the one holding configs/ and topologies/); unset it "
+                       "to use " EXASIM_DATA_DIR_DEFAULT);
+    return env;
+  }
   return EXASIM_DATA_DIR_DEFAULT;
 }
 

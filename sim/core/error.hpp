@@ -1,6 +1,8 @@
 #pragma once
 // Errors that reach the user. An InputError is always the user's to fix (a bad scenario, preset, flag
-// or file) and the CLI turns it into exit code 2; anything else is a bug in exasim.
+// or file) and the CLI turns it into exit code 2. An EnvironmentError is the machine's refusal of a
+// sound request (no process can be forked, memory ran out) and exits 3. Anything else is a bug in
+// exasim (exit 1).
 
 #include <stdexcept>  // std::runtime_error
 #include <string>
@@ -25,6 +27,11 @@ class InputError : public std::runtime_error {
   }
   std::string source_;
   std::string field_;
+};
+
+class EnvironmentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 }  // namespace exasim

@@ -1,6 +1,7 @@
 #include "sim/core/json_view.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -246,21 +247,7 @@ void assign_field(nlohmann::json& doc, const FieldAssignment& a, const std::stri
 }
 
 std::string read_input_text(const std::string& path, const std::string& kind) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not " + kind);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file");
-  // Read in pieces up to a bound: a device such as /dev/zero would otherwise grow the text until the
-  // memory ran out. Our largest preset is 5 kB; a placement of 2^20 GPUs about 8 MB.
-  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
-  std::string text;
-  char piece[1 << 16];
-  while (in.read(piece, sizeof piece) || in.gcount() > 0) {
-    text.append(piece, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxBytes) throw InputError(path, "", "larger than 64 MiB: not an exasim input");
-  }
-  if (in.bad()) throw InputError(path, "", "cannot read file");
-  return text;
+  return read_bounded_file(path, kind, input_limits().max_document_bytes);
 }
 
 nlohmann::json read_json_file(const std::string& path) {

@@ -84,8 +84,9 @@ inline constexpr int kMaxJsonDepth = 64;
 /// Reads and parses a JSON file (a UTF-8 byte order mark and // or /* */ comments are accepted); malformed JSON or a
 /// missing file is an InputError naming the file.
 [[nodiscard]] nlohmann::json read_json_file(const std::string& path);
-/// The whole of an input file, at most 64 MiB; InputError naming the file for a directory (not `kind`,
-/// e.g. "a placement file"), an unreadable file or a larger one (a device such as /dev/zero).
+/// The whole of an input file (gunzipped if gzip), at most InputLimits::max_document_bytes; InputError
+/// naming the file for anything but a regular file (not `kind`, e.g. "a placement file": a directory, a
+/// FIFO, /dev/zero), an unreadable file or a larger one.
 [[nodiscard]] std::string read_input_text(const std::string& path, const std::string& kind);
 
 }  // namespace exasim

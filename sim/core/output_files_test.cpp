@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -55,7 +58,51 @@ TEST_CASE("a failure before the commit leaves no file that looks complete", "[un
                                 }),
                       Catch::Contains("--out: " + (dir / "b.txt").string() + ": cannot write: disk full"));
   }
+  CHECK(!fs::exists(dir));  // made for the set, removed with it
+  fs::create_directories(dir);
+  { exasim::OutputFiles out("--out", dir, {"a.txt"}); }
+  CHECK(fs::exists(dir));  // not made for the set: kept
   CHECK(entries(dir) == 0);
+}
+
+TEST_CASE("two sets into one directory at once: the second is refused", "[unit]") {
+  const auto dir = fresh_dir("lock");
+  exasim::OutputFiles first("--out", dir, {"a.txt"});
+  CHECK_THROWS_WITH(exasim::OutputFiles("--out", dir, {"a.txt"}),
+                    Catch::Contains("another exasim run is writing into this directory"));
+  first.stage_text("a.txt", "one\n");
+  first.commit();
+  CHECK(read(dir / "a.txt") == "one\n");
+}
+
+TEST_CASE("only regular files are replaced: a link or a device is refused up front", "[unit]") {
+  const auto dir = fresh_dir("targets");
+  fs::create_directories(dir);
+  fs::create_symlink("/dev/stdout", dir / "out.txt");
+  CHECK_THROWS_WITH(exasim::OutputFiles("--out", dir, {"out.txt"}),
+                    Catch::Contains("out.txt: is a symbolic link, not a regular file"));
+  CHECK_THROWS_WITH(exasim::write_output_file("--out", "/dev/null", "x"),
+                    Catch::Contains("/dev/null: is a device or special file, not a regular file"));
+  CHECK(fs::is_character_file("/dev/null"));
+}
+
+TEST_CASE("a write that fails (a full disk, a file size limit) is an error, not a short file", "[unit]") {
+  const auto dir = fresh_dir("efbig");
+  std::signal(SIGXFSZ, SIG_IGN);  // as exasim does at startup: EFBIG instead of death
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 4096;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  std::string what;
+  try {
+    exasim::write_output_file("--out", dir / "big.txt", std::string(1 << 20, 'x'));
+  } catch (const exasim::InputError& e) {
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  CHECK_THAT(what, Catch::Contains("big.txt: cannot write: error while writing") && Catch::Contains("File too large"));
+  CHECK(!fs::exists(dir / "big.txt"));
 }
 
 TEST_CASE("an output directory that cannot hold the files is refused up front", "[unit]") {

@@ -1,6 +1,7 @@
 #include "sim/gpu/internal/calibration.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/gpu/devices.hpp"
 #include "sim/gpu/shape_aware_gpu.hpp"
 
@@ -203,6 +204,13 @@ void CalibrationTable::add(const CalibrationPoint& p, const std::string& source,
   if (!(p.time_s > 0) || !std::isfinite(p.time_s))
     throw InputError(source, where("time_s"), "must be a positive number of seconds");
   if (p.batch <= 0) throw InputError(source, where("batch"), "must be a positive integer");
+  // A time in the wrong unit (1e-300 s) would make this GEMM run at 1e294 FLOP/s.
+  const double peak = std::max({device.peak_bf16_flops.value, device.peak_fp16_flops.value,
+                                device.peak_fp32_gemm_flops.value, device.peak_fp8_flops.value});
+  if (p.flops() / p.time_s > 10 * peak)
+    throw InputError(source, where("time_s"),
+                     "gives " + std::to_string(p.flops() / p.time_s) + " FLOP/s, more than 10x the peak of " +
+                         p.device + " (" + std::to_string(peak) + "): a time in the wrong unit?");
 
   auto& pts = points_[{p.device, p.batch, p.dtype}];
   // A point without a layout sorts first among those of its shape.
@@ -253,6 +261,16 @@ void CalibrationTable::add(const CalibrationCollective& row, const std::string& 
           source, field.empty() ? std::string("bytes") : field,
           "duplicate row for " + row.device + " " + row.kernel + " of " + std::to_string(row.bytes) + " bytes");
   collectives_.push_back(row);
+  collectives_.back().row = field;
+}
+
+bool CalibrationTable::has_device(std::string_view device) const {
+  for (const auto& [key, pts] : points_)
+    if (std::get<0>(key) == device) return true;
+  for (const auto& [key, figure] : efficiencies_)
+    if (key.first == device) return true;
+  return std::any_of(collectives_.begin(), collectives_.end(),
+                     [&](const CalibrationCollective& c) { return c.device == device; });
 }
 
 const std::vector<CalibrationPoint>& CalibrationTable::points(std::string_view device, std::int64_t batch,
@@ -280,6 +298,7 @@ std::size_t CalibrationTable::size() const {
 }
 
 CalibrationTable CalibrationTable::load_csv(const std::string& path) {
+  require_regular_file(path, "a calibration CSV");  // the CSV reader opens it itself: a FIFO would block
   CalibrationTable table;
   try {
     io::CSVReader<13, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>, io::throw_on_overflow,

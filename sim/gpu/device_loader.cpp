@@ -116,6 +116,17 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
   if (v.has("calibration")) {
     choice.calibration_csv = resolve_calibration(v, v.string("calibration"));
     choice.calibration = std::make_shared<const CalibrationTable>(CalibrationTable::load_csv(choice.calibration_csv));
+    // Rows that would change nothing are refused rather than ignored: the user believes they count.
+    const auto& table = *choice.calibration;
+    if (table.size() > 0 && !table.has_device(choice.device.name))
+      throw InputError(
+          choice.calibration_csv, "device",
+          "no row is for this scenario's GPU, " + choice.device.name + ": the file calibrates another device");
+    if (!table.collectives().empty())
+      throw InputError(choice.calibration_csv, table.collectives().front().row,
+                       "the " + table.collectives().front().kernel +
+                           " row: collective rows are not used by any network model yet; remove them or comment "
+                           "them out with #");
   }
   return choice;
 }

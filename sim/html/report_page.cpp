@@ -244,6 +244,16 @@ void links_section(Page& page, const fs::path& dir, const JsonView& s) {
   }
   if (s.has("links") && s.object("links").has("group_bytes")) {
     const auto& g = s.json().at("links").at("group_bytes");
+    // A cell per group pair: 256 groups draw 65,536 cells (about 6 MB of page); a larger matrix is not
+    // one exasim writes (a dragonfly has at most a few hundred groups) and would make a page of 100s of MB.
+    constexpr std::size_t kMaxGroups = 256;
+    if (!g.is_array() || g.size() > kMaxGroups)
+      throw InputError(s.source(), "links.group_bytes",
+                       "must be a group x group array of at most " + std::to_string(kMaxGroups) + " rows");
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (!g[i].is_array() || g[i].size() > g.size())
+        throw InputError(s.source(), "links.group_bytes[" + std::to_string(i) + "]",
+                         "must be an array of at most " + std::to_string(g.size()) + " numbers");
     double max = 0;
     for (const auto& row : g)
       for (const auto& v : row)

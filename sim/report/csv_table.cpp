@@ -15,8 +15,11 @@ namespace {
 std::vector<std::string> split_line(const std::string& line) {
   std::vector<std::string> out(1);
   bool quoted = false;
-  for (char c : line) {
-    if (c == '"')
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"')
+      out.back() += line[++i];  // "" inside quotes: one quote
+    else if (c == '"')
       quoted = !quoted;
     else if (c == ',' && !quoted)
       out.emplace_back();
@@ -79,7 +82,19 @@ CsvTable read_csv_table(const std::string& path) {
 
 std::string csv_line(const std::vector<std::string>& fields) {
   std::string out;
-  for (std::size_t i = 0; i < fields.size(); ++i) out += (i == 0 ? "" : ",") + fields[i];
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    std::string field = fields[i];
+    for (char& c : field)
+      if (c == '\n' || c == '\r') c = ' ';
+    if (i > 0) out += ',';
+    if (field.find_first_of(",\"") == std::string::npos) {
+      out += field;
+      continue;
+    }
+    out += '"';
+    for (char c : field) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out += '"';
+  }
   return out;
 }
 

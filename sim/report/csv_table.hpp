@@ -2,8 +2,13 @@
 // The CSV files exasim writes and reads back (tune.csv, links.csv, place.csv): a header line naming the
 // columns, then one line per row, fields separated by commas. Read whole, cells found by column name.
 //
-// LIMITATIONS: a quoted field keeps its commas but not its quotes, and a quote cannot be escaped inside
-// one; csv_line writes fields as they are (exasim's fields hold no comma or quote); files are read whole.
+// Every CSV exasim writes joins its fields with csv_line, which quotes as RFC 4180 does (a field with a
+// comma or a quote is quoted, its quotes doubled), so a value from a user (a scenario's JSON value, a
+// label, a device name) can neither split a row nor start one.
+//
+// LIMITATIONS: one row is one line: csv_line writes a newline or carriage return inside a field as a
+// space rather than a quoted line break, which the line-based reader could not read back; files are
+// read whole.
 
 #include <cstddef>
 #include <string>
@@ -32,7 +37,7 @@ struct CsvTable {
 /// Reads a CSV file; InputError naming the file when it cannot be read.
 [[nodiscard]] CsvTable read_csv_table(const std::string& path);
 
-/// One line of fields joined by commas, without the newline.
+/// One line of fields joined by commas, each quoted when it holds a comma or a quote, without the newline.
 [[nodiscard]] std::string csv_line(const std::vector<std::string>& fields);
 
 }  // namespace exasim::report

@@ -1,5 +1,7 @@
 #include "sim/report/link_report.hpp"
 
+#include "sim/report/csv_table.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -107,8 +109,9 @@ void write_links_csv(std::ostream& out, const topo::Topology& topology, const ru
     const auto ends = topology.link_ends(l);
     std::snprintf(line, sizeof line, ",%.17g,%.17g,%.17g\n", bytes, result.link_busy_s[l],
                   utilisation(topology, l, bytes, result.iteration_s));
-    out << l << ',' << topo::to_string(topology.links()[l].cls) << ',' << describe(topology, ends.from) << ','
-        << describe(topology, ends.to) << line;
+    out << csv_line({std::to_string(l), std::string(topo::to_string(topology.links()[l].cls)),
+                     describe(topology, ends.from), describe(topology, ends.to)})
+        << line;
   }
 }
 

@@ -52,8 +52,9 @@
 //    (their descriptors carry no shape to match); the efficiency applies to every size of the family;
 //  - layout only picks among rows of the exact shape (rule 1: the row of the kernel's layout, else a row
 //    without one, else any); interpolation ignores it;
-//  - collective rows are read, checked and kept (collectives()), but no network model uses them yet: the
-//    simulated collectives still come from the topology's links;
+//  - collective rows are read, checked and kept (collectives()), but no network model uses them yet: a
+//    scenario whose calibration file has one is refused (gpu::load_gpu_choice names the row) rather than
+//    run as if the row counted;
 //  - batch and dtype are matched exactly: a batch-32 row says nothing about a batch-64 GEMM, whose time
 //    then comes from the model;
 //  - interpolation looks at flops only: two bracketing points of very different shape (one skinny, one
@@ -106,6 +107,7 @@ struct CalibrationCollective {
   int group_size = 0;  ///< 0: unknown
   double time_s = 0;
   double bus_bandwidth_Bps = 0;
+  std::string row;  ///< where it was read ("line 12"), for messages
 };
 
 class CalibrationTable {
@@ -132,6 +134,8 @@ class CalibrationTable {
   /// `device` with the figures of its efficiency rows replaced (the other devices' rows ignored).
   [[nodiscard]] DeviceSpec apply_efficiencies(DeviceSpec device) const;
   [[nodiscard]] bool has_efficiencies(std::string_view device) const;
+  /// Whether any row (GEMM, efficiency or collective) is for `device`.
+  [[nodiscard]] bool has_device(std::string_view device) const;
   /// GEMM points plus efficiency and collective rows.
   [[nodiscard]] std::size_t size() const;
 
