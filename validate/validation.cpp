@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <thread>
 
 namespace exasim::validate {
 
@@ -138,6 +139,13 @@ int emulate(const std::string& scenario_path, const EmulateOptions& o, std::ostr
   emu::validate_options(o.emu);
   (void)checked_scenario(scenario_path, o.overrides, o.ranks);
   if (o.out_dir.empty()) throw InputError("--out", "", "an output directory is required");
+  // More ranks than cores: ranks take turns on the cores, so the measurement carries the scheduler's
+  // delays (the emulated GPUs pay most of them back, not all). Said, not refused: a 2-core host is
+  // still a host to validate on, with --repeats to see the noise. Only for this host (no hostfile).
+  if (const unsigned cores = std::thread::hardware_concurrency(); o.hostfile.empty() && cores > 0 && o.ranks > cores)
+    log << "exasim: warning: " << o.ranks << " ranks on " << cores
+        << " cores: the ranks share cores (oversubscribed), so measured times are noisier and later than with a "
+           "core per rank\n";
   Launch l;
   l.ranks = o.ranks;
   l.emu_args = {scenario_path, "--out", o.out_dir};
@@ -242,6 +250,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   }
   auto simulated_rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
   r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
+  r.interval = error_interval(r.measured_runs_s, r.simulated_iteration_s);
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
   r.classes = compare_class_times(measured_classes, class_times(simulated_rows));
@@ -274,6 +283,12 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
           {"simulated_iteration_s", r.simulated_iteration_s},
           {"error_pct", r.error_pct},
           {"simulated_inside_spread", r.simulated_inside_spread},
+          {"error_interval",
+           {{"mean_pct", r.interval.mean_pct},
+            {"low_pct", r.interval.low_pct},
+            {"high_pct", r.interval.high_pct},
+            {"stddev_pct", r.interval.stddev_pct},
+            {"repeats", r.interval.samples}}},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"calibration", r.calibration}};
@@ -289,6 +304,13 @@ void print(std::ostream& out, const ValidationResult& r) {
                 "  measured    median of %zu emulations, min %.4f s, max %.4f s, spread %.1f%%: %s\n",
                 r.measured_runs_s.size(), r.measured_min_s, r.measured_max_s, r.measured_spread_pct,
                 r.simulated_inside_spread ? "the simulated time is inside it" : "the simulated time is outside it");
+  out << line;
+  if (r.interval.samples >= 2)
+    std::snprintf(line, sizeof line,
+                  "  error       %+.1f%% mean over the %u emulations, 95%% interval [%+.1f%%, %+.1f%%]\n",
+                  r.interval.mean_pct, r.interval.samples, r.interval.low_pct, r.interval.high_pct);
+  else
+    std::snprintf(line, sizeof line, "  error       one emulation: no interval (--repeats 3 or more gives one)\n");
   out << line << "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n";
   std::snprintf(line, sizeof line, "    %-22s %12s %12s %8s\n", "class", "measured s", "simulated s", "error");
   out << line;

@@ -9,6 +9,8 @@
 #include "emu/emulation_options.hpp"
 #include "validate/compare.hpp"
 
+#include "validate/noise.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
@@ -81,6 +83,7 @@ struct ValidationResult {
   bool simulated_inside_spread = false;       ///< min <= simulated <= max
   std::vector<double> measured_iterations_s;  ///< the last repeat's iterations
   std::vector<ClassError> classes;            ///< measured side: per class, the median over the repeats
+  ErrorInterval interval;                     ///< the error's mean and 95% interval over the repeats (noise.hpp)
 };
 
 /// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).

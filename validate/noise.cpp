@@ -1,0 +1,54 @@
+#include "validate/noise.hpp"
+
+#include "validate/compare.hpp"
+
+#include <array>
+#include <cmath>
+
+namespace exasim::validate {
+
+double t95(std::uint32_t df) {
+  // Two-sided 95% (upper 0.975) quantiles of Student's t, df 1-30 (any statistics table, e.g. NIST/
+  // SEMATECH e-Handbook 1.3.6.7.2); above 30 the normal's 1.960 is within 2%.
+  static constexpr std::array<double, 30> kTable = {
+      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+      2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df == 0) return 0;
+  return df <= kTable.size() ? kTable[df - 1] : 1.960;
+}
+
+ErrorInterval error_interval(const std::vector<double>& measured_runs_s, double simulated_s) {
+  ErrorInterval e;
+  e.samples = static_cast<std::uint32_t>(measured_runs_s.size());
+  if (measured_runs_s.empty()) return e;
+  std::vector<double> errors;
+  for (const double m : measured_runs_s) errors.push_back(error_pct(m, simulated_s));
+  double sum = 0;
+  for (const double x : errors) sum += x;
+  e.mean_pct = sum / static_cast<double>(errors.size());
+  e.low_pct = e.high_pct = e.mean_pct;
+  if (errors.size() < 2) return e;
+  double squares = 0;
+  for (const double x : errors) squares += (x - e.mean_pct) * (x - e.mean_pct);
+  e.stddev_pct = std::sqrt(squares / static_cast<double>(errors.size() - 1));
+  const double half = t95(e.samples - 1) * e.stddev_pct / std::sqrt(static_cast<double>(e.samples));
+  e.low_pct = e.mean_pct - half;
+  e.high_pct = e.mean_pct + half;
+  return e;
+}
+
+Verdict judge(const ErrorInterval& e, double max_error_pct) {
+  if (e.low_pct >= -max_error_pct && e.high_pct <= max_error_pct) return Verdict::within;
+  if (e.low_pct > max_error_pct || e.high_pct < -max_error_pct) return Verdict::outside;
+  return Verdict::undecided;
+}
+
+std::uint32_t repeats_to_decide(const ErrorInterval& e, double max_error_pct, std::uint32_t limit) {
+  // The half-width the interval may have: the mean's distance to the nearer bound.
+  const double room = std::min(std::abs(max_error_pct - e.mean_pct), std::abs(-max_error_pct - e.mean_pct));
+  for (std::uint32_t n = std::max<std::uint32_t>(2, e.samples); n <= limit; ++n)
+    if (t95(n - 1) * e.stddev_pct / std::sqrt(static_cast<double>(n)) < room) return n;
+  return 0;
+}
+
+}  // namespace exasim::validate

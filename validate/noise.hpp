@@ -1,0 +1,41 @@
+#pragma once
+// Whether a validation's measurement can judge the model: the iteration time error of each repeated
+// emulation against the (deterministic) simulated time, their mean with a 95% confidence interval
+// (Student's t over the repeats), and the verdict against a tolerance: inside only when the whole
+// interval is, outside only when the whole interval is, otherwise undecided, with the number of
+// repeats that would narrow the interval enough to decide.
+//
+// LIMITATIONS: the repeats are taken as independent samples of one distribution; a host whose load
+// drifts during the run (a build starting next door) breaks that, and the interval is then too narrow.
+// With one repeat there is no interval: the verdict is the single error's, and says so.
+
+#include <cstdint>
+#include <vector>
+
+namespace exasim::validate {
+
+struct ErrorInterval {
+  double mean_pct = 0;  ///< mean over the repeats of (simulated - measured) / measured
+  double low_pct = 0;   ///< 95% confidence interval of that mean
+  double high_pct = 0;
+  double stddev_pct = 0;  ///< sample standard deviation of the per-repeat errors (0 with one)
+  std::uint32_t samples = 0;
+};
+
+/// The interval of the errors of `simulated_s` against each of `measured_runs_s`.
+[[nodiscard]] ErrorInterval error_interval(const std::vector<double>& measured_runs_s, double simulated_s);
+
+/// Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
+[[nodiscard]] double t95(std::uint32_t df);
+
+enum class Verdict { within, outside, undecided };
+
+/// Against a tolerance of +-max_error_pct: within when the interval lies inside it, outside when it
+/// lies wholly beyond it, else undecided. One sample: its error alone decides.
+[[nodiscard]] Verdict judge(const ErrorInterval& e, double max_error_pct);
+
+/// The repeats (at most `limit`) after which an interval as wide per sample as `e`'s, around the same
+/// mean, would decide against max_error_pct; 0 when none up to `limit` would (the mean sits on the bound).
+[[nodiscard]] std::uint32_t repeats_to_decide(const ErrorInterval& e, double max_error_pct, std::uint32_t limit = 100);
+
+}  // namespace exasim::validate

@@ -1,0 +1,40 @@
+// The validation's confidence interval and verdict against hand-computed cases.
+#include "validate/noise.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace exasim::validate;
+
+TEST_CASE("the error interval is Student's t over the per-repeat errors", "[unit]") {
+  // Simulated 1.0 s against 0.8, 1.0 and 1.25 s: errors +25%, 0%, -20%; mean 1.667%, sample sd
+  // 22.546%; half-width 4.303 x 22.546 / sqrt 3 = 56.01%.
+  const auto e = error_interval({0.8, 1.0, 1.25}, 1.0);
+  CHECK(e.samples == 3);
+  CHECK(e.mean_pct == Approx(5.0 / 3));
+  CHECK(e.stddev_pct == Approx(22.546).epsilon(1e-4));
+  CHECK(e.high_pct - e.mean_pct == Approx(4.303 * 22.546 / std::sqrt(3.0)).epsilon(1e-4));
+  CHECK(e.mean_pct - e.low_pct == Approx(e.high_pct - e.mean_pct));
+}
+
+TEST_CASE("the verdict needs the whole interval on one side of the tolerance", "[unit]") {
+  ErrorInterval e{3, 1, 5, 2, 5};
+  CHECK(judge(e, 10) == Verdict::within);
+  CHECK(judge(e, 4) == Verdict::undecided);
+  CHECK(judge(e, 0.5) == Verdict::outside);
+  CHECK(judge(ErrorInterval{-12, -15, -11, 1, 4}, 10) == Verdict::outside);
+  // One repeat: no interval, its error decides.
+  const auto single = error_interval({0.5}, 0.6);
+  CHECK(single.low_pct == single.high_pct);
+  CHECK(judge(single, 25) == Verdict::within);
+}
+
+TEST_CASE("repeats to decide: the first n whose interval fits between the mean and the nearer bound", "[unit]") {
+  // Mean 6%, sd 4%, bound 10%: room 4%; t(n-1) x 4 / sqrt(n) < 4 first at n = 7 (2.447 / 2.646 = 0.925;
+  // n = 6: 2.571 / 2.449 = 1.05).
+  const ErrorInterval e{6, 0, 12, 4, 3};
+  CHECK(repeats_to_decide(e, 10) == 7);
+  // A mean on the bound leaves no room: no number of repeats decides.
+  CHECK(repeats_to_decide(ErrorInterval{10, 5, 15, 4, 3}, 10) == 0);
+  CHECK(t95(1) == Approx(12.706));
+  CHECK(t95(1000) == Approx(1.960));
+}
