@@ -58,6 +58,42 @@ fs::path temp_out_dir() {
 
 }  // namespace
 
+namespace {
+
+struct MicrobenchRun {
+  emu::Microbench bench;
+  HostCalibration fit;
+};
+
+/// One run of the calibration microbenchmarks under mpirun, fitted.
+MicrobenchRun run_microbench(const CalibrateOptions& o, const std::string& samples_path, std::ostream& log) {
+  Launch l;
+  l.ranks = o.ranks;
+  l.emu_args = {"--microbench", samples_path,       "--poll-us", number(o.poll_interval_s * 1e6),
+                "--timeout-s",  number(o.timeout_s)};
+  if (o.quick) l.emu_args.push_back("--quick");
+  l.hostfile = o.hostfile;
+  l.timeout_s = o.timeout_s;
+  l.stdout_to_stderr = true;
+  if (launch(l, log) != 0) throw EmulationFailed("the calibration microbenchmarks failed");
+  auto bench = emu::microbench_from_json(read_json_file(samples_path), samples_path);
+  auto fit = fit_host(bench);
+  return {std::move(bench), fit};
+}
+
+/// What the host looked like when it was calibrated: what a later reuse compares against.
+nlohmann::ordered_json current_conditions(const CalibrateOptions& o) {
+  double load[1] = {-1};
+  if (getloadavg(load, 1) != 1) load[0] = -1;
+  return {{"ranks", o.ranks},
+          {"cores", std::thread::hardware_concurrency()},
+          {"load_1min", load[0]},
+          {"quick", o.quick},
+          {"hostfile", o.hostfile}};
+}
+
+}  // namespace
+
 std::string default_calibration_path(std::uint32_t ranks) {
   fs::path dir;
   if (const char* d = std::getenv("EXASIM_CACHE_DIR"))
@@ -85,27 +121,10 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   if (ec) throw InputError("--out", out, "cannot create its directory: " + ec.message());
   const std::string samples_path = out + ".samples.json";
 
-  struct Run {
-    emu::Microbench bench;
-    HostCalibration fit;
-  };
-  std::vector<Run> runs;
-  for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) {
-    Launch l;
-    l.ranks = o.ranks;
-    l.emu_args = {"--microbench", samples_path,       "--poll-us", number(o.poll_interval_s * 1e6),
-                  "--timeout-s",  number(o.timeout_s)};
-    if (o.quick) l.emu_args.push_back("--quick");
-    l.hostfile = o.hostfile;
-    l.timeout_s = o.timeout_s;
-    l.stdout_to_stderr = true;
-    if (launch(l, log) != 0) throw EmulationFailed("the calibration microbenchmarks failed");
-    auto bench = emu::microbench_from_json(read_json_file(samples_path), samples_path);
-    auto fit = fit_host(bench);
-    runs.push_back({std::move(bench), fit});
-  }
+  std::vector<MicrobenchRun> runs;
+  for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) runs.push_back(run_microbench(o, samples_path, log));
   std::vector<double> bandwidths, latencies;
-  for (const Run& r : runs) {
+  for (const MicrobenchRun& r : runs) {
     bandwidths.push_back(r.fit.collectives.bandwidth_Bps);
     latencies.push_back(r.fit.collectives.latency_s);
   }
@@ -115,13 +134,16 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return bandwidths[a] < bandwidths[b]; });
-  const Run& chosen = runs[order[(order.size() - 1) / 2]];
+  const MicrobenchRun& chosen = runs[order[(order.size() - 1) / 2]];
   auto machine = machine_json(chosen.fit, chosen.bench);
   machine["sources"]["calibration_runs"] = runs.size();
   machine["sources"]["collectives_bandwidth_runs_Bps"] = bandwidths;
   machine["sources"]["collectives_latency_runs_s"] = latencies;
   machine["sources"]["collectives_bandwidth_spread_pct"] = bandwidth.spread_pct;
   machine["sources"]["collectives_latency_spread_pct"] = latency.spread_pct;
+  machine["sources"]["conditions"] = current_conditions(o);
+  machine["sources"]["conditions"]["collectives_bandwidth_Bps"] = chosen.fit.collectives.bandwidth_Bps;
+  machine["sources"]["conditions"]["collectives_latency_s"] = chosen.fit.collectives.latency_s;
   emu::publish_file(out, [&](std::ostream& f) { f << machine.dump(2) << '\n'; });
   const HostCalibration& fit = chosen.fit;
   log << "exasim: calibrated " << chosen.bench.host << " with " << o.ranks
@@ -193,6 +215,39 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
   return rows;
 }
 
+CalibrationCheck check_calibration(const std::string& path, const CalibrateOptions& o, double max_drift_pct,
+                                   std::ostream& log) {
+  CalibrationCheck c;
+  const auto cached = read_json_file(path);
+  const auto sources = cached.value("sources", nlohmann::json::object());
+  const auto then = sources.value("conditions", nlohmann::json::object());
+  const double cached_bw = then.value("collectives_bandwidth_Bps", 0.0);
+  const double cached_lat = then.value("collectives_latency_s", 0.0);
+  if (!(cached_bw > 0) || !(cached_lat > 0)) {
+    c.reason = "it records no conditions or fit (an older file)";
+    return c;
+  }
+  if (then.value("cores", 0u) != std::thread::hardware_concurrency()) {
+    c.reason = "it was taken on " + std::to_string(then.value("cores", 0u)) + " cores, this host has " +
+               std::to_string(std::thread::hardware_concurrency());
+    return c;
+  }
+  // A short probe: one quick run of the same microbenchmarks, fitted as the calibration was.
+  CalibrateOptions probe = o;
+  probe.quick = true;
+  const auto run = run_microbench(probe, path + ".probe.json", log);
+  std::error_code ec;
+  fs::remove(path + ".probe.json", ec);
+  c.bandwidth_drift_pct = 100 * (run.fit.collectives.bandwidth_Bps / cached_bw - 1);
+  c.latency_drift_pct = 100 * (run.fit.collectives.latency_s / cached_lat - 1);
+  c.fresh = std::abs(c.bandwidth_drift_pct) <= max_drift_pct && std::abs(c.latency_drift_pct) <= max_drift_pct;
+  char line[160];
+  std::snprintf(line, sizeof line, "a probe measured bandwidth %+.0f%%, step latency %+.0f%% against it (bound %.0f%%)",
+                c.bandwidth_drift_pct, c.latency_drift_pct, max_drift_pct);
+  c.reason = line;
+  return c;
+}
+
 ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& o, std::ostream& log) {
   emu::validate_options(o.emu);
   auto s = checked_scenario(scenario_path, o.overrides, o.ranks);
@@ -201,15 +256,30 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   std::string calibration = o.calibration.empty() ? default_calibration_path(o.ranks) : o.calibration;
   if (!o.calibration.empty() && !fs::exists(calibration))
     throw InputError("--calibration", calibration, "no such file");
-  if (o.recalibrate || !fs::exists(calibration)) {
-    CalibrateOptions c;
-    c.ranks = o.ranks;
-    c.out = calibration;
-    c.quick = o.quick_calibration;
-    c.repeats = o.calibration_repeats;
-    c.poll_interval_s = o.emu.poll_interval_s;
-    calibration = calibrate(c, log);
+  CalibrateOptions c;
+  c.ranks = o.ranks;
+  c.out = calibration;
+  c.quick = o.quick_calibration;
+  c.repeats = o.calibration_repeats;
+  c.poll_interval_s = o.emu.poll_interval_s;
+  std::string status;
+  bool measure = true;
+  if (!o.calibration.empty() && !o.recalibrate) {
+    status = "given (--calibration), used as it is";
+    measure = false;
+  } else if (o.recalibrate) {
+    status = "measured now (--recalibrate)";
+  } else if (!fs::exists(calibration)) {
+    status = "measured now (none cached)";
+  } else {
+    // A cached calibration describes the host as it was: taken while the host was busy it prices every
+    // collective too slow, and every later validation inherits that. A short probe decides.
+    const auto check = check_calibration(calibration, c, kCalibrationDriftPct, log);
+    status = check.fresh ? "cached, reused: " + check.reason : "cached but stale, measured again: " + check.reason;
+    log << "exasim: calibration " << calibration << ": " << status << "\n";
+    measure = !check.fresh;
   }
+  if (measure) calibration = calibrate(c, log);
 
   const fs::path out = o.out_dir.empty() ? temp_out_dir() : fs::path(o.out_dir);
   EmulateOptions e;
@@ -224,6 +294,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   ValidationResult r;
   r.scenario = s.name;
   r.calibration = calibration;
+  r.calibration_status = status;
   std::map<std::string, std::vector<double>> class_runs;  // measured seconds per class, one per repeat
   for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) {
     fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
@@ -291,7 +362,8 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
             {"repeats", r.interval.samples}}},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
-          {"calibration", r.calibration}};
+          {"calibration", r.calibration},
+          {"calibration_status", r.calibration_status}};
 }
 
 void print(std::ostream& out, const ValidationResult& r) {
@@ -321,7 +393,7 @@ void print(std::ostream& out, const ValidationResult& r) {
   }
   out << "  (collective classes run from post to completion and overlap compute; exposed_comm is the time\n"
          "   blocked in waits; calibration: "
-      << r.calibration << ")\n";
+      << r.calibration << ",\n   " << r.calibration_status << ")\n";
 }
 
 }  // namespace exasim::validate

@@ -40,6 +40,24 @@ struct CalibrateOptions {
 /// Runs the microbenchmarks under mpirun, fits them, writes the machine file; returns its path.
 std::string calibrate(const CalibrateOptions& options, std::ostream& log);
 
+/// Whether a cached calibration still describes the host (validate_scenario reuses it only then).
+struct CalibrationCheck {
+  bool fresh = false;
+  std::string reason;                                     ///< why, for the log and the result
+  double bandwidth_drift_pct = 0, latency_drift_pct = 0;  ///< the probe against the cached fit
+};
+
+/// How far a probe may drift from the cached fit (bandwidth or step latency) before it is stale. A quick
+/// probe repeats within about 10-20% on a quiet 2-core host; a calibration taken while a build loaded the
+/// host measured 49% apart in bandwidth.
+inline constexpr double kCalibrationDriftPct = 25;
+
+/// Checks the calibration at `path` against this host: stale when it records no conditions (an older
+/// file) or other core counts, or when a probe (one quick run of the microbenchmarks with `o`'s ranks)
+/// fits a bandwidth or step latency more than `max_drift_pct` from it.
+[[nodiscard]] CalibrationCheck check_calibration(const std::string& path, const CalibrateOptions& o,
+                                                 double max_drift_pct, std::ostream& log);
+
 struct EmulateOptions {
   std::uint32_t ranks = 0;
   std::string out_dir;  ///< required
@@ -74,6 +92,7 @@ struct ValidateOptions {
 struct ValidationResult {
   std::string scenario;
   std::string calibration;
+  std::string calibration_status;   ///< given, measured now, or cached (reused or stale) and why
   double measured_iteration_s = 0;  ///< median over the repeats of each emulation's median iteration
   double simulated_iteration_s = 0;
   double error_pct = 0;

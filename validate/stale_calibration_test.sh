@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A cached calibration that no longer describes the host is measured again, and the result says so:
+# validate once into an empty cache (measured now), then make the cached fit claim 10x the bandwidth
+# the host has (as a calibration taken on another host, or one whose measurement went wrong, would),
+# and validate again: the probe must find it stale.
+#
+#   validate/stale_calibration_test.sh EXASIM CASE WORK_DIR
+set -euo pipefail
+exasim=$1 case=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work"
+export EXASIM_CACHE_DIR=$work
+run() { "$exasim" validate "$case" --ranks 4 --repeats 1 --iterations 1 --quick-calibration --json 2>/dev/null; }
+status() { sed -n 's/.*"calibration_status":"\([^"]*\)".*/\1/p'; }
+first=$(run | status)
+echo "first: $first"
+[[ $first == "measured now (none cached)" ]] || { echo "expected a calibration measured now" >&2; exit 1; }
+cache=$(ls "$work"/calibration-v2-*-4ranks.json)
+sed -i 's/"collectives_bandwidth_Bps": \([0-9.e+-]*\)/"collectives_bandwidth_Bps": 1e12/' "$cache"
+second=$(run | status)
+echo "second: $second"
+[[ $second == "cached but stale, measured again: a probe measured bandwidth -"* ]] ||
+  { echo "expected the probe to find the cached calibration stale" >&2; exit 1; }
+grep -q '"collectives_bandwidth_Bps": 1e12' "$cache" && { echo "the stale calibration was kept" >&2; exit 1; }
+echo "ok"
