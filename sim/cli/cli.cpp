@@ -1,5 +1,7 @@
 #include "sim/cli/cli.hpp"
 
+#include <unistd.h>
+
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
 
@@ -45,11 +47,15 @@ int run_command(const std::vector<Command>& commands, std::ostream& out, std::os
 // A command that printed into a full disk or a closed pipe must not exit 0 as if its output were whole.
 int check_stdout(std::ostream& out, std::ostream& err, int code) {
   if (&out != &std::cout) return code;
+  const bool failed_earlier = !out;
   errno = 0;
   out.flush();
   const bool failed = !out || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
   if (!failed) return code;
-  const int e = errno;
+  int e = errno;
+  // A write that failed while the command ran left no errno to read now (later calls overwrote it): one
+  // more byte to the same descriptor, already broken, fails again and says why.
+  if (failed_earlier && e == 0 && ::write(STDOUT_FILENO, "\n", 1) < 0) e = errno;
   err << "exasim: cannot write standard output: " << (e != 0 ? std::strerror(e) : "write error") << "\n";
   return code == 0 ? kExitEnvironment : code;
 }

@@ -160,16 +160,23 @@ std::string sweep_page(const std::filesystem::path& dir, ReportPage& out) {
   const auto of = [&](const std::vector<double>& v, const std::string& suffix) {
     return figure_series(series_names, x_names.size(), series_of, x_of, v, suffix);
   };
+  // Two figures of the single series on one chart, each in its own colour.
+  const auto two = [&](const std::vector<double>& a, const std::string& a_name, const char* a_colour,
+                       const std::vector<double>& b, const std::string& b_name, const char* b_colour) {
+    auto both = of(a, a_name);
+    auto other = of(b, b_name);
+    both[0].colour = a_colour;
+    other[0].colour = b_colour;
+    both.push_back(other[0]);
+    return both;
+  };
   page.chart("sweep-time", chart("sweep-time", "Iteration time", "seconds", of(time, several ? "" : "iteration time")));
   if (several) {
     page.chart("sweep-tflops", chart("sweep-tflops", "TFLOP/s per GPU (hardware flops)", "TFLOP/s", of(tflops, "")));
   } else {
-    auto both = of(tflops, "TFLOP/s per GPU");
-    auto m = of(model, "model TFLOP/s per GPU");
-    both[0].colour = "#e4572e";
-    m[0].colour = "#98c1d9";
-    both.push_back(m[0]);
-    page.chart("sweep-tflops", chart("sweep-tflops", "TFLOP/s per GPU", "TFLOP/s", both));
+    page.chart("sweep-tflops",
+               chart("sweep-tflops", "TFLOP/s per GPU", "TFLOP/s",
+                     two(tflops, "TFLOP/s per GPU", "#e4572e", model, "model TFLOP/s per GPU", "#98c1d9")));
   }
   if (has_eff) {
     page.chart("sweep-efficiency", chart("sweep-efficiency", "Scaling efficiency", "percent",
@@ -178,12 +185,8 @@ std::string sweep_page(const std::filesystem::path& dir, ReportPage& out) {
     page.chart("sweep-peak", chart("sweep-peak", "% of peak", "percent", of(peak, "")));
     page.chart("sweep-mfu", chart("sweep-mfu", "MFU (model flops over peak)", "percent", of(mfu, "")));
   } else {
-    auto both = of(peak, "% of peak");
-    auto m = of(mfu, "MFU");
-    both[0].colour = "#b5179e";
-    m[0].colour = "#2e86ab";
-    both.push_back(m[0]);
-    page.chart("sweep-peak", chart("sweep-peak", "% of peak and MFU", "percent", both));
+    page.chart("sweep-peak", chart("sweep-peak", "% of peak and MFU", "percent",
+                                   two(peak, "% of peak", "#b5179e", mfu, "MFU", "#2e86ab")));
   }
   if (has_eff)
     page.body +=
