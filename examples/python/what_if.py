@@ -7,8 +7,13 @@ One exasim.sweep over machine.node.nic_bandwidth_Bps, printed as a table; with m
 also plotted to a PNG (Agg backend: no display needed). docs/python.md describes the module.
 """
 import argparse
+import sys
 
-import exasim
+try:
+    import exasim
+except ImportError as e:  # 77: ctest's skip code, as when the module was not built
+    print(f"what_if.py: cannot import exasim ({e}): build it and put build/python on PYTHONPATH", file=sys.stderr)
+    sys.exit(77)
 
 GBPS = 1e9
 BANDWIDTHS_GBPS = [6.25, 12.5, 25, 50, 100]  # per NIC and direction; simple-a100 ships 25 (Slingshot-11)
