@@ -9,7 +9,7 @@ command -v clang-format >/dev/null || { echo "check_format: clang-format is not 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   files=$(git ls-files '*.cpp' '*.hpp' | grep -v '^cmake/testdata/')
 else
-  files=$(find sim emu topologies traces validate bench examples -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
+  files=$(find sim emu topologies traces validate bench examples python -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
 fi
 bad=""
 for f in $files; do

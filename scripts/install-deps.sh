@@ -20,6 +20,8 @@ if [ "${1:-}" != "--minimal" ]; then
     openmpi-bin libopenmpi-dev  # emulation runtime (emu/)
     clang-format         # style check (ctest format:clang-format, .clang-format)
     chromium             # exasim report pages loaded headless (ctest -L browser; skipped without it)
+    pybind11-dev python3-dev  # the Python module (python/, docs/python.md)
+    python3-matplotlib   # its what-if example's plot (examples/python/what_if.py)
   )
 fi
 
