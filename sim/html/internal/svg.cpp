@@ -245,6 +245,24 @@ std::string x_axis(const std::string& x_label, double left, double pw, double ax
 
 constexpr double kPlotHeight = 222;
 
+/// A chart's opening: the svg element sized for its x labels (rotated when `spacing` is too narrow for
+/// them), the frame with the y scale of `series`, the labels at `xs` and the x axis; the scale comes back
+/// in `y` for the marks.
+std::string open_chart(const std::string& id, const std::string& title, const std::string& y_label,
+                       const std::string& x_label, const std::vector<double>& xs,
+                       const std::vector<std::string>& labels, double spacing, const std::vector<Series>& series,
+                       double left, double pw, double width, double top, YScale& y) {
+  bool rotate = false;
+  const double room = x_label_room(labels, spacing, rotate);
+  const double height = top + kPlotHeight + room + 26;
+  y = y_scale(series, top, kPlotHeight);
+  std::string s = "<svg id=\"" + id + "\" class=\"chart line\" viewBox=\"0 0 " + fmt("%.0f", width) + " " +
+                  fmt("%.0f", height) + "\" role=\"img\">";
+  s += frame(title, y_label, y, left, pw);
+  s += x_labels(xs, labels, top + kPlotHeight + 16, rotate);
+  return s + x_axis(x_label, left, pw, top + kPlotHeight, height - 8);
+}
+
 }  // namespace
 
 std::string line_chart(const std::string& id, const std::string& title, const std::string& y_label,
@@ -276,16 +294,8 @@ std::string line_chart(const std::string& id, const std::string& title, const st
   }
   double spacing = pw;
   for (std::size_t i = 1; i < n; ++i) spacing = std::min(spacing, std::fabs(px[i] - px[i - 1]));
-  bool rotate = false;
-  const double room = x_label_room(labels, spacing, rotate);
-  const double height = top + kPlotHeight + room + 26;
-  const auto y = y_scale(series, top, kPlotHeight);
-
-  std::string s = "<svg id=\"" + id + "\" class=\"chart line\" viewBox=\"0 0 " + fmt("%.0f", width) + " " +
-                  fmt("%.0f", height) + "\" role=\"img\">";
-  s += frame(title, y_label, y, left, pw);
-  s += x_labels(px, labels, top + kPlotHeight + 16, rotate);
-  s += x_axis(x_label, left, pw, top + kPlotHeight, height - 8);
+  YScale y;
+  std::string s = open_chart(id, title, y_label, x_label, px, labels, spacing, series, left, pw, width, top, y);
   for (const auto& se : series) {
     std::string path;
     for (std::size_t i = 0; i < n && i < se.y.size(); ++i) {
@@ -315,17 +325,10 @@ std::string grouped_bar_chart(const std::string& id, const std::string& title, c
   const double bar = std::min(28.0, (slot - 10) / static_cast<double>(k));
   double top = 30;
   const std::string legend = series_legend(series, left, top);
-  bool rotate = false;
-  const double room = x_label_room(categories, slot, rotate);
-  const double height = top + kPlotHeight + room + 26;
-  const auto y = y_scale(series, top, kPlotHeight);
-  std::string s = "<svg id=\"" + id + "\" class=\"chart line\" viewBox=\"0 0 " + fmt("%.0f", width) + " " +
-                  fmt("%.0f", height) + "\" role=\"img\">";
-  s += frame(title, y_label, y, left, pw);
   std::vector<double> centres(n);
   for (std::size_t i = 0; i < n; ++i) centres[i] = left + slot * (static_cast<double>(i) + 0.5);
-  s += x_labels(centres, categories, top + kPlotHeight + 16, rotate);
-  s += x_axis(x_label, left, pw, top + kPlotHeight, height - 8);
+  YScale y;
+  std::string s = open_chart(id, title, y_label, x_label, centres, categories, slot, series, left, pw, width, top, y);
   for (std::size_t j = 0; j < series.size(); ++j)
     for (std::size_t i = 0; i < n && i < series[j].y.size(); ++i) {
       const double v = series[j].y[i];
