@@ -133,3 +133,18 @@ TEST_CASE("simulate refuses a scenario that does not fit unless told not to chec
   REQUIRE(scenario::memory_per_gpu(s).total() > s.machine.gpu_choice.device.hbm_capacity_bytes.value);
   CHECK_THROWS_AS(api::simulate(s), InputError);
 }
+
+TEST_CASE("a step-cost row slows exactly the collectives it covers", "[integration]") {
+  const double base = api::simulate(small()).iteration_time_s;
+  auto with_rows = [&](const std::string& rows) {
+    auto s = small();
+    auto doc = s.resolved;
+    doc["machine"]["collectives"] = nlohmann::json::parse(R"({"step_costs": )" + rows + "}");
+    return api::simulate(scenario::parse_scenario(doc, "small.json")).iteration_time_s;
+  };
+  // Half the bandwidth and a millisecond per step for every all-reduce: slower.
+  const double slowed = with_rows(R"([{"kind": "all_reduce", "step_overhead_s": 1e-3, "bandwidth_scale": 0.5}])");
+  CHECK(slowed > base * 1.01);
+  // A band no buffer of this job reaches changes nothing.
+  CHECK(with_rows(R"([{"kind": "all_reduce", "up_to_bytes": 1, "step_overhead_s": 1e-3}])") == base);
+}

@@ -61,7 +61,10 @@ struct GroupCall {
   const std::vector<std::uint32_t>* gpu_of_rank = nullptr;  ///< placement; null or empty: rank r on GPU r
   std::uint64_t seed = 1;                                   ///< flow keys
   double step_overhead_s = 0;                               ///< software cost of one step
-  Rank first = 0;                                           ///< the group's member 0
+  /// Fraction of the routes' bandwidth the transfers reach (a calibrated StepCost row); the runtime divides
+  /// the bundles' bytes by it.
+  double bandwidth_scale = 1;
+  Rank first = 0;  ///< the group's member 0
   std::uint8_t dim = 0;
   std::uint32_t group_id = 0;
   std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along `dim`

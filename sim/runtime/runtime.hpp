@@ -7,6 +7,7 @@
 // compare like with like.
 
 #include "sim/collectives/router.hpp"
+#include "sim/collectives/step_costs.hpp"
 #include "sim/schedule/plan.hpp"
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct Job {
   std::vector<double> kernel_time_s;       ///< per Plan::kernels entry, from the GPU model
   std::vector<std::uint32_t> gpu_of_rank;  ///< placement; empty means rank r on GPU r
   double collective_step_overhead_s = 0;   ///< software cost of one collective step, added to link latencies
+  /// Calibrated per-kind, per-size rows that replace the step overhead and scale the bandwidth of the
+  /// collectives they cover (collectives/step_costs.hpp); empty on machines without them.
+  std::vector<collectives::StepCost> step_costs;
   collectives::Algorithm collective_algorithm = collectives::Algorithm::Ring;  ///< resolved per collective
   collectives::NcclProfile nccl_profile;  ///< the library's constants (collective_algorithm nccl)
   /// Fraction by which compute slows while communication it overlaps is in flight (0: none); the
@@ -43,6 +47,10 @@ struct Job {
   call.gpu_of_rank = &job.gpu_of_rank;
   call.seed = job.seed;
   call.step_overhead_s = job.collective_step_overhead_s;
+  if (const auto* row = collectives::find_step_cost(job.step_costs, kind, bytes)) {
+    call.step_overhead_s = row->step_overhead_s;
+    call.bandwidth_scale = row->bandwidth_scale;
+  }
   call.first = first;
   call.dim = dim;
   call.group_id = group_id;

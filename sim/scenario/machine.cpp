@@ -7,6 +7,42 @@
 
 namespace exasim::scenario {
 
+namespace {
+
+// A calibration writes 2 bands of 3 kinds; a few dozen rows leave room for finer tables and bound what
+// a hostile file can make every collective scan.
+constexpr std::size_t kMaxStepCosts = 64;
+
+std::vector<collectives::StepCost> load_step_costs(const JsonView& coll) {
+  std::vector<collectives::StepCost> rows;
+  if (!coll.has("step_costs")) return rows;
+  const auto& list = coll.json().at("step_costs");
+  if (!list.is_array() || list.size() > kMaxStepCosts)
+    coll.fail("step_costs", "must be an array of at most " + std::to_string(kMaxStepCosts) + " objects");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = coll.field("step_costs") + "[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) coll.fail("step_costs", "entry " + std::to_string(i) + " is not an object");
+    JsonView row(list[i], coll.source(), where);
+    row.check_keys({"kind", "up_to_bytes", "step_overhead_s", "bandwidth_scale", "sources"});
+    collectives::StepCost c;
+    const auto kind = row.choice("kind", {"all_reduce", "all_gather", "reduce_scatter"});
+    c.kind = kind == "all_reduce"   ? schedule::CollKind::AllReduce
+             : kind == "all_gather" ? schedule::CollKind::AllGather
+                                    : schedule::CollKind::ReduceScatter;
+    if (row.has("up_to_bytes")) c.up_to_bytes = row.number("up_to_bytes", 0, 1e18);
+    c.step_overhead_s = row.number("step_overhead_s", 0, 1, /*min_exclusive=*/false);
+    // A collective 20x slower or faster than its links is a unit mistake, not a measurement.
+    c.bandwidth_scale = row.number_or("bandwidth_scale", 1, 0.05, 20, /*min_exclusive=*/false);
+    for (const auto& earlier : rows)
+      if (earlier.kind == c.kind && earlier.up_to_bytes == c.up_to_bytes)
+        row.fail("up_to_bytes", "repeats the band of an earlier " + std::string(kind) + " row");
+    rows.push_back(c);
+  }
+  return rows;
+}
+
+}  // namespace
+
 MachineSpec load_machine_spec(const JsonView& v) {
   v.check_keys({"name", "description", "gpu", "node", "network", "collectives", "sources"});
   MachineSpec m;
@@ -23,8 +59,9 @@ MachineSpec load_machine_spec(const JsonView& v) {
   std::string library = collectives::default_nccl_profile(m.gpu_choice.device.name);
   if (v.has("collectives")) {
     auto coll = v.object("collectives");
-    coll.check_keys({"step_overhead_s", "library", "sources"});
+    coll.check_keys({"step_overhead_s", "library", "step_costs", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
+    m.step_costs = load_step_costs(coll);
     // The shipped profiles (collectives::nccl_profiles()) are the choices.
     library = coll.string_or("library", library);
     if (!collectives::find_nccl_profile(library))

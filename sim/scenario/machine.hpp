@@ -5,7 +5,10 @@
 //   {"name": ..., "gpu": "mi250x-gcd" | {"device": ..., overrides, "calibration": csv},
 //    "node": {...}, "network": {"topology": "single_switch" | "dragonfly" | ..., ...},
 //    "collectives": {"step_overhead_s": ..., "library": "nccl-ampere" | "nccl-hopper" | "nccl-blackwell" |
-//                    "rccl-mi200" (default: the GPU's, collectives::default_nccl_profile)}}
+//                    "rccl-mi200" (default: the GPU's, collectives::default_nccl_profile),
+//                    "step_costs": [{"kind": "all_reduce" | "all_gather" | "reduce_scatter",
+//                                    "up_to_bytes": S (optional: any size), "step_overhead_s": ...,
+//                                    "bandwidth_scale": ...}, ...] (optional, collectives/step_costs.hpp)}}
 //
 // The network object is kept as JSON and handed to topologies/ when a topology is built, so that each
 // topology validates its own fields in one place.
@@ -14,6 +17,7 @@
 // 40 GB and 80 GB A100 nodes); storage and service groups are not modelled.
 
 #include "sim/collectives/nccl_tuner.hpp"
+#include "sim/collectives/step_costs.hpp"
 #include "sim/gpu/device_loader.hpp"
 #include "sim/gpu/gpu_model.hpp"
 #include "topologies/node.hpp"
@@ -36,11 +40,12 @@ struct MachineSpec {
   gpu::GpuChoice gpu_choice;
   gpu::GpuSpec gpu;  ///< roofline view of gpu_choice.device (peak figures for reports)
   topo::NodeSpec node;
-  nlohmann::json network;                 ///< the "network" object, validated by the topology builder
-  std::string network_source;             ///< file the network object came from
-  std::string network_path;               ///< its dotted path there ("machine.network" or "network")
-  double collective_step_overhead_s = 0;  ///< software cost per ring step (NCCL/RCCL kernel, proxy)
-  collectives::NcclProfile nccl_profile;  ///< the library `collectives.algorithm: nccl` models
+  nlohmann::json network;                         ///< the "network" object, validated by the topology builder
+  std::string network_source;                     ///< file the network object came from
+  std::string network_path;                       ///< its dotted path there ("machine.network" or "network")
+  double collective_step_overhead_s = 0;          ///< software cost per ring step (NCCL/RCCL kernel, proxy)
+  collectives::NcclProfile nccl_profile;          ///< the library `collectives.algorithm: nccl` models
+  std::vector<collectives::StepCost> step_costs;  ///< calibrated per kind and size band; usually empty
 
   [[nodiscard]] std::string topology_kind() const { return network.value("topology", std::string{}); }
 };

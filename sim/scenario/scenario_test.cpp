@@ -170,3 +170,28 @@ TEST_CASE("machine.collectives.library: every shipped profile by name, the GPU's
   CHECK_FALSE(scenario::parse_scenario(base(), "s.json", {"machine.collectives={\"library\": \"nccl-hopper\"}"})
                   .machine.nccl_profile.nvls);
 }
+
+TEST_CASE("calibrated step costs are read per kind and band, and bad rows name their field", "[unit]") {
+  auto s = scenario::parse_scenario(base(), "s.json", {R"(machine.collectives={"step_overhead_s": 1e-6, "step_costs": [
+          {"kind": "all_reduce", "up_to_bytes": 1048576, "step_overhead_s": 5e-5, "bandwidth_scale": 0.5},
+          {"kind": "all_reduce", "step_overhead_s": 2e-5}]})"});
+  REQUIRE(s.machine.step_costs.size() == 2);
+  CHECK(s.machine.step_costs[0].bandwidth_scale == 0.5);
+  CHECK(std::isinf(s.machine.step_costs[1].up_to_bytes));
+  CHECK(s.machine.step_costs[1].bandwidth_scale == 1);
+  auto bad = [&](const std::string& rows) {
+    return [&, rows] {
+      (void)scenario::parse_scenario(base(), "s.json", {R"(machine.collectives={"step_costs": )" + rows + "}"});
+    };
+  };
+  CHECK_THROWS_WITH(bad(R"([{"kind": "send", "step_overhead_s": 0}])")(),
+                    Catch::Contains("step_costs[0].kind") && Catch::Contains("all_gather"));
+  CHECK_THROWS_WITH(bad(R"([{"kind": "all_reduce", "step_overhead_s": 0, "bandwidth_scale": 100}])")(),
+                    Catch::Contains("step_costs[0].bandwidth_scale"));
+  CHECK_THROWS_WITH(bad(R"([{"kind": "all_reduce"}])")(), Catch::Contains("step_costs[0].step_overhead_s"));
+  CHECK_THROWS_WITH(bad(R"({"kind": "all_reduce"})")(), Catch::Contains("step_costs") && Catch::Contains("array"));
+  CHECK_THROWS_WITH(
+      bad(R"([{"kind": "all_gather", "step_overhead_s": 0}, {"kind": "all_gather", "step_overhead_s": 1e-6}])")(),
+      Catch::Contains("step_costs[1].up_to_bytes") && Catch::Contains("repeats"));
+  CHECK_THROWS_WITH(bad(R"([{"kind": "all_gather", "step_overhead_s": 0, "typo": 1}])")(), Catch::Contains("typo"));
+}

@@ -1,0 +1,40 @@
+#pragma once
+// Measured per-kind, per-size costs of a collective step, for a machine whose collectives were
+// calibrated kind by kind (`exasim calibrate` fits one row per collective kind and size band).
+//
+// A machine's `collectives.step_overhead_s` is one software cost per ring step for every collective,
+// and the links' bandwidth is every collective's: right for a library whose kinds share one step
+// (NCCL's ring kernels), off where they do not. On an emulation host the all-reduce (Open MPI's libnbc
+// ring) and the all-gather / reduce-scatter rings cost a different amount per step, and a 64 KiB step
+// costs more than its bytes say: one fit for all of them left residuals of -29% to +34%. A row
+// replaces, for the collectives of its kind whose buffer is at most `up_to_bytes`, the step overhead
+// and the share of the route's bandwidth the collective reaches.
+//
+// LIMITATIONS:
+//  - applied by the simulation runtimes (fast core and SimGrid, through runtime::group_call); the
+//    analytic estimates of `tune` and `place` keep the machine's one step overhead;
+//  - Send/Recv and all-to-all have no rows (the calibration measures neither per kind): they keep the
+//    machine's step overhead and the links' bandwidth;
+//  - a band is chosen by the full buffer S, not the bytes of one step.
+
+#include "sim/schedule/plan.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace exasim::collectives {
+
+struct StepCost {
+  schedule::CollKind kind = schedule::CollKind::AllReduce;
+  double up_to_bytes = std::numeric_limits<double>::infinity();  ///< largest buffer S the row covers
+  double step_overhead_s = 0;                                    ///< replaces collectives.step_overhead_s
+  /// Fraction of the route's bandwidth the collective's transfers reach (their bytes are divided by it).
+  double bandwidth_scale = 1;
+};
+
+/// The row for a collective of `kind` over an S-byte buffer: among the rows of that kind, the one with
+/// the smallest `up_to_bytes` >= S; null when none covers it.
+[[nodiscard]] const StepCost* find_step_cost(const std::vector<StepCost>& rows, schedule::CollKind kind, double bytes);
+
+}  // namespace exasim::collectives
