@@ -40,6 +40,7 @@ class Bench {
     for (int pairs : {1, world_ / 2})
       for (double s : {1 * kMiB, 8 * kMiB}) exchange(pairs, s);
     collectives(sizes);
+    kernels();
     return result_;
   }
 
@@ -145,6 +146,19 @@ class Bench {
           4.0 * static_cast<double>(emulated_elements(pt.bytes, static_cast<std::uint32_t>(pt.p))), median(pt.times));
     for (auto& c : comms)
       if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  }
+
+  /// Back-to-back compute ops on the emulated GPU, every rank at once as in an emulated iteration, no
+  /// communication outstanding: the time one op really takes against its modelled duration (the wake-up
+  /// lateness that the learned overshoot and the debt do not take back, the clock reads, the call).
+  void kernels() {
+    const int ops = options_.quick ? 20 : 50;
+    for (double op_s : {0.0, 20e-6, 200e-6, 2e-3}) {
+      const double t = time_slowest(options_.quick ? 3 : 5, [&] {
+        for (int k = 0; k < ops; ++k) gpu_.run(op_s, [] { return false; });
+      });
+      result_.samples.push_back({"kernel", 1, static_cast<std::uint32_t>(world_), 0, t / ops, op_s});
+    }
   }
 
   /// One collective of `pt` on every group at once; the slowest rank's time from a common barrier.

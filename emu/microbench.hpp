@@ -6,6 +6,8 @@
 //    split into groups that all run at once, as the plans do), posted exactly as the emulated plans post
 //    them (libnbc's ring all-reduce; collectives/ring_collective.hpp for the others). Their repetitions are
 //    interleaved: each round runs every point once, a point's time is its median over 15 rounds.
+//  - kernel: back-to-back compute ops of 0, 20 us, 200 us and 2 ms on the emulated GPU (sleep mode), every
+//    rank at once: what an op costs beyond its modelled time on this host.
 // Every wait tests and sleeps exactly as the emulated iterations do (mpi_progress.hpp), so the fitted
 // machine describes the path validation measures.
 //

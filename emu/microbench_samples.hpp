@@ -12,11 +12,12 @@ namespace exasim::emu {
 
 /// One microbenchmark point: the median time of one operation.
 struct Sample {
-  std::string kind;          ///< pingpong | exchange | all_reduce | all_gather | reduce_scatter
+  std::string kind;          ///< pingpong | exchange | all_reduce | all_gather | reduce_scatter | kernel
   std::uint32_t group = 2;   ///< members per group (2 for point-to-point)
   std::uint32_t groups = 1;  ///< groups running at the same time (disjoint ranks)
   double bytes = 0;          ///< collective: full buffer S; pingpong/exchange: one message
-  double time_s = 0;         ///< pingpong: one way; others: post to completion on the slowest rank
+  double time_s = 0;         ///< pingpong: one way; kernel: one op; others: post to completion on the slowest rank
+  double op_s = 0;           ///< kernel: the op's modelled duration (every rank runs back-to-back ops of it)
 };
 
 struct Microbench {

@@ -55,12 +55,84 @@ LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& pts) {
   return fit;
 }
 
+LinearFit fit_latency_given_bandwidth(const std::vector<FitPoint>& pts, double bandwidth_Bps) {
+  if (pts.empty()) throw std::invalid_argument("fit_latency_given_bandwidth: no points");
+  if (!(bandwidth_Bps > 0)) throw std::invalid_argument("fit_latency_given_bandwidth: bandwidth must be positive");
+  double sxx = 0, sxr = 0;  // weights 1/t^2 on t - bytes/B = steps * latency
+  for (const auto& p : pts) {
+    if (!(p.time_s > 0)) throw std::invalid_argument("fit_latency_given_bandwidth: times must be positive");
+    const double w = 1.0 / (p.time_s * p.time_s);
+    sxx += w * p.steps * p.steps;
+    sxr += w * p.steps * (p.time_s - p.bytes / bandwidth_Bps);
+  }
+  LinearFit fit;
+  fit.latency_s = sxx > 0 ? std::max(0.0, sxr / sxx) : 0.0;
+  fit.bandwidth_Bps = bandwidth_Bps;
+  fit.points = pts.size();
+  double sum = 0;
+  for (const auto& p : pts) {
+    const double r = (p.steps * fit.latency_s + p.bytes / bandwidth_Bps - p.time_s) / p.time_s;
+    sum += r * r;
+  }
+  fit.rms_relative_error = std::sqrt(sum / static_cast<double>(pts.size()));
+  return fit;
+}
+
+namespace {
+
+/// Fits one kind's points of one band; keeps `machine`'s bandwidth when the band's own is implausible.
+LinearFit fit_band(const std::vector<FitPoint>& pts, const LinearFit& machine) {
+  try {
+    LinearFit own = fit_latency_bandwidth(pts);
+    const double ratio = own.bandwidth_Bps / machine.bandwidth_Bps;
+    if (ratio >= 0.05 && ratio <= 20) return own;
+  } catch (const std::invalid_argument&) {
+    // fewer than two points, or no positive bandwidth: fall through to the latency-only fit
+  }
+  return fit_latency_given_bandwidth(pts, machine.bandwidth_Bps);
+}
+
+/// A ring collective's point with what banding needs: its kind and its full buffer S.
+struct KindPoint {
+  std::string kind;
+  double buffer_bytes = 0;
+  FitPoint point;
+};
+
+/// Per kind and size band; the rms error of every point under its band's fit.
+void fit_kinds(const std::vector<KindPoint>& points, HostCalibration& h) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
+    for (const bool small : {true, false}) {
+      std::vector<FitPoint> band;
+      for (const auto& k : points)
+        if (k.kind == kind && (k.buffer_bytes <= kSmallBandBytes) == small) band.push_back(k.point);
+      if (band.empty()) continue;
+      KindBandFit f;
+      f.kind = kind;
+      if (small) f.up_to_bytes = kSmallBandBytes;
+      f.fit = fit_band(band, h.collectives);
+      sum += f.fit.rms_relative_error * f.fit.rms_relative_error * static_cast<double>(band.size());
+      n += band.size();
+      h.kinds.push_back(f);
+    }
+  }
+  h.kinds_rms_relative_error = n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+}
+
+}  // namespace
+
 HostCalibration fit_host(const emu::Microbench& bench) {
   std::vector<FitPoint> pingpong, busy;
+  std::vector<KindPoint> by_kind;
+  std::vector<double> kernel_excess;
   HostCalibration h;
   double largest_single = 0, largest_all = 0;
   for (const auto& s : bench.samples) {
-    if (s.kind == "pingpong") {
+    if (s.kind == "kernel") {
+      kernel_excess.push_back(s.time_s - s.op_s);
+    } else if (s.kind == "pingpong") {
       pingpong.push_back({1, s.bytes, s.time_s});
     } else if (s.kind == "exchange") {
       // Information only, not fitted: one large copy per rank, whose time on an oversubscribed host
@@ -80,12 +152,37 @@ HostCalibration fit_host(const emu::Microbench& bench) {
       const auto kind = kind_of(s.kind);
       busy.push_back({static_cast<double>(schedule::ring_steps(kind, s.group)),
                       schedule::ring_wire_bytes(kind, s.group, s.bytes), s.time_s});
+      by_kind.push_back({s.kind, s.bytes, busy.back()});
     }
   }
   h.pingpong = fit_latency_bandwidth(pingpong);
   h.collectives = fit_latency_bandwidth(busy);
+  fit_kinds(by_kind, h);
+  if (!kernel_excess.empty()) {
+    // The median over the op durations: one late point (a wake-up behind another rank) does not set it.
+    std::sort(kernel_excess.begin(), kernel_excess.end());
+    h.kernel_overhead_s = std::max(0.0, kernel_excess[(kernel_excess.size() - 1) / 2]);
+    h.kernel_points = kernel_excess.size();
+  }
   return h;
 }
+
+namespace {
+
+nlohmann::ordered_json step_cost_rows(const HostCalibration& h, double nic_latency) {
+  auto rows = nlohmann::ordered_json::array();
+  for (const KindBandFit& k : h.kinds) {
+    nlohmann::ordered_json row = {{"kind", k.kind}};
+    if (std::isfinite(k.up_to_bytes)) row["up_to_bytes"] = k.up_to_bytes;
+    row["step_overhead_s"] = std::max(0.0, k.fit.latency_s - 2 * nic_latency);
+    row["bandwidth_scale"] = k.fit.bandwidth_Bps / h.collectives.bandwidth_Bps;
+    row["sources"] = {{"points", k.fit.points}, {"rms_error_pct", std::round(k.fit.rms_relative_error * 1000) / 10}};
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
 
 nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbench& bench) {
   using json = nlohmann::ordered_json;
@@ -122,13 +219,21 @@ nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbe
         {"sources", {{"max_nodes", "one node per rank of this host"}}}}},
       {"collectives",
        {{"step_overhead_s", overhead},
-        {"sources", {{"step_overhead_s", "fitted ring-step latency minus the two NIC latencies"}}}}},
+        {"step_costs", step_cost_rows(h, nic_latency)},
+        {"sources",
+         {{"step_overhead_s", "fitted ring-step latency minus the two NIC latencies"},
+          {"step_costs",
+           "the same ring points fitted per kind and size band; latency minus the two NIC "
+           "latencies, bandwidth as a share of the NIC's"}}}}},
       {"sources",
        {{"host", bench.host},
         {"ranks", bench.ranks},
         {"poll_interval_s", bench.poll_interval_s},
         {"pingpong_rms_error_pct", pct(h.pingpong.rms_relative_error)},
         {"collectives_rms_error_pct", pct(h.collectives.rms_relative_error)},
+        {"step_costs_rms_error_pct", pct(h.kinds_rms_relative_error)},
+        {"emulated_kernel_overhead_s", h.kernel_overhead_s},
+        {"emulated_kernel_points", h.kernel_points},
         {"exchange_aggregate_Bps", h.exchange_aggregate_Bps},
         {"single_pair_exchange_Bps", h.single_pair_Bps}}},
   };

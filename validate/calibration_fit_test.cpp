@@ -96,3 +96,68 @@ TEST_CASE("the calibrated machine reshaped to nodes of 4 costs a ring step the s
   // The step overhead is the calibrated one: the reshaping touches only the node.
   CHECK(doc["collectives"] == calibrated["collectives"]);
 }
+
+TEST_CASE("kinds that cost differently per step get their own rows, loaded back as step costs", "[unit]") {
+  // All-reduce steps cost 30 us at 1 GB/s; all-gather and reduce-scatter steps 10 us at 2 GB/s.
+  emu::Microbench bench;
+  bench.host = "testhost";
+  bench.ranks = 4;
+  for (double s : {8.0, 1e6, 8e6}) bench.samples.push_back({"pingpong", 2, 1, s, 4e-6 + s / 5e9});
+  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"})
+    for (std::uint32_t p : {2u, 4u})
+      for (double s : {65536.0, 524288.0, 4e6, 32e6}) {
+        const bool ar = std::string(kind) == "all_reduce";
+        const auto k = ar                                  ? schedule::CollKind::AllReduce
+                       : std::string(kind) == "all_gather" ? schedule::CollKind::AllGather
+                                                           : schedule::CollKind::ReduceScatter;
+        bench.samples.push_back({kind, p, 4 / p, s,
+                                 schedule::ring_steps(k, p) * (ar ? 30e-6 : 10e-6) +
+                                     schedule::ring_wire_bytes(k, p, s) / (ar ? 1e9 : 2e9)});
+      }
+  const auto fit = validate::fit_host(bench);
+  REQUIRE(fit.kinds.size() == 6);  // 3 kinds x 2 bands
+  CHECK(fit.kinds_rms_relative_error < 1e-6);
+  CHECK(fit.collectives.rms_relative_error > 0.05);  // one fit for all kinds cannot fit both
+  for (const auto& k : fit.kinds) {
+    const bool ar = k.kind == "all_reduce";
+    CHECK(k.fit.latency_s == Approx(ar ? 30e-6 : 10e-6).epsilon(1e-6));
+    CHECK(k.fit.bandwidth_Bps == Approx(ar ? 1e9 : 2e9).epsilon(1e-6));
+  }
+  const auto doc = nlohmann::json::parse(validate::machine_json(fit, bench).dump());
+  const auto spec = scenario::load_machine_spec(JsonView(doc, "calibration.json", ""));
+  REQUIRE(spec.step_costs.size() == 6);
+  const auto* small_ag = collectives::find_step_cost(spec.step_costs, schedule::CollKind::AllGather, 65536);
+  REQUIRE(small_ag != nullptr);
+  CHECK(small_ag->up_to_bytes == validate::kSmallBandBytes);
+  // A step pays two NIC latencies plus the row's overhead; the row's bandwidth is a share of the NIC's.
+  CHECK(2 * spec.node.nic_latency_s + small_ag->step_overhead_s == Approx(10e-6).epsilon(1e-6));
+  CHECK(small_ag->bandwidth_scale * spec.node.nic_bandwidth_Bps == Approx(2e9).epsilon(1e-6));
+}
+
+TEST_CASE("a band whose own fit gives no plausible bandwidth keeps the machine's and fits its latency", "[unit]") {
+  // Two points of one step count cannot separate latency from bandwidth well; these two even fit a
+  // negative slope (the larger buffer faster), which is no bandwidth.
+  const std::vector<validate::FitPoint> pts = {{2, 65536, 100e-6}, {2, 524288, 90e-6}};
+  const auto fit = validate::fit_latency_given_bandwidth(pts, 1e10);
+  CHECK(fit.bandwidth_Bps == 1e10);
+  CHECK(fit.latency_s > 0);
+  CHECK(fit.latency_s < 50e-6);
+  CHECK_THROWS_AS(validate::fit_latency_given_bandwidth({}, 1e9), std::invalid_argument);
+}
+
+TEST_CASE("the emulated GPU's cost per op is the median excess of the kernel points", "[unit]") {
+  auto bench = synthetic_host();
+  bench.samples.push_back({"kernel", 1, 4, 0, 3e-6, 0});
+  bench.samples.push_back({"kernel", 1, 4, 0, 24e-6, 20e-6});
+  bench.samples.push_back({"kernel", 1, 4, 0, 205e-6, 200e-6});  // one late point does not set it
+  const auto fit = validate::fit_host(bench);
+  CHECK(fit.kernel_overhead_s == Approx(4e-6).epsilon(1e-9));
+  CHECK(fit.kernel_points == 3);
+  CHECK(fit.collectives.points == 18);  // kernel points are not collective points
+  const auto machine = validate::machine_json(fit, bench);
+  CHECK(machine["sources"]["emulated_kernel_overhead_s"].get<double>() == Approx(4e-6));
+  // Round trip through the samples file.
+  const auto back = emu::microbench_from_json(emu::to_json(bench), "samples.json");
+  CHECK(back.samples.back().op_s == 200e-6);
+  CHECK(validate::fit_host(back).kernel_overhead_s == Approx(4e-6).epsilon(1e-9));
+}

@@ -10,16 +10,22 @@
 // collectives.step_overhead_s) is fitted together with the bandwidth: time = steps * L + wire_bytes / B,
 // least squares on relative error, so that 64 KiB and 32 MiB points weigh alike.
 //
-// One (latency, bandwidth) pair serves every collective kind because the emulator runs every kind as
+// The machine's one (latency, bandwidth) pair serves every collective kind because the emulator runs every kind as
 // a ring of the same step (libnbc's ring all-reduce; ring all-gather and reduce-scatter of
 // emu/collectives/ring_collective.hpp): before that, Open MPI's one-round linear all-gather and all-to-all were
 // fitted as p-1-step rings and the fit was off by about 30% rms, its step latency a third of what an
 // all-reduce step costs.
+// The same points are also fitted per kind and per size band (buffers up to 1 MiB, larger ones), written
+// as collectives.step_costs rows (sim/collectives/step_costs.hpp): libnbc's all-reduce step and the
+// all-gather / reduce-scatter ring step still differ (the one fit was +10% to +34% on all-reduces of
+// 4 ranks, -10% to -29% on 64-512 KiB all-gathers), and a small buffer's step costs more than its bytes
+// say. A band whose two-parameter fit gives no bandwidth within 0.05-20x the machine's keeps the
+// machine's bandwidth and fits its latency alone.
 //
 // LIMITATIONS:
-//  - one bandwidth for every size: buffers that fit the host's caches copy faster than 32 MiB ones, and
-//    a ring's fixed cost (the skew of its members' wake-ups) is spread over its steps; both show up as
-//    fit residuals (rms_relative_error, 10-15% on a quiet 2-core host);
+//  - two size bands only: within a band, buffers that fit the host's caches copy faster than larger
+//    ones, and a ring's fixed cost (the skew of its members' wake-ups) is spread over its steps; both
+//    show up as residuals (kinds_rms_relative_error);
 //  - ranks that copy alone get more than their share on a real host; the model gives them the same B;
 //  - a host loaded by other work during calibration gives a slower machine file: calibrate on a quiet
 //    host (the microbenchmarks interleave their repetitions, which spreads a short load, no more);
@@ -33,6 +39,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace exasim::validate {
@@ -55,9 +63,28 @@ struct FitPoint {
 /// std::invalid_argument with fewer than 2 points or no positive bandwidth.
 [[nodiscard]] LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& points);
 
+/// Fits t = steps * latency + bytes / bandwidth_Bps with the bandwidth given (latency only, clamped at 0).
+[[nodiscard]] LinearFit fit_latency_given_bandwidth(const std::vector<FitPoint>& points, double bandwidth_Bps);
+
+/// Buffers up to this size form the small band of the per-kind fits: the latency-bound steps.
+inline constexpr double kSmallBandBytes = 1024.0 * 1024.0;
+
+/// One collective kind in one size band, fitted alone (a machine file's collectives.step_costs row).
+struct KindBandFit {
+  std::string kind;                                              ///< all_reduce, all_gather, reduce_scatter
+  double up_to_bytes = std::numeric_limits<double>::infinity();  ///< the band's largest buffer
+  LinearFit fit;
+};
+
 struct HostCalibration {
-  LinearFit pingpong;                 ///< one pair, idle host
-  LinearFit collectives;              ///< every rank busy: the ring collectives
+  LinearFit pingpong;                   ///< one pair, idle host
+  LinearFit collectives;                ///< every rank busy: the ring collectives, one fit for every kind
+  std::vector<KindBandFit> kinds;       ///< the same points fitted per kind and size band
+  double kinds_rms_relative_error = 0;  ///< rms error of all ring points under the per-kind rows
+  /// What one emulated compute op (sleep mode) takes beyond its modelled time, the median over the
+  /// kernel points; 0 without them. Validation adds it to every simulated kernel (validation.hpp).
+  double kernel_overhead_s = 0;
+  std::size_t kernel_points = 0;
   double exchange_aggregate_Bps = 0;  ///< host total when all pairs exchange (largest size), information
   double single_pair_Bps = 0;         ///< one pair exchanging (largest size), information
 };
