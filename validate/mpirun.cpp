@@ -39,7 +39,14 @@ std::vector<std::string> mpirun_command(const Launch& l, const std::string& emu_
     argv.insert(argv.end(), {"--hostfile", l.hostfile});
   } else {
     const auto cores = std::thread::hardware_concurrency();
-    if (cores == 0 || l.ranks > cores) argv.push_back("--oversubscribe");
+    // A rank per core when the cores suffice: pinned, a rank keeps its caches and is never queued behind
+    // another rank on one core while a second core idles. Oversubscribed, pinning would tie two ranks to
+    // one core for the whole run; unbound, the scheduler spreads the ranks that have work. Left to
+    // OMPI_MCA_hwloc_base_binding_policy when the user sets it.
+    const bool oversubscribed = cores == 0 || l.ranks > cores;
+    if (oversubscribed) argv.push_back("--oversubscribe");
+    if (!env_set("OMPI_MCA_hwloc_base_binding_policy"))
+      argv.insert(argv.end(), {"--bind-to", oversubscribed ? "none" : "core"});
     if (!env_set("OMPI_MCA_pml")) argv.insert(argv.end(), {"--mca", "pml", "ob1"});
     if (!env_set("OMPI_MCA_btl")) argv.insert(argv.end(), {"--mca", "btl", "self,vader"});
   }

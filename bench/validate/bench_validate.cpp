@@ -1,11 +1,13 @@
 // bench_validate [--runs N] [--recalibrate] [CASE.json...]: runs exasim validate's loop on every case of
 // validate/cases with N emulations each (default 5, as `exasim validate --repeats`) and prints per case
-// the median measured and the simulated iteration times, their error, the measured spread and whether the
-// simulated time falls inside it, then the mean absolute percentage error (MAPE), as a table and a JSON line.
-// Calibration comes from the microbenchmarks only (cached per rank count; --recalibrate refreshes it
-// once per rank count at the start). The host's load average before and after is printed with the
-// results: on a shared host, other work running beside the suite slows the measured side (and a loaded
-// calibration the simulated side), so a table means little without it.
+// the median measured and the simulated iteration times, their error with its 95% interval over the
+// emulations, the measured spread, and the op classes that take more than 10% of the measured iteration
+// with their errors; then the mean absolute percentage error (MAPE) of the suite, how many of those
+// classes land within 15%, as a table and a JSON line.
+// Calibration comes from the microbenchmarks only (cached per rank count, probed before reuse;
+// --recalibrate refreshes it once per rank count at the start). The host's load average before and after
+// is printed with the results: on a shared host, other work running beside the suite slows the measured
+// side (and a loaded calibration the simulated side), so a table means little without it.
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -33,6 +35,32 @@ double load_average() {
   f >> load;
   return f ? load : -1.0;
 }
+
+/// An op class counts for the class check when it takes more than this share of the measured iteration.
+constexpr double kClassShare = 0.10;
+/// And is within the goal when its error is at most this.
+constexpr double kClassGoalPct = 15;
+
+/// "all_reduce.x -21%" for each class above kClassShare of the iteration, largest first.
+std::string big_classes(const validate::ValidationResult& v, int& within, int& counted,
+                        std::vector<std::string>& outside) {
+  std::vector<const validate::ClassError*> big;
+  for (const auto& c : v.classes)
+    if (c.measured_s > kClassShare * v.measured_iteration_s) big.push_back(&c);
+  std::sort(big.begin(), big.end(), [](auto* a, auto* b) { return a->measured_s > b->measured_s; });
+  std::string text;
+  for (const auto* c : big) {
+    char item[80];
+    std::snprintf(item, sizeof item, "%s%s %+.0f%%", text.empty() ? "" : ", ", c->op_class.c_str(), c->error_pct);
+    text += item;
+    ++counted;
+    if (std::abs(c->error_pct) <= kClassGoalPct)
+      ++within;
+    else
+      outside.push_back(v.scenario + ":" + c->op_class);
+  }
+  return text;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,9 +86,10 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   double sum_abs = 0, worst = 0;
   std::set<std::uint32_t> calibrated;
-  std::printf("%-26s %5s %12s %12s %8s %7s %-7s %s\n", "case", "ranks", "measured s", "simulated s", "error", "spread",
-              "sim is", "runs (measured s)");
-  int inside = 0;
+  std::printf("%-24s %5s %10s %10s %7s %17s %7s  %s\n", "case", "ranks", "measured s", "simulated", "error",
+              "95% interval", "spread", "classes > 10% of the iteration: error");
+  int inside = 0, classes_within = 0, classes_counted = 0;
+  std::vector<std::string> classes_outside;
   try {
     for (const auto& path : cases) {
       auto s = scenario::load_scenario(path);
@@ -76,13 +105,12 @@ int main(int argc, char** argv) {
       inside += v.simulated_inside_spread ? 1 : 0;
       sum_abs += std::abs(err);
       worst = std::max(worst, std::abs(err));
-      std::string all;
-      for (double t : measured) {
-        if (!all.empty()) all += ' ';
-        all += std::to_string(t);
-      }
-      std::printf("%-26s %5u %12.4f %12.4f %+7.1f%% %6.1f%% %-7s %s\n", s.name.c_str(), s.gpus, m, sim, err,
-                  v.measured_spread_pct, v.simulated_inside_spread ? "inside" : "outside", all.c_str());
+      const std::string classes = big_classes(v, classes_within, classes_counted, classes_outside);
+      char interval[40] = "-";
+      if (v.interval.samples >= 2)
+        std::snprintf(interval, sizeof interval, "[%+.1f, %+.1f]%%", v.interval.low_pct, v.interval.high_pct);
+      std::printf("%-24s %5u %10.4f %10.4f %+6.1f%% %17s %6.1f%%  %s\n", s.name.c_str(), s.gpus, m, sim, err, interval,
+                  v.measured_spread_pct, classes.c_str());
       std::fflush(stdout);
       rows.push_back({{"case", s.name},
                       {"ranks", s.gpus},
@@ -91,6 +119,8 @@ int main(int argc, char** argv) {
                       {"error_pct", err},
                       {"measured_spread_pct", v.measured_spread_pct},
                       {"simulated_inside_spread", v.simulated_inside_spread},
+                      {"error_interval", validate::to_json(v)["error_interval"]},
+                      {"calibration_status", v.calibration_status},
                       {"measured_runs_s", measured},
                       {"op_classes", validate::to_json(v)["op_classes"]}});
     }
@@ -104,6 +134,10 @@ int main(int argc, char** argv) {
       "MAPE %.2f%%  worst %.2f%%  (goal: MAPE <= 3%%, no case > 6%%); simulated inside the measured spread "
       "in %d of %zu cases\n",
       mape, worst, inside, cases.size());
+  std::printf("op classes above 10%% of their iteration within 15%%: %d of %d", classes_within, classes_counted);
+  for (std::size_t i = 0; i < classes_outside.size(); ++i)
+    std::printf("%s%s", i == 0 ? " (outside: " : ", ", classes_outside[i].c_str());
+  std::printf("%s\n", classes_outside.empty() ? "" : ")");
   std::printf("load average %.2f before, %.2f after (the suite itself loads the host while it runs)\n", load_before,
               load_after);
   std::cout << nlohmann::ordered_json{{"bench", "validate"},
@@ -112,6 +146,9 @@ int main(int argc, char** argv) {
                                       {"mape_pct", mape},
                                       {"worst_abs_error_pct", worst},
                                       {"inside_spread", inside},
+                                      {"classes_counted", classes_counted},
+                                      {"classes_within_goal", classes_within},
+                                      {"classes_outside_goal", classes_outside},
                                       {"load_average_before", load_before},
                                       {"load_average_after", load_after}}
                    .dump()
