@@ -99,9 +99,9 @@ JobEstimate estimate_job(const JobInputs& in) {
   e.interval_s = e.interval_given ? std::max(*cfg.interval_s, e.lower_interval_s) : e.optimum_s;
   if (e.checkpoints) {
     const double centre = e.interval_s > 0 ? e.interval_s : e.lower_interval_s;
-    constexpr int kPoints = 41;  // a factor of 16 each side, 5 points per factor of 2
+    constexpr int kPoints = 17;  // a factor of 16 each side, 2 points per factor of 2: labels a chart can show
     for (int i = 0; i < kPoints; ++i) {
-      const double tau = centre * std::pow(2.0, (i - (kPoints - 1) / 2) / 5.0);
+      const double tau = centre * std::pow(2.0, (i - (kPoints - 1) / 2) / 2.0);
       if (tau < e.lower_interval_s) continue;
       e.goodput_curve.emplace_back(tau, goodput(tau, c, r, m));
     }
