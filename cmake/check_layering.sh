@@ -12,7 +12,7 @@
 # under DIR/internal/ is included only from DIR/ itself (its sources, tests and other internals). Prints FILE:LINE: the include and the rule, and exits 1 on any violation.
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
-engine="sim/core sim/schedule sim/gpu sim/collectives sim/exec sim/flow sim/runtime sim/scenario sim/tune sim/report traces topologies"
+engine="sim/core sim/job sim/schedule sim/gpu sim/collectives sim/exec sim/flow sim/runtime sim/scenario sim/tune sim/report traces topologies"
 inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]'
 runtimes="${inc}(simgrid/|xbt/|xbt\.h|smpi/|mpi\.h|mpi_|mpio\.h)"
 scan() {  # scan RULE PATTERN DIR...: prints FILE:LINE:TEXT  <- RULE for each matching include

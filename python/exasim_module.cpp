@@ -1,7 +1,7 @@
 // The `exasim` Python module (docs/python.md): simulate a scenario and get its Summary as Python values,
-// and tune, sweep, place, topo and presets as the command's --json object. simulate() calls the library
-// (api::simulate) and converts report::to_json's tree node by node, so no JSON text passes through Python;
-// the other functions run the command in this process (cli::run with --json) and convert the object it
+// job (the whole training run, docs/job.md), and tune, sweep, place, topo and presets as the command's --json object.
+// simulate() calls the library (api::simulate) and converts report::to_json's tree node by node, so no JSON text passes
+// through Python; the other functions run the command in this process (cli::run with --json) and convert the object it
 // printed. Scenario dicts go through the file loader's own parser (parse_scenario, source "<dict>"),
 // and a dict handed to a command is written to a temporary file whose name errors report as "<dict>".
 // Bad input raises exasim.InputError (a ValueError) with the message the command prints after
@@ -14,6 +14,7 @@
 // passed as text in the command's comma-separated list, so it cannot itself hold a comma; simulate()
 // neither writes traces nor meters links (the command's --out and --links).
 
+#include "sim/api/job.hpp"
 #include "sim/api/simulate.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/core/error.hpp"
@@ -204,6 +205,26 @@ py::dict simulate(const py::object& scenario, const py::object& sets, const std:
   return to_python(summary);
 }
 
+/// `exasim job --json`'s object, through the library as simulate() (no child process forked).
+py::object job(const py::object& scenario, const py::object& sets, const std::optional<std::int64_t>& sample_layers) {
+  auto overrides = overrides_of(sets);
+  if (sample_layers) overrides.push_back("simulation.sample_layers=" + std::to_string(*sample_layers));
+  std::optional<std::string> path;
+  nlohmann::json doc;
+  if (is_path(scenario))
+    path = path_of(scenario);
+  else
+    doc = from_python(scenario, "scenario");
+  nlohmann::json report;
+  {
+    py::gil_scoped_release release;
+    auto s = path ? exasim::scenario::load_scenario(*path, overrides)
+                  : exasim::scenario::parse_scenario(std::move(doc), "<dict>", overrides);
+    report = exasim::api::to_json(exasim::api::run_job(s));
+  }
+  return to_python(report);
+}
+
 std::vector<std::string> with_sets(std::vector<std::string> args, const py::object& sets) {
   for (auto& o : overrides_of(sets)) {
     args.push_back("--set");
@@ -232,6 +253,8 @@ PYBIND11_MODULE(exasim, m) {
   m.def("simulate", &simulate, py::arg("scenario"), py::arg("sets") = py::none(), py::arg("backend") = "fast",
         py::arg("sample_layers") = py::none(),
         "Simulates one iteration; returns the summary (the keys of `exasim simulate --json`).");
+  m.def("job", &job, py::arg("scenario"), py::arg("sets") = py::none(), py::arg("sample_layers") = py::none(),
+        "Prices the whole training run of a scenario with a job object; returns `exasim job --json`'s object.");
   m.def(
       "tune",
       [](const py::object& scenario, const py::object& sets, const std::string& scheme, std::int64_t top,

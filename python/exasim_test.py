@@ -9,6 +9,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -102,6 +103,35 @@ class Simulate(unittest.TestCase):
 
     def test_deterministic(self):
         self.assertEqual(exasim.simulate(DEFAULT, sets=SMALL), exasim.simulate(DEFAULT, sets=SMALL))
+
+
+class Job(unittest.TestCase):
+    # One GPU of the 16 straggles, twice as slow (docs/job.md).
+    JOB = {"steps": 1000, "failures": {"restart_s": 600}, "checkpoint": {"write_Bps": 1e11},
+           "stragglers": {"fraction": 0.0625, "slowdown": 2}}
+
+    def doc(self):
+        with open(DEFAULT) as f:
+            doc = json.load(f)
+        doc["job"] = self.JOB
+        return doc
+
+    def test_same_object_as_the_command(self):
+        got = exasim.job(self.doc(), sets=SMALL)
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "job.json")
+            with open(path, "w") as f:
+                json.dump(self.doc(), f)
+            expected = command_json("job", path, *[a for k, v in SMALL.items() for a in ("--set", f"{k}={v}")])
+        self.assertEqual(got, expected)
+        self.assertGreater(got["straggler_iteration_s"], got["iteration_s"])
+        self.assertLess(got["goodput"], 1)
+        self.assertEqual([w["name"] for w in got["what_if"]][0], "with everything")
+
+    def test_bad_job_key_raises_input_error_naming_it(self):
+        with self.assertRaises(exasim.InputError) as caught:
+            exasim.job(self.doc(), sets={**SMALL, "job.stragglers.fraction": 2})
+        self.assertIn("job.stragglers.fraction", str(caught.exception))
 
 
 class Commands(unittest.TestCase):

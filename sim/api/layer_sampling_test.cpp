@@ -19,7 +19,7 @@ namespace {
 // Ring collectives: their time is affine in the bytes, so a sample of identical layers extrapolates
 // exactly. (nccl's protocol choice and pipeline fill change with the message size: the gradient
 // reductions of K, 2K and all layers are costed differently, and sampling is approximate.)
-scenario::Scenario job(int layers, int sample, const std::string& parallel = R"({"scheme": "axonn4d",
+scenario::Scenario sampled_job(int layers, int sample, const std::string& parallel = R"({"scheme": "axonn4d",
     "gx": 2, "gy": 2, "gz": 2, "gdata": 8})") {
   return scenario::parse_scenario(nlohmann::json::parse(R"({"machine": "simple-a100",
     "model": {"layers": )" + std::to_string(layers) + R"(, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 4096},
@@ -33,23 +33,24 @@ scenario::Scenario job(int layers, int sample, const std::string& parallel = R"(
 }  // namespace
 
 TEST_CASE("layer sampling picks K and 2K layers, or none when that is the whole model", "[unit]") {
-  CHECK_FALSE(api::layer_sampling(job(24, 0)));
-  const auto two = api::layer_sampling(job(24, 2));
+  CHECK_FALSE(api::layer_sampling(sampled_job(24, 0)));
+  const auto two = api::layer_sampling(sampled_job(24, 2));
   REQUIRE(two);
   CHECK(two->fewer == 2);
   CHECK(two->more == 4);
   CHECK(two->layers == 24);
-  CHECK(api::layer_sampling(job(9, 4)));
-  CHECK_FALSE(api::layer_sampling(job(8, 4)));  // 2K = 8 layers: simulate them all
+  CHECK(api::layer_sampling(sampled_job(9, 4)));
+  CHECK_FALSE(api::layer_sampling(sampled_job(8, 4)));  // 2K = 8 layers: simulate them all
   // Megatron samples whole pipelines: pp x virtual_stages layers a unit.
-  const auto pipelined = api::layer_sampling(job(48, 1, R"({"scheme": "megatron", "tp": 2, "pp": 4, "dp": 8})"));
+  const auto pipelined =
+      api::layer_sampling(sampled_job(48, 1, R"({"scheme": "megatron", "tp": 2, "pp": 4, "dp": 8})"));
   REQUIRE(pipelined);
   CHECK(pipelined->fewer == 4);
   CHECK(pipelined->more == 8);
 }
 
 TEST_CASE("with_layers changes the layers and turns sampling off", "[unit]") {
-  const auto s = api::with_layers(job(24, 2), 4);
+  const auto s = api::with_layers(sampled_job(24, 2), 4);
   CHECK(s.model.layers == 4);
   CHECK(s.sample_layers == 0);
   CHECK(s.resolved["model"]["layers"] == 4);
@@ -89,8 +90,8 @@ TEST_CASE("extrapolation is the line through the two samples", "[unit]") {
 }
 
 TEST_CASE("a sampled run of identical layers gives the full run's figures", "[integration]") {
-  const auto full = api::simulate(job(24, 0));
-  const auto sampled = api::simulate(job(24, 2));
+  const auto full = api::simulate(sampled_job(24, 0));
+  const auto sampled = api::simulate(sampled_job(24, 2));
   REQUIRE(sampled.sampled_layers);
   CHECK(sampled.sampled_layers->fewer == 2);
   CHECK(sampled.sampled_layers->more == 4);
@@ -123,8 +124,8 @@ TEST_CASE("a sampled run of identical layers gives the full run's figures", "[in
 
 TEST_CASE("a pipelined megatron job samples whole pipelines", "[integration]") {
   const std::string megatron = R"({"scheme": "megatron", "tp": 2, "pp": 4, "dp": 8})";
-  const auto full = api::simulate(job(32, 0, megatron));
-  const auto sampled = api::simulate(job(32, 1, megatron));
+  const auto full = api::simulate(sampled_job(32, 0, megatron));
+  const auto sampled = api::simulate(sampled_job(32, 1, megatron));
   REQUIRE(sampled.sampled_layers);
   CHECK(sampled.sampled_layers->more == 8);
   CHECK(sampled.iteration_time_s == Approx(full.iteration_time_s).epsilon(1e-6));
@@ -134,18 +135,18 @@ TEST_CASE("layer sampling refuses traces and link loads", "[integration]") {
   api::SimulateOptions traced;
   traced.traced_ranks = {true};
   traced.on_trace = [](const scenario::PreparedJob&, std::vector<trace::TraceRow>) {};
-  CHECK_THROWS_WITH(api::simulate(job(24, 2), traced),
+  CHECK_THROWS_WITH(api::simulate(sampled_job(24, 2), traced),
                     Catch::Contains("simulation.sample_layers") && Catch::Contains("no traces or link loads"));
   api::SimulateOptions metered;
   metered.hottest_links = 5;
-  CHECK_THROWS_AS(api::simulate(job(24, 2), metered), InputError);
+  CHECK_THROWS_AS(api::simulate(sampled_job(24, 2), metered), InputError);
   // Without sampling in effect (2K covers the model) both are fine.
-  CHECK_NOTHROW(api::simulate(job(4, 2), metered));
+  CHECK_NOTHROW(api::simulate(sampled_job(4, 2), metered));
 }
 
 TEST_CASE("simulation.sample_layers is checked", "[unit]") {
-  CHECK_THROWS_WITH(job(24, -1), Catch::Contains("simulation.sample_layers") && Catch::Contains("job.json"));
-  CHECK_THROWS_WITH(job(24, 5000), Catch::Contains("simulation.sample_layers"));
+  CHECK_THROWS_WITH(sampled_job(24, -1), Catch::Contains("simulation.sample_layers") && Catch::Contains("job.json"));
+  CHECK_THROWS_WITH(sampled_job(24, 5000), Catch::Contains("simulation.sample_layers"));
   CHECK_THROWS_WITH(scenario::parse_scenario(nlohmann::json::parse(R"({"machine": "simple-a100",
     "model": "gpt-5b", "gpus": 64, "parallel": {"scheme": "axonn4d", "gx": 2, "gy": 2, "gz": 2, "gdata": 8},
     "training": {"global_batch": 64}, "simulation": {"sample": 2}})"),
@@ -161,8 +162,8 @@ TEST_CASE("the two samples run at once give the same summary as one after the ot
                                       std::string(R"({"scheme": "megatron", "tp": 2, "pp": 4, "dp": 8})")}) {
     api::SimulateOptions concurrent;
     concurrent.concurrent_samples = true;
-    const auto one_by_one = api::simulate(job(32, 1, parallel));
-    const auto at_once = api::simulate(job(32, 1, parallel), concurrent);
+    const auto one_by_one = api::simulate(sampled_job(32, 1, parallel));
+    const auto at_once = api::simulate(sampled_job(32, 1, parallel), concurrent);
     CHECK(report::to_json(at_once).dump() == report::to_json(one_by_one).dump());
     std::ostringstream a, b;
     report::print_summary(a, at_once);
@@ -173,7 +174,7 @@ TEST_CASE("the two samples run at once give the same summary as one after the ot
 
 TEST_CASE("an input error in the concurrent K-layer sample reaches the caller as itself", "[integration]") {
   // adjust_job refuses the K-layer job only (it has fewer ops), which then runs in the child.
-  const auto fewer_ops = scenario::prepare_job(api::with_layers(job(24, 2), 2))->plan.streams[0].ops.size();
+  const auto fewer_ops = scenario::prepare_job(api::with_layers(sampled_job(24, 2), 2))->plan.streams[0].ops.size();
   api::SimulateOptions options;
   options.concurrent_samples = true;
   options.adjust_job = [fewer_ops](scenario::PreparedJob& prepared) {
@@ -181,7 +182,7 @@ TEST_CASE("an input error in the concurrent K-layer sample reaches the caller as
       throw InputError("what-if.json", "kernels.scale", "must be positive");
   };
   try {
-    (void)api::simulate(job(24, 2), options);
+    (void)api::simulate(sampled_job(24, 2), options);
     FAIL("no exception");
   } catch (const InputError& e) {
     CHECK(e.field() == "kernels.scale");

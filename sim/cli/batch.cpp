@@ -1,5 +1,6 @@
 #include "sim/cli/batch.hpp"
 
+#include "sim/api/job.hpp"
 #include "sim/api/simulate.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -36,6 +38,7 @@ nlohmann::json PointResult::to_json() const {
                       {"total_pflops", total_pflops},
                       {"memory_per_gpu_bytes", memory_per_gpu_bytes}};
   if (!sampled_layers.empty()) j["sampled_layers"] = sampled_layers;
+  if (!job.is_null()) j["job"] = job;
   return j;
 }
 
@@ -53,6 +56,7 @@ PointResult PointResult::from_json(const nlohmann::json& j) {
   r.total_pflops = j.at("total_pflops").get<double>();
   r.memory_per_gpu_bytes = j.at("memory_per_gpu_bytes").get<double>();
   if (j.contains("sampled_layers")) r.sampled_layers = j.at("sampled_layers").get<std::vector<std::uint32_t>>();
+  if (j.contains("job")) r.job = j.at("job");
   return r;
 }
 
@@ -66,7 +70,18 @@ PointResult simulate_point(const nlohmann::json& doc, bool alone) {
     const auto s = scenario::parse_scenario(doc, doc.value("name", std::string{"scenario"}));
     api::SimulateOptions options;
     options.concurrent_samples = alone;
-    const auto summary = api::simulate(s, options);
+    std::optional<api::JobReport> job;
+    if (s.job) job = api::run_job(s, options);
+    const auto summary = job ? job->baseline : api::simulate(s, options);
+    if (job) {
+      const auto j = api::to_json(*job);
+      r.job = {{"time_to_train_days", j.at("time_to_train_days")},
+               {"goodput", j.at("goodput")},
+               {"energy_MWh", j.at("energy_MWh")},
+               {"cost_usd", j.at("cost_usd")},
+               {"interval_s", j.at("checkpoint").at("interval_s")},
+               {"straggler_iteration_s", j.at("straggler_iteration_s")}};
+    }
     r.iteration_time_s = summary.iteration_time_s;
     r.percent_of_peak = summary.percent_of_peak;
     r.tflops_per_gpu = summary.tflops_per_gpu;

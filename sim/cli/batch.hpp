@@ -26,6 +26,9 @@ struct PointResult {
   double mfu_percent = 0, total_pflops = 0, memory_per_gpu_bytes = 0;
   /// Layer sampling (simulation.sample_layers): the layer counts simulated; empty when every layer was.
   std::vector<std::uint32_t> sampled_layers;
+  /// A scenario with a `job` object (docs/job.md): the run priced by api::run_job, as {time_to_train_days,
+  /// goodput, energy_MWh, cost_usd, interval_s, straggler_iteration_s}; null otherwise.
+  nlohmann::json job;
   [[nodiscard]] nlohmann::json to_json() const;
   [[nodiscard]] static PointResult from_json(const nlohmann::json& j);
 };
@@ -50,7 +53,8 @@ void check_batch_options(const BatchOptions& options);
 void add_batch_flags(CLI::App& cmd, BatchOptions& options);
 
 /// Simulates every scenario (resolved documents, as Scenario::resolved) with the fast core and the
-/// memory check; rows in the order of `scenarios`.
+/// memory check; rows in the order of `scenarios`. A scenario with a `job` object is run through
+/// api::run_job (a second simulation when it has stragglers) and its row gets `job`.
 [[nodiscard]] std::vector<PointResult> run_batch(const std::vector<nlohmann::json>& scenarios,
                                                  const BatchOptions& options, std::ostream& log);
 

@@ -72,10 +72,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   });
 
   const std::vector<Command> commands = {
-      add_simulate_command(app), add_topo_command(app),         add_roofline_command(app),  add_presets_command(app),
-      add_emulate_command(app),  add_validate_command(app),     add_calibrate_command(app), add_trace_command(app),
-      add_compare_command(app),  add_tune_command(app),         add_sweep_command(app),     add_report_command(app),
-      add_place_command(app),    add_batch_worker_command(app),
+      add_simulate_command(app), add_topo_command(app),     add_roofline_command(app),     add_presets_command(app),
+      add_emulate_command(app),  add_validate_command(app), add_calibrate_command(app),    add_trace_command(app),
+      add_compare_command(app),  add_tune_command(app),     add_sweep_command(app),        add_report_command(app),
+      add_place_command(app),    add_job_command(app),      add_batch_worker_command(app),
   };
 
   // `exasim help [COMMAND]`, and a command name CLI11 would only call "a subcommand is required".

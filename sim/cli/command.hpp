@@ -32,6 +32,7 @@ struct Command {
 [[nodiscard]] Command add_sweep_command(CLI::App& app);
 [[nodiscard]] Command add_report_command(CLI::App& app);
 [[nodiscard]] Command add_place_command(CLI::App& app);
+[[nodiscard]] Command add_job_command(CLI::App& app);
 [[nodiscard]] Command add_batch_worker_command(CLI::App& app);
 
 }  // namespace exasim::cli

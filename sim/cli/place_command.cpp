@@ -82,6 +82,7 @@ std::string placement_text(const std::vector<std::uint32_t>& gpu_of_rank, const 
 nlohmann::json with_placement_file(const scenario::Scenario& s, const std::string& file) {
   auto doc = s.resolved;
   doc["placement"] = {{"policy", "file"}, {"file", file}};
+  doc.erase("job");  // place scores iterations; a job object would price each run too (batch.hpp)
   return doc;
 }
 

@@ -128,3 +128,51 @@ TEST_CASE("report of a folder that is none exits 2 and writes nothing", "[unit]"
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("summary.json: iteration_time_s:"));
 }
+
+TEST_CASE("report of a job folder charts goodput over the checkpoint interval", "[integration]") {
+  const auto dir = fresh_dir("job");
+  auto scenario = nlohmann::json::parse(kGood);
+  scenario["job"] = nlohmann::json::parse(R"({"steps": 1000, "failures": {"per_gpu_hour": 1e-3, "restart_s": 60},
+    "checkpoint": {"write_Bps": 1e9}, "cost_per_gpu_hour": 2})");
+  std::ofstream(dir / "s.json") << scenario.dump();
+  const auto job = exasim_run({"job", (dir / "s.json").string(), "--out", (dir / "out").string()});
+  INFO(job.err);
+  REQUIRE(job.code == 0);
+  CHECK_THAT(job.out, Catch::Contains("files written to " + (dir / "out").string() + ": job.json summary.json"));
+  const auto r = exasim_run({"report", (dir / "out").string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("(a job folder)"));
+  CHECK_THAT(r.out, Catch::Contains("charts: job-goodput-interval\n"));
+  const auto html = read(dir / "out" / "report.html");
+  // The goodput card prints job.json's goodput with 4 decimals; the what-if table has its five rows.
+  const auto j = nlohmann::json::parse(read(dir / "out" / "job.json"));
+  char want[64];
+  std::snprintf(want, sizeof want, "id=\"job-goodput\">%.4f<", j.at("goodput").get<double>());
+  CHECK_THAT(html, Catch::Contains(want));
+  CHECK_THAT(html, Catch::Contains("<td>ideal (none of them)</td>"));
+  CHECK_THAT(html, Catch::Contains("optimum (searched)"));
+}
+
+TEST_CASE("sweep varies job keys and adds the job's figures to each point", "[integration]") {
+  const auto dir = fresh_dir("job_sweep");
+  auto scenario = nlohmann::json::parse(kGood);
+  scenario["job"] = nlohmann::json::parse(R"({"steps": 1000, "failures": {"per_gpu_hour": 1e-3, "restart_s": 60},
+    "checkpoint": {"write_Bps": 1e9}})");
+  std::ofstream(dir / "s.json") << scenario.dump();
+  const auto sweep =
+      exasim_run({"sweep", (dir / "s.json").string(), "--vary", "job.checkpoint.interval_s=1,1000000", "--json"});
+  INFO(sweep.err);
+  REQUIRE(sweep.code == 0);
+  const auto rows = nlohmann::json::parse(sweep.out).at("rows");
+  REQUIRE(rows.size() == 2);
+  // The same iteration at both points; a checkpoint every step, or one per 10^6 s (longer than the run,
+  // so every failure loses all the work since the start), each costs goodput against the job's own optimum.
+  CHECK(rows[0].at("iteration_time_s") == rows[1].at("iteration_time_s"));
+  const auto job = exasim_run({"job", (dir / "s.json").string(), "--json"});
+  REQUIRE(job.code == 0);
+  const double optimum = nlohmann::json::parse(job.out).at("goodput").get<double>();
+  for (const auto& row : rows) CHECK(row.at("job").at("goodput").get<double>() < optimum);
+  const auto table = exasim_run({"sweep", (dir / "s.json").string(), "--vary", "job.checkpoint.interval_s=1,1000000"});
+  CHECK_THAT(table.out, Catch::Contains("days  goodput        MWh"));
+}

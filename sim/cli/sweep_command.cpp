@@ -122,7 +122,15 @@ nlohmann::json row_json(const Row& r) {
   return j;
 }
 
+/// Whether any point priced a job object (docs/job.md): the table and CSV then show its figures.
+bool any_job(const std::vector<Row>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.result.job.is_null(); });
+}
+
+constexpr const char* kJobColumns[] = {"time_to_train_days", "goodput", "energy_MWh", "cost_usd", "interval_s"};
+
 void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vector<Row>& rows, bool scaling) {
+  const bool job = any_job(rows);
   const auto number = [](double x) {
     return nlohmann::json(x).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   };
@@ -132,6 +140,8 @@ void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vect
                              "total_pflops", "memory_per_gpu_bytes"})
     header.emplace_back(column);
   if (scaling) header.emplace_back("scaling_efficiency_percent");
+  if (job)
+    for (const char* column : kJobColumns) header.emplace_back(column);
   header.emplace_back("error");
   out << report::csv_line(header) << '\n';
   for (const auto& r : rows) {
@@ -145,6 +155,9 @@ void print_csv(std::ostream& out, const std::vector<Vary>& vary, const std::vect
                      p.memory_per_gpu_bytes})
       fields.push_back(ok ? number(x) : "");
     if (scaling) fields.push_back(ok ? number(r.scaling_efficiency_percent) : "");
+    if (job)
+      for (const char* column : kJobColumns)
+        fields.push_back(ok && !p.job.is_null() ? number(p.job.at(column).get<double>()) : "");
     fields.push_back(p.error);
     out << report::csv_line(fields) << '\n';
   }
@@ -171,8 +184,9 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
   // characters), so the figures line up under their headers.
   int label_width = 32;
   for (const auto& r : rows) label_width = std::max(label_width, static_cast<int>(r.label.size()));
-  std::snprintf(buf, sizeof buf, "%-*s %12s %12s %7s %7s%s\n", label_width, "parallel", "iteration_s", "TFLOP/s/GPU",
-                "%peak", "MFU%", scaling ? "  scaling%" : "");
+  const bool job = any_job(rows);
+  std::snprintf(buf, sizeof buf, "%-*s %12s %12s %7s %7s%s%s\n", label_width, "parallel", "iteration_s", "TFLOP/s/GPU",
+                "%peak", "MFU%", scaling ? "  scaling%" : "", job ? "     days  goodput        MWh" : "");
   out << buf;
   for (const auto& r : rows) {
     out << "  ";
@@ -194,6 +208,11 @@ void print_table(std::ostream& out, const std::vector<Vary>& vary, const std::ve
     out << buf;
     if (scaling) {
       std::snprintf(buf, sizeof buf, " %9.1f", r.scaling_efficiency_percent);
+      out << buf;
+    }
+    if (!p.job.is_null()) {
+      std::snprintf(buf, sizeof buf, " %8.2f %8.4f %10.1f", p.job.at("time_to_train_days").get<double>(),
+                    p.job.at("goodput").get<double>(), p.job.at("energy_MWh").get<double>());
       out << buf;
     }
     out << "\n";

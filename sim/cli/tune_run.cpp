@@ -138,6 +138,7 @@ std::vector<TuneOutcome> tune_scenarios(const std::vector<scenario::Scenario>& b
       const auto& c = t.search.ranked[i];
       top.push_back({tune::with_config(base, c), c, {}});
       docs.push_back(top.back().scenario.resolved);
+      docs.back().erase("job");  // tune ranks iterations; a job object would price each run too (batch.hpp)
     }
     picked.push_back(std::move(top));
     outcomes.push_back(std::move(t));

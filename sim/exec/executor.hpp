@@ -44,6 +44,8 @@
 //    during a compute run; when the run's timer ends the rank waits the work it did not do: f x O more
 //    if communication still runs, f x O / (1 + f) if it has ended, then moves on; the extra time counts
 //    as compute (RankTimes::slowed_s);
+//  - a straggling rank (Job::rank_compute_factor) runs every kernel that factor slower, whatever its
+//    kind; its communication keeps its rate;
 //  - at most `handle slots` collectives of one group can be open at once (a plan error beyond).
 
 #include "sim/exec/network_backend.hpp"

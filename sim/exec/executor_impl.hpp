@@ -141,7 +141,8 @@ void BasicExecutor<Network>::compute_ended(Rank r) {
     const auto& ops = ops_of(r);
     double t = since_[r];
     for (std::uint32_t k = pc_[r]; k < end; ++k) {
-      const double kernel_end = k + 1 == end ? now_ : std::min(now_, t + job_.kernel_time_s[ops[k].kernel]);
+      const double kernel_s = job_.kernel_time_s[ops[k].kernel] * job_.compute_factor(r);
+      const double kernel_end = k + 1 == end ? now_ : std::min(now_, t + kernel_s);
       report(r, k, t, kernel_end);
       t = kernel_end;
     }
@@ -185,7 +186,7 @@ void BasicExecutor<Network>::advance(Rank r) {
         // (compute does not depend on the network), so only the run's end matters.
         if (observed(r)) since_[r] = now_;  // only a trace needs the start of the run
         if (!in_flight_.empty() && in_flight_[r] > 0) overlap_since_[r] = now_;
-        backend_.start_timer(run_of(r)[pc_[r]].time_s, TimerKind::Compute, r);
+        backend_.start_timer(run_of(r)[pc_[r]].time_s * job_.compute_factor(r), TimerKind::Compute, r);
         return;
       case schedule::OpType::CollStart:
         post(r, op);
@@ -449,7 +450,7 @@ runtime::RunResult BasicExecutor<Network>::finish(std::string backend) {
   for (Rank r = 0; r < world_; ++r) {
     times[r].finish_s = finish_s_[r];
     times[r].slowed_s = slowed_s_.empty() ? 0.0 : slowed_s_[r];
-    times[r].compute_s = stream_compute_s_[stream_index(r)] + times[r].slowed_s;
+    times[r].compute_s = stream_compute_s_[stream_index(r)] * job_.compute_factor(r) + times[r].slowed_s;
     times[r].exposed_s.resize(dims_);
     for (std::size_t d = 0; d < dims_; ++d) times[r].exposed_s[d] = exposed_s(r, static_cast<std::uint8_t>(d));
   }

@@ -46,6 +46,8 @@ constexpr Overridable kOverridableFigures[] = {
     {"comm_overlap_slowdown", &DeviceSpec::comm_overlap_slowdown, 0, 10},
     {"layout_nt_factor", &DeviceSpec::layout_nt_factor, 0.01, 100},
     {"layout_tn_factor", &DeviceSpec::layout_tn_factor, 0.01, 100},
+    {"busy_power_w", &DeviceSpec::busy_power_w, 1, 1e5},
+    {"idle_power_w", &DeviceSpec::idle_power_w, 1e-3, 1e5},
 };
 
 /// A relative path is looked for beside the file the gpu object came from (the machine file), then in
@@ -97,7 +99,9 @@ GpuChoice load_gpu_choice(const JsonView& parent, const std::string& key) {
                 "kernel_launch_s",
                 "comm_overlap_slowdown",
                 "layout_nt_factor",
-                "layout_tn_factor"});
+                "layout_tn_factor",
+                "busy_power_w",
+                "idle_power_w"});
   choice.device = require_device(v.string("device"), v.source(), v.field("device"));
   for (const auto& o : kOverridableFigures) {
     if (!v.has(o.key)) continue;

@@ -121,6 +121,15 @@ void set_amd_estimates(DeviceSpec& d) {
   d.gemm_k_overhead = k_overhead_estimate();
 }
 
+/// Board power: the vendor's maximum board power (TDP) while training, and an idle estimate.
+void set_power(DeviceSpec& d, double busy_w, std::string source) {
+  d.busy_power_w = {busy_w, std::move(source)};
+  d.idle_power_w = {0.1 * busy_w,
+                    est("a tenth of the maximum board power, the order of an idle data-centre GPU's; a GPU waiting "
+                        "on communication draws more (its collective kernels run), so the waiting time's energy is a "
+                        "lower bound")};
+}
+
 DeviceSpec nvidia_h100_common(std::string name, std::string description) {
   DeviceSpec d;
   d.name = std::move(name);
@@ -280,18 +289,21 @@ std::vector<DeviceSpec> build_table() {
     d.layout_tn_factor = {2.0, est("docs/axonn.md section 5: [S2] reports TN->NN ~8x faster for GEMMs of a 320B model "
                                    "(rocBLAS TN kernels weak); 8x is one secondary, shape-specific figure, so a "
                                    "conservative 2x is used")};
+    set_power(d, 280, "[H6] MI250X 560 W peak total board power per module / 2 GCDs");
     table.push_back(std::move(d));
   }
   {
     DeviceSpec d = a100_common("a100-40gb", "NVIDIA A100 SXM4 40 GB HBM2 (Perlmutter's 1,536-node partition)");
     d.hbm_bandwidth_Bps = {1.555e12, "[H1][H4] 1,555 GB/s"};
     d.hbm_capacity_bytes = {40e9, "[H1] 40 GB HBM2"};
+    set_power(d, 400, "[H1] A100 SXM4 maximum TDP 400 W");
     table.push_back(std::move(d));
   }
   {
     DeviceSpec d = a100_common("a100-80gb", "NVIDIA A100 SXM4 80 GB HBM2e (Perlmutter's 256-node partition)");
     d.hbm_bandwidth_Bps = {2.039e12, "[H4][H5] 2,039 GB/s"};
     d.hbm_capacity_bytes = {80e9, "[H1][H5] 80 GB HBM2e"};
+    set_power(d, 400, "[H1][H4] A100 SXM4 maximum TDP 400 W");
     table.push_back(std::move(d));
   }
   {
@@ -301,6 +313,9 @@ std::vector<DeviceSpec> build_table() {
     d.gemm_achievable_fraction = {813.0 / 989.0,
                                   "docs/sources.md 2.5 [S2]: ~813 TF measured on GH200's H100 bf16 GEMM / 989 TF peak; "
                                   "microbenchmark, secondary source; Alps clocks/power caps unconfirmed"};
+    set_power(d, 1000,
+              "[H2] GH200 module power configurable from 450 to 1,000 W, its maximum (the Grace CPU and its memory "
+              "included)");
     table.push_back(std::move(d));
   }
   {
@@ -310,6 +325,7 @@ std::vector<DeviceSpec> build_table() {
     d.gemm_achievable_fraction = {794.5 / 989.0,
                                   "[KR1] 794.5 TF, the maximum achievable bf16 matmul rate of an H100 SXM over a "
                                   "search of shapes (best 2048x2048x13312, torch 2.7/cu126) / 989 TF peak"};
+    set_power(d, 700, "[H2] H100 SXM maximum TDP up to 700 W (configurable)");
     table.push_back(std::move(d));
   }
   {
@@ -322,6 +338,7 @@ std::vector<DeviceSpec> build_table() {
     d.gemm_achievable_fraction = {794.5 / 989.0,
                                   "[KR1] H100 SXM's 794.5 TF / 989 TF (the source lists H200 as the same: same "
                                   "compute silicon and clocks)"};
+    set_power(d, 700, "[H8] H200 SXM maximum TDP up to 700 W (configurable)");
     table.push_back(std::move(d));
   }
   {
@@ -330,6 +347,7 @@ std::vector<DeviceSpec> build_table() {
     d.hbm_capacity_bytes = {192e9, "[H9] 192 GB HBM3"};
     set_cdna3_gemm_rates(d, "MI300X", 708, 1273);
     d.gemm_achievable_fraction.source += "; [KR1] measured 668.4 TF (ROCm 6.3, TunableOp)";
+    set_power(d, 750, "[H9] MI300X OAM 750 W total board power");
     table.push_back(std::move(d));
   }
   {
@@ -337,6 +355,7 @@ std::vector<DeviceSpec> build_table() {
     d.hbm_bandwidth_Bps = {6e12, "[H10] 6 TB/s"};
     d.hbm_capacity_bytes = {256e9, "[H10] 256 GB HBM3E"};
     set_cdna3_gemm_rates(d, "MI325X", 843, 1519);
+    set_power(d, 1000, "[H10] MI325X OAM 1,000 W total board power");
     table.push_back(std::move(d));
   }
   {
@@ -347,6 +366,8 @@ std::vector<DeviceSpec> build_table() {
     d.hbm_capacity_bytes = {180e9,
                             "[H11] DGX B200's 1,440 GB over 8 GPUs: 180 GB HBM3e (launch material quoted "
                             "192 GB)"};
+    set_power(d, 1000,
+              est("B200 SXM maximum TDP, as HGX B200 systems are specified (1,000 W); not in docs/sources.md"));
     table.push_back(std::move(d));
   }
   {
@@ -355,6 +376,7 @@ std::vector<DeviceSpec> build_table() {
                         "GB200 NVL72 datasheet vector fp32 (5,760 TF per 72 GPUs)");
     d.hbm_bandwidth_Bps = {8e12, "[H12] 576 TB/s HBM3e per 72 GPUs: 8 TB/s"};
     d.hbm_capacity_bytes = {186e9, "[H12] 372 GB HBM3e per GB200 superchip (two GPUs): 186 GB"};
+    set_power(d, 1200, est("GB200 NVL72 per-GPU power (1,200 W) as reported for the rack; not in docs/sources.md"));
     table.push_back(std::move(d));
   }
   return table;

@@ -90,6 +90,10 @@ struct DeviceSpec {
   Figure gemm_tile_m;
   Figure gemm_tile_n;
   Figure gemm_k_overhead;
+  /// Board power while training (the vendor's maximum board power / TDP) and while idle, in watts: what
+  /// `exasim job` prices energy with (sim/job/job_model.hpp); idle figures are estimates.
+  Figure busy_power_w;
+  Figure idle_power_w;
 
   [[nodiscard]] int compute_unit_count() const { return static_cast<int>(compute_units.value); }
   /// Tensor/matrix peak a GEMM or attention kernel of `dtype` runs against.

@@ -20,7 +20,7 @@ std::vector<const Figure*> figures(const DeviceSpec& d) {
           &d.softmax_efficiency,   &d.dropout_efficiency, &d.activation_efficiency,
           &d.optimizer_efficiency, &d.kernel_launch_s,    &d.layout_nt_factor,
           &d.layout_tn_factor,     &d.gemm_tile_m,        &d.gemm_tile_n,
-          &d.gemm_k_overhead};
+          &d.gemm_k_overhead,      &d.busy_power_w,       &d.idle_power_w};
 }
 }  // namespace
 

@@ -339,6 +339,7 @@ const char* to_string(FolderKind kind) {
     case FolderKind::sweep: return "sweep";
     case FolderKind::tune: return "tune";
     case FolderKind::place: return "place";
+    case FolderKind::job: return "job";
   }
   return "?";
 }
@@ -349,13 +350,15 @@ FolderKind detect_folder(const fs::path& dir) {
     throw InputError(
         dir.string(), "",
         fs::exists(dir, ec) ? "is not a folder: give the folder a command wrote with --out" : "no such folder");
+  if (fs::is_regular_file(dir / "job.json", ec)) return FolderKind::job;
   if (fs::is_regular_file(dir / "summary.json", ec)) return FolderKind::simulate;
   if (fs::is_regular_file(dir / "sweep.json", ec)) return FolderKind::sweep;
   if (fs::is_regular_file(dir / "tune.csv", ec)) return FolderKind::tune;
   if (fs::is_regular_file(dir / "place.csv", ec)) return FolderKind::place;
-  throw InputError(dir.string(), "",
-                   "not an exasim output folder: expected summary.json (exasim simulate --out), sweep.json (exasim "
-                   "sweep --out), tune.csv (exasim tune --out) or place.csv (exasim place --out)");
+  throw InputError(
+      dir.string(), "",
+      "not an exasim output folder: expected summary.json (exasim simulate --out), sweep.json (exasim "
+      "sweep --out), tune.csv (exasim tune --out), place.csv (exasim place --out) or job.json (exasim job --out)");
 }
 
 ReportPage render_report(const fs::path& dir, const ReportOptions& options) {
@@ -366,6 +369,7 @@ ReportPage render_report(const fs::path& dir, const ReportOptions& options) {
     case FolderKind::sweep: out.html = sweep_page(dir, out); break;
     case FolderKind::tune: out.html = tune_page(dir, out); break;
     case FolderKind::place: out.html = place_page(dir, out); break;
+    case FolderKind::job: out.html = job_page(dir, out); break;
   }
   return out;
 }

@@ -14,12 +14,15 @@
 //  - `place --out DIR` (place.csv; scenario.json names the job, place_network.json the network): the
 //    simulated placements ranked, the plan first, each against the packed (or scheduler) baseline; the
 //    hot links and group pairs of the plan and the baseline, and a map of the groups the ranks sit in
-//    (internal/place_page.cpp).
+//    (internal/place_page.cpp);
+//  - `job --out DIR` (job.json, beside the iteration's summary.json): time to train, goodput, energy and
+//    cost, goodput over the checkpoint interval with Young's, Daly's and the searched optimum marked, and
+//    the what-if table (internal/job_page.cpp).
 // The page is byte-identical for the same folder (fixed number formats, no dates), and its script
 // records any JavaScript error or console.error in an element (#js-status) that the browser test reads.
 //
 // LIMITATIONS: the timeline draws at most `max_timeline_ranks` ranks and `max_timeline_blocks` blocks
-// (the page says how many rows it merged or left out); one folder is one kind (summary.json first, then
+// (the page says how many rows it merged or left out); one folder is one kind (job.json first, then summary.json, then
 // sweep.json, then tune.csv, then place.csv); `compare` output (a Chrome trace) is not read: open it in
 // Perfetto.
 
@@ -30,7 +33,7 @@
 
 namespace exasim::html {
 
-enum class FolderKind { simulate, sweep, tune, place };
+enum class FolderKind { simulate, sweep, tune, place, job };
 
 [[nodiscard]] const char* to_string(FolderKind kind);
 

@@ -88,8 +88,8 @@ TEST_CASE("report: a folder is told by its files, anything else is an input erro
   const auto dir = fresh_dir("detect");
   CHECK_THROWS_WITH(exasim::html::detect_folder(dir),
                     Catch::Contains("not an exasim output folder: expected summary.json (exasim simulate --out), "
-                                    "sweep.json (exasim sweep --out), tune.csv (exasim tune --out) or place.csv "
-                                    "(exasim place --out)"));
+                                    "sweep.json (exasim sweep --out), tune.csv (exasim tune --out), place.csv "
+                                    "(exasim place --out) or job.json (exasim job --out)"));
   CHECK_THROWS_AS(exasim::html::detect_folder(dir / "missing"), exasim::InputError);
   write(dir / "place.csv", "placement\n");
   CHECK(exasim::html::detect_folder(dir) == FolderKind::place);
@@ -101,6 +101,10 @@ TEST_CASE("report: a folder is told by its files, anything else is an input erro
   CHECK(exasim::html::detect_folder(dir) == FolderKind::simulate);
   // summary.json without its fields: the error names the file and the field.
   CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("summary.json: scenario"));
+  // exasim job writes summary.json beside job.json: the folder is a job's.
+  write(dir / "job.json", "{}");
+  CHECK(exasim::html::detect_folder(dir) == FolderKind::job);
+  CHECK_THROWS_WITH(exasim::html::render_report(dir), Catch::Contains("job.json: scenario"));
 }
 
 TEST_CASE("report: a sweep page has its curves, its rows and the failed point", "[unit]") {

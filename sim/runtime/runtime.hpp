@@ -34,7 +34,13 @@ struct Job {
   /// execution core's LIMITATIONS say how (sim/exec/executor.hpp).
   double compute_slowdown_beside_comm = 0;
   std::uint64_t seed = 1;
+  /// Per-rank factor (>= 1) on every compute kernel's time: a straggling GPU (`exasim job`'s
+  /// job.stragglers). Empty: every rank at 1. Applied by the execution core (both simulators).
+  std::vector<double> rank_compute_factor;
 
+  [[nodiscard]] double compute_factor(Rank r) const {
+    return r < rank_compute_factor.size() ? rank_compute_factor[r] : 1.0;
+  }
   [[nodiscard]] std::uint32_t gpu(Rank r) const { return gpu_of_rank.empty() ? r : gpu_of_rank[r]; }
 };
 

@@ -58,7 +58,7 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   for (const auto& o : overrides) apply_override(doc, o, source, origin);
   JsonView root(doc, source, "");
   root.check_keys({"name", "description", "machine", "model", "gpus", "parallel", "training", "overlap", "placement",
-                   "collectives", "seed", "simulation"});
+                   "collectives", "seed", "simulation", "job"});
   for (const char* key : {"machine", "model", "gpus", "parallel", "training"})
     if (!root.has(key)) root.fail(key, "missing required field");
   inline_preset(doc, "machine", kMachineFolder, source, origin);
@@ -124,6 +124,14 @@ Scenario parse_scenario(nlohmann::json doc, const std::string& source, const std
   if (!entry) parallel.fail("scheme", "'" + scheme_name + "' is not one of: " + scheme_names());
   s.scheme = entry;
   entry->load(parallel, s);
+  if (root.has("job")) {
+    job::JobContext context;
+    context.gpus = s.gpus;
+    context.gpus_per_node = s.machine.node.gpus;
+    context.tokens_per_step = static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
+    context.seed = s.seed;
+    s.job = job::load_job_config(root.object("job"), context);
+  }
   s.resolved = std::move(doc);
   return s;
 }

@@ -7,6 +7,7 @@
 // Every field is validated; a bad one is an InputError naming the file, the field and what is allowed.
 
 #include "sim/collectives/algorithm.hpp"
+#include "sim/job/job_config.hpp"
 #include "sim/scenario/machine.hpp"
 #include "sim/scenario/placement.hpp"
 #include "sim/scenario/scheme.hpp"
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,8 @@ struct Scenario {
   /// the scheme's layer units) and extrapolates linearly to the model's: an approximation for runs too
   /// large to simulate whole (sim/api/layer_sampling.hpp, docs/performance.md).
   std::uint32_t sample_layers = 0;
+  /// The optional `job` object: the training run around the iteration (`exasim job`, docs/job.md).
+  std::optional<job::JobConfig> job;
 };
 
 /// The scheme table's entry for the scenario's `parallel.scheme`.

@@ -41,10 +41,11 @@ struct Page {
 /// or does not load as a scenario; `scenario_name` gets its "name" when it has one.
 [[nodiscard]] std::string job_title(const std::filesystem::path& scenario, std::string* scenario_name);
 
-/// The sweep, tune and place pages (sweep_page.cpp, tune_page.cpp, place_page.cpp): the HTML, with the
-/// title, charts and notes set in `out`.
+/// The sweep, tune, place and job pages (sweep_page.cpp, tune_page.cpp, place_page.cpp, job_page.cpp): the HTML, with
+/// the title, charts and notes set in `out`.
 [[nodiscard]] std::string sweep_page(const std::filesystem::path& dir, ReportPage& out);
 [[nodiscard]] std::string tune_page(const std::filesystem::path& dir, ReportPage& out);
 [[nodiscard]] std::string place_page(const std::filesystem::path& dir, ReportPage& out);
+[[nodiscard]] std::string job_page(const std::filesystem::path& dir, ReportPage& out);
 
 }  // namespace exasim::html::internal
