@@ -40,7 +40,12 @@ LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& pts) {
   for (const auto& p : pts)
     if (!(p.time_s > 0)) throw std::invalid_argument("fit_latency_bandwidth: times must be positive");
   auto [latency, inverse_bw] = solve(pts, true);
-  if (latency < 0) std::tie(latency, inverse_bw) = solve(pts, false);
+  // A negative latency, or times that fall as bytes grow (a loaded host: the small points measured while
+  // busy, the large ones after): bandwidth alone, through the origin, which any positive points give.
+  if (latency < 0 || !(inverse_bw > 0)) {
+    latency = 0;
+    inverse_bw = solve(pts, false).second;
+  }
   if (!(inverse_bw > 0)) throw std::invalid_argument("fit_latency_bandwidth: no positive bandwidth fits the points");
   LinearFit fit;
   fit.latency_s = latency;

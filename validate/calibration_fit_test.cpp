@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace exasim;
 
 TEST_CASE("latency and bandwidth are recovered from exact points", "[unit]") {
@@ -25,6 +27,15 @@ TEST_CASE("a negative latency is clamped to zero and the bandwidth refitted", "[
   CHECK(fit.latency_s == 0);
   CHECK(fit.bandwidth_Bps == Approx(1e9).epsilon(0.05));
   CHECK_THROWS_AS(validate::fit_latency_bandwidth({{1, 1e6, 1e-3}}), std::invalid_argument);
+}
+
+TEST_CASE("times that fall as bytes grow (a loaded host) still fit a positive bandwidth", "[unit]") {
+  // Measured on a 2-core host beside two busy loops: the small points slower than the large one.
+  const std::vector<validate::FitPoint> pts = {{1, 8, 3e-3}, {1, 65536, 2.5e-3}, {1, 8e6, 2e-3}};
+  const auto fit = validate::fit_latency_bandwidth(pts);
+  CHECK(fit.latency_s == 0);
+  CHECK(fit.bandwidth_Bps > 0);
+  CHECK(std::isfinite(fit.rms_relative_error));
 }
 
 namespace {

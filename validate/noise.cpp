@@ -18,11 +18,17 @@ double t95(std::uint32_t df) {
 }
 
 ErrorInterval error_interval(const std::vector<double>& measured_runs_s, double simulated_s) {
+  return paired_error_interval(measured_runs_s, std::vector<double>(measured_runs_s.size(), simulated_s));
+}
+
+ErrorInterval paired_error_interval(const std::vector<double>& measured_runs_s,
+                                    const std::vector<double>& simulated_runs_s) {
   ErrorInterval e;
-  e.samples = static_cast<std::uint32_t>(measured_runs_s.size());
-  if (measured_runs_s.empty()) return e;
+  const std::size_t n = std::min(measured_runs_s.size(), simulated_runs_s.size());
+  e.samples = static_cast<std::uint32_t>(n);
+  if (n == 0) return e;
   std::vector<double> errors;
-  for (const double m : measured_runs_s) errors.push_back(error_pct(m, simulated_s));
+  for (std::size_t i = 0; i < n; ++i) errors.push_back(error_pct(measured_runs_s[i], simulated_runs_s[i]));
   double sum = 0;
   for (const double x : errors) sum += x;
   e.mean_pct = sum / static_cast<double>(errors.size());

@@ -24,6 +24,10 @@ struct ErrorInterval {
 
 /// The interval of the errors of `simulated_s` against each of `measured_runs_s`.
 [[nodiscard]] ErrorInterval error_interval(const std::vector<double>& measured_runs_s, double simulated_s);
+/// The same over pairs: repeat i's simulated time (from the host as probed just before it) against its
+/// measured time. Host drift that moves both sides of a pair cancels in its error.
+[[nodiscard]] ErrorInterval paired_error_interval(const std::vector<double>& measured_runs_s,
+                                                  const std::vector<double>& simulated_runs_s);
 
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
 [[nodiscard]] double t95(std::uint32_t df);

@@ -38,3 +38,15 @@ TEST_CASE("repeats to decide: the first n whose interval fits between the mean a
   CHECK(t95(1) == Approx(12.706));
   CHECK(t95(1000) == Approx(1.960));
 }
+
+TEST_CASE("paired errors cancel a drift that moves both sides of each pair", "[unit]") {
+  // The host slows 1.0x, 1.2x, 1.4x during the repeats; the simulation of each repeat follows it.
+  const std::vector<double> measured = {1.0, 1.2, 1.4}, simulated = {1.05, 1.26, 1.47};
+  const auto paired = paired_error_interval(measured, simulated);
+  CHECK(paired.mean_pct == Approx(5.0));
+  CHECK(paired.high_pct - paired.low_pct < 1e-9);
+  // Against one simulated time the same measurements give a wide interval.
+  const auto fixed = error_interval(measured, 1.26);
+  CHECK(fixed.high_pct - fixed.low_pct > 30);
+  CHECK(paired_error_interval({}, {}).samples == 0);
+}

@@ -2,7 +2,8 @@
 # A cached calibration that no longer describes the host is measured again, and the result says so:
 # validate once into an empty cache (measured now), then make the cached fit claim 10x the bandwidth
 # the host has (as a calibration taken on another host, or one whose measurement went wrong, would),
-# and validate again: the probe must find it stale.
+# and validate again: the probe must find it stale. Then a paired validation simulates each repeat on
+# the host as probed just before it.
 #
 #   validate/stale_calibration_test.sh EXASIM CASE WORK_DIR
 set -euo pipefail
@@ -22,4 +23,10 @@ echo "second: $second"
 [[ $second == "cached but stale, measured again: a probe measured bandwidth -"* ]] ||
   { echo "expected the probe to find the cached calibration stale" >&2; exit 1; }
 grep -q '"collectives_bandwidth_Bps": 1e12' "$cache" && { echo "the stale calibration was kept" >&2; exit 1; }
+# Paired: every repeat is simulated on the host as probed just before it.
+paired=$("$exasim" validate "$case" --ranks 4 --repeats 2 --iterations 1 --paired --json 2>/dev/null)
+echo "paired: $paired" | cut -c1-200
+[[ $paired == *'"paired":true'* ]] || { echo "expected a paired result" >&2; exit 1; }
+runs=$(sed -n 's/.*"simulated_runs_s":\[\([^]]*\)\].*/\1/p' <<<"$paired")
+[[ $(tr ',' '\n' <<<"$runs" | grep -c .) == 2 ]] || { echo "expected 2 simulated runs, got [$runs]" >&2; exit 1; }
 echo "ok"

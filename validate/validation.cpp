@@ -77,7 +77,13 @@ MicrobenchRun run_microbench(const CalibrateOptions& o, const std::string& sampl
   l.stdout_to_stderr = true;
   if (launch(l, log) != 0) throw EmulationFailed("the calibration microbenchmarks failed");
   auto bench = emu::microbench_from_json(read_json_file(samples_path), samples_path);
-  auto fit = fit_host(bench);
+  HostCalibration fit;
+  try {
+    fit = fit_host(bench);
+  } catch (const std::invalid_argument& e) {
+    throw EmulationFailed(std::string("the calibration microbenchmarks fit no machine (") + e.what() +
+                          "); the samples are in " + samples_path);
+  }
   return {std::move(bench), fit};
 }
 
@@ -237,6 +243,44 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
   return rows;
 }
 
+namespace {
+
+/// A short probe: one quick run of the same microbenchmarks, fitted as the calibration was; its bandwidth
+/// and step latency against `bandwidth_Bps` and `latency_s`, in %.
+std::pair<double, double> probe_drift(const std::string& path, const CalibrateOptions& o, double bandwidth_Bps,
+                                      double latency_s, std::ostream& log) {
+  CalibrateOptions probe = o;
+  probe.quick = true;
+  const auto run = run_microbench(probe, path + ".probe.json", log);
+  std::error_code ec;
+  fs::remove(path + ".probe.json", ec);
+  return {100 * (run.fit.collectives.bandwidth_Bps / bandwidth_Bps - 1),
+          100 * (run.fit.collectives.latency_s / latency_s - 1)};
+}
+
+/// The fit a calibration file records (sources.conditions); zeros in a file without it.
+std::pair<double, double> recorded_fit(const nlohmann::json& machine) {
+  const auto then = machine.value("sources", nlohmann::json::object()).value("conditions", nlohmann::json::object());
+  return {then.value("collectives_bandwidth_Bps", 0.0), then.value("collectives_latency_s", 0.0)};
+}
+
+}  // namespace
+
+nlohmann::json scaled_machine(nlohmann::json machine, double bandwidth_ratio, double latency_ratio) {
+  auto& node = machine.at("node");
+  node["nic_bandwidth_Bps"] = node.at("nic_bandwidth_Bps").get<double>() * bandwidth_ratio;
+  node["nic_latency_s"] = node.at("nic_latency_s").get<double>() * latency_ratio;
+  if (machine.contains("collectives")) {
+    auto& coll = machine["collectives"];
+    if (coll.contains("step_overhead_s"))
+      coll["step_overhead_s"] = coll["step_overhead_s"].get<double>() * latency_ratio;
+    if (coll.contains("step_costs"))
+      for (auto& row : coll["step_costs"])
+        row["step_overhead_s"] = row.at("step_overhead_s").get<double>() * latency_ratio;
+  }
+  return machine;
+}
+
 CalibrationCheck check_calibration(const std::string& path, const CalibrateOptions& o, double max_drift_pct,
                                    std::ostream& log) {
   CalibrationCheck c;
@@ -254,18 +298,25 @@ CalibrationCheck check_calibration(const std::string& path, const CalibrateOptio
                std::to_string(std::thread::hardware_concurrency());
     return c;
   }
-  // A short probe: one quick run of the same microbenchmarks, fitted as the calibration was.
-  CalibrateOptions probe = o;
-  probe.quick = true;
-  const auto run = run_microbench(probe, path + ".probe.json", log);
-  std::error_code ec;
-  fs::remove(path + ".probe.json", ec);
-  c.bandwidth_drift_pct = 100 * (run.fit.collectives.bandwidth_Bps / cached_bw - 1);
-  c.latency_drift_pct = 100 * (run.fit.collectives.latency_s / cached_lat - 1);
-  c.fresh = std::abs(c.bandwidth_drift_pct) <= max_drift_pct && std::abs(c.latency_drift_pct) <= max_drift_pct;
-  char line[160];
-  std::snprintf(line, sizeof line, "a probe measured bandwidth %+.0f%%, step latency %+.0f%% against it (bound %.0f%%)",
-                c.bandwidth_drift_pct, c.latency_drift_pct, max_drift_pct);
+  // A quick probe is noisy (on a quiet 2-core host one in four or five lands beyond 25%): a probe beyond the
+  // bound is checked by a second one, and the calibration is stale only when both are beyond it.
+  auto worst = [](std::pair<double, double> d) { return std::max(std::abs(d.first), std::abs(d.second)); };
+  auto drift = probe_drift(path, o, cached_bw, cached_lat, log);
+  std::string first;
+  if (worst(drift) > max_drift_pct) {
+    char text[96];
+    std::snprintf(text, sizeof text, "; a first probe: %+.0f%%, %+.0f%%", drift.first, drift.second);
+    first = text;
+    const auto second = probe_drift(path, o, cached_bw, cached_lat, log);
+    if (worst(second) < worst(drift)) drift = second;
+  }
+  c.bandwidth_drift_pct = drift.first;
+  c.latency_drift_pct = drift.second;
+  c.fresh = worst(drift) <= max_drift_pct;
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "a probe measured bandwidth %+.0f%%, step latency %+.0f%% against it (bound %.0f%%%s)",
+                c.bandwidth_drift_pct, c.latency_drift_pct, max_drift_pct, first.c_str());
   c.reason = line;
   return c;
 }
@@ -318,7 +369,23 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.calibration = calibration;
   r.calibration_status = status;
   std::map<std::string, std::vector<double>> class_runs;  // measured seconds per class, one per repeat
+  const auto calibrated_machine = read_json_file(calibration);
+  const auto [calibrated_bw, calibrated_lat] = recorded_fit(calibrated_machine);
+  if (o.paired && !(calibrated_bw > 0 && calibrated_lat > 0))
+    throw InputError(calibration, "sources.conditions",
+                     "--paired needs the fit a calibration records (calibrate again with this exasim)");
   for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) {
+    if (o.paired) {
+      // Probe, then measure at once: both sides of this repeat's error see the host as it is now.
+      const auto [bw_drift, lat_drift] = probe_drift(calibration, c, calibrated_bw, calibrated_lat, log);
+      const auto file = (out / "machine-probed.json").string();
+      const auto probed = scaled_machine(calibrated_machine, 1 + bw_drift / 100, 1 + lat_drift / 100);
+      emu::publish_file(file, [&](std::ostream& f) { f << probed.dump(2) << '\n'; });
+      double simulated = 0;
+      (void)simulate_on_host(scenario_path, o.overrides, file, o.emu, simulated);
+      r.simulated_runs_s.push_back(simulated);
+      r.probe_bandwidth_drift_pct.push_back(bw_drift);
+    }
     fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
     if (emulate(scenario_path, e, log) != 0)
       throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
@@ -343,7 +410,15 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   }
   auto simulated_rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
   r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
-  r.interval = error_interval(r.measured_runs_s, r.simulated_iteration_s);
+  r.interval = o.paired ? paired_error_interval(r.measured_runs_s, r.simulated_runs_s)
+                        : error_interval(r.measured_runs_s, r.simulated_iteration_s);
+  if (o.paired) {
+    // The pairs' mean error and the median simulated time: each pair's two sides share their host.
+    r.error_pct = r.interval.mean_pct;
+    r.simulated_iteration_s = spread_of(r.simulated_runs_s).median;
+    r.simulated_inside_spread =
+        r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
+  }
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
   r.classes = compare_class_times(measured_classes, class_times(simulated_rows));
@@ -382,6 +457,9 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
             {"high_pct", r.interval.high_pct},
             {"stddev_pct", r.interval.stddev_pct},
             {"repeats", r.interval.samples}}},
+          {"paired", !r.simulated_runs_s.empty()},
+          {"simulated_runs_s", r.simulated_runs_s},
+          {"probe_bandwidth_drift_pct", r.probe_bandwidth_drift_pct},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"calibration", r.calibration},
@@ -405,7 +483,16 @@ void print(std::ostream& out, const ValidationResult& r) {
                   r.interval.mean_pct, r.interval.samples, r.interval.low_pct, r.interval.high_pct);
   else
     std::snprintf(line, sizeof line, "  error       one emulation: no interval (--repeats 3 or more gives one)\n");
-  out << line << "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n";
+  out << line;
+  if (!r.simulated_runs_s.empty()) {
+    const Spread drift = spread_of(r.probe_bandwidth_drift_pct);
+    std::snprintf(line, sizeof line,
+                  "  paired      each emulation against a simulation of the host probed just before it (probe "
+                  "bandwidth %+.0f%% to %+.0f%% of the calibration)\n",
+                  drift.min, drift.max);
+    out << line;
+  }
+  out << "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n";
   std::snprintf(line, sizeof line, "    %-22s %12s %12s %8s\n", "class", "measured s", "simulated s", "error");
   out << line;
   for (const auto& c : r.classes) {

@@ -54,7 +54,7 @@ inline constexpr double kCalibrationDriftPct = 25;
 
 /// Checks the calibration at `path` against this host: stale when it records no conditions (an older
 /// file) or other core counts, or when a probe (one quick run of the microbenchmarks with `o`'s ranks)
-/// fits a bandwidth or step latency more than `max_drift_pct` from it.
+/// fits a bandwidth or step latency more than `max_drift_pct` from it and a second probe does too.
 [[nodiscard]] CalibrationCheck check_calibration(const std::string& path, const CalibrateOptions& o,
                                                  double max_drift_pct, std::ostream& log);
 
@@ -87,6 +87,11 @@ struct ValidateOptions {
   /// this host (on a quiet 2-core host one 4-rank case measured 0.119-0.157 s from run to run: one
   /// run alone can be 15% off the middle of its spread).
   std::uint32_t repeats = 5;
+  /// Before each emulation, probe the host (one quick microbenchmark run, ~3 s) and simulate that repeat
+  /// on the calibration scaled to the probe (bandwidth and step latencies by the probe's drift): each
+  /// repeat's error then compares two sides taken minutes, not hours, apart, and a host that slows
+  /// during the measurement slows both.
+  bool paired = false;
 };
 
 struct ValidationResult {
@@ -98,11 +103,13 @@ struct ValidationResult {
   double error_pct = 0;
   std::vector<double> measured_runs_s;  ///< each repeat's median iteration, in run order
   double measured_min_s = 0, measured_max_s = 0;
-  double measured_spread_pct = 0;             ///< (max - min) / median of measured_runs_s, in %
-  bool simulated_inside_spread = false;       ///< min <= simulated <= max
-  std::vector<double> measured_iterations_s;  ///< the last repeat's iterations
-  std::vector<ClassError> classes;            ///< measured side: per class, the median over the repeats
-  ErrorInterval interval;                     ///< the error's mean and 95% interval over the repeats (noise.hpp)
+  double measured_spread_pct = 0;                 ///< (max - min) / median of measured_runs_s, in %
+  bool simulated_inside_spread = false;           ///< min <= simulated <= max
+  std::vector<double> measured_iterations_s;      ///< the last repeat's iterations
+  std::vector<ClassError> classes;                ///< measured side: per class, the median over the repeats
+  ErrorInterval interval;                         ///< the error's mean and 95% interval over the repeats (noise.hpp)
+  std::vector<double> simulated_runs_s;           ///< paired: each repeat's simulated time, in run order; else empty
+  std::vector<double> probe_bandwidth_drift_pct;  ///< paired: each probe's bandwidth against the calibration
 };
 
 /// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).
@@ -114,6 +121,10 @@ struct Spread {
 /// The whole loop. InputError for bad input (scenario, ranks, repeats, calibration file).
 [[nodiscard]] ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& options,
                                                  std::ostream& log);
+
+/// The calibrated machine with its bandwidth times `bandwidth_ratio` and every latency (NIC, step
+/// overheads, step-cost rows) times `latency_ratio`: the host as a later probe found it.
+[[nodiscard]] nlohmann::json scaled_machine(nlohmann::json machine, double bandwidth_ratio, double latency_ratio);
 
 /// Simulates `scenario_path` on the calibrated host (scenario GPU; node, network and collectives from
 /// `machine_file`), scaled as the emulator ran it; returns the simulated trace rows of every rank and

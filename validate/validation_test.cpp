@@ -31,3 +31,18 @@ TEST_CASE("validate refuses a repeat count outside 1-100 before emulating", "[un
                     Catch::Contains("--repeats") && Catch::Contains("1 to 100"));
   CHECK(log.str().empty());
 }
+
+TEST_CASE("a probed host scales the calibrated bandwidth and every latency, nothing else", "[unit]") {
+  const auto machine = nlohmann::json::parse(R"({"name": "calibrated", "gpu": "a100-40gb",
+    "node": {"gpus": 1, "nics": 1, "nic_bandwidth_Bps": 2e9, "nic_latency_s": 1e-5},
+    "network": {"topology": "single_switch"},
+    "collectives": {"step_overhead_s": 2e-4, "step_costs": [
+      {"kind": "all_reduce", "step_overhead_s": 3e-4, "bandwidth_scale": 0.7}]}})");
+  const auto probed = validate::scaled_machine(machine, 0.5, 2.0);
+  CHECK(probed["node"]["nic_bandwidth_Bps"] == 1e9);
+  CHECK(probed["node"]["nic_latency_s"] == 2e-5);
+  CHECK(probed["collectives"]["step_overhead_s"] == 4e-4);
+  CHECK(probed["collectives"]["step_costs"][0]["step_overhead_s"] == 6e-4);
+  CHECK(probed["collectives"]["step_costs"][0]["bandwidth_scale"] == 0.7);  // a share, not a rate
+  CHECK(validate::scaled_machine(machine, 1, 1) == machine);
+}

@@ -59,8 +59,9 @@ struct FitPoint {
   double time_s = 0;
 };
 
-/// Least squares on relative error (weights 1/t^2); latency clamped at 0 (then refitted). Throws
-/// std::invalid_argument with fewer than 2 points or no positive bandwidth.
+/// Least squares on relative error (weights 1/t^2); a negative latency or a non-positive slope (times
+/// falling with bytes) refits the bandwidth alone with latency 0. Throws std::invalid_argument with fewer
+/// than 2 points or a non-positive time.
 [[nodiscard]] LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& points);
 
 /// Fits t = steps * latency + bytes / bandwidth_Bps with the bandwidth given (latency only, clamped at 0).
