@@ -47,6 +47,7 @@ JobReport run_job(const scenario::Scenario& s, const SimulateOptions& options) {
   in.gpus = s.gpus;
   in.nodes = (s.gpus + s.machine.node.gpus - 1) / s.machine.node.gpus;
   in.stragglers = static_cast<std::uint32_t>(r.straggler_ranks.size());
+  in.seed = s.seed;
   // Weights and optimizer state (fp32 master weights, Adam moments) of every parameter: what a restart
   // needs; gradients are rebuilt by the next step.
   const auto bytes = schedule::param_bytes(s.training);

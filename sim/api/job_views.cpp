@@ -77,6 +77,18 @@ void print_job(std::ostream& out, const JobReport& r) {
     print_interval_line(out, "Daly higher-order", e.daly_s, e.daly_goodput, step);
     print_interval_line(out, "optimum (searched)", e.optimum_s, e.optimum_goodput, step);
     if (e.interval_given) print_interval_line(out, "used (interval_s)", e.interval_s, e.what_if[0].goodput, step);
+    if (e.simulated_trials > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "    %-22s %10.0f s  %8.1f steps  goodput %.4f +- %.4f (%u simulated runs of the job)\n",
+                    "optimum (simulated)", e.simulated_optimum_s, e.simulated_optimum_s / step,
+                    e.simulated_optimum_goodput, e.simulated_optimum_stderr, e.simulated_trials);
+      out << buf;
+      std::snprintf(buf, sizeof buf,
+                    "    at the interval used, the simulated runs give goodput %.4f (the model %.4f), %.0f failures "
+                    "a run\n",
+                    e.simulated_goodput, e.what_if[0].goodput, e.simulated_failures);
+      out << buf;
+    }
   }
   const auto& all = e.what_if.front();
   out << "\n";
@@ -115,7 +127,11 @@ nlohmann::json to_json(const JobReport& r) {
                        {"energy_MWh", o.energy_J / 3.6e9},
                        {"cost_usd", o.cost_usd}});
   nlohmann::json curve = nlohmann::json::array();
-  for (const auto& [tau, g] : e.goodput_curve) curve.push_back({{"interval_s", tau}, {"goodput", g}});
+  for (std::size_t i = 0; i < e.goodput_curve.size(); ++i) {
+    nlohmann::json point = {{"interval_s", e.goodput_curve[i].first}, {"goodput", e.goodput_curve[i].second}};
+    if (i < e.simulated_curve.size()) point["simulated_goodput"] = e.simulated_curve[i].second;
+    curve.push_back(point);
+  }
   const auto& all = e.what_if.front();
   return {{"scenario", r.baseline.scenario},
           {"model", r.baseline.model},
@@ -150,6 +166,12 @@ nlohmann::json to_json(const JobReport& r) {
             {"daly_goodput", e.daly_goodput},
             {"optimum_s", e.optimum_s},
             {"optimum_goodput", e.optimum_goodput},
+            {"simulated_optimum_s", e.simulated_optimum_s},
+            {"simulated_optimum_goodput", e.simulated_optimum_goodput},
+            {"simulated_optimum_goodput_stderr", e.simulated_optimum_stderr},
+            {"simulated_goodput", e.simulated_goodput},
+            {"simulated_failures_per_run", e.simulated_failures},
+            {"simulated_runs", e.simulated_trials},
             {"interval_s", e.interval_s},
             {"interval_given", e.interval_given},
             {"lower_interval_s", e.lower_interval_s}}},

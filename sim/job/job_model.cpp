@@ -1,5 +1,7 @@
 #include "sim/job/job_model.hpp"
 
+#include "sim/job/failure_sim.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -63,6 +65,28 @@ double whole_steps(double tau_s, double step_s, double lower_s, double c, double
   return goodput(up, c, r, m) > goodput(best, c, r, m) ? up : best;
 }
 
+/// The failure simulation over the curve's intervals and Young's, Daly's and the searched one, all with
+/// the same seeds; and at the interval used.
+void simulate_failures(const JobInputs& in, JobEstimate& e) {
+  const double work = static_cast<double>(in.config.steps) * in.straggler_iteration_s;
+  const double c = e.checkpoint_stall_s, r = e.restart_s, m = e.mtbf_s;
+  std::vector<double> candidates;
+  for (const auto& [tau, g] : e.goodput_curve) candidates.push_back(tau);
+  for (const double tau : {e.young_s, e.daly_s, e.optimum_s}) candidates.push_back(std::max(tau, e.lower_interval_s));
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  const auto best = simulated_optimum(work, candidates, c, r, m, kFailureTrials, in.seed);
+  e.simulated_optimum_s = best.interval_s;
+  e.simulated_optimum_goodput = best.run.goodput;
+  e.simulated_optimum_stderr = best.run.goodput * best.run.stderr_elapsed_s / best.run.mean_elapsed_s;
+  e.simulated_trials = kFailureTrials;
+  for (const auto& [tau, g] : e.goodput_curve)
+    e.simulated_curve.emplace_back(tau, simulate_run(work, tau, c, r, m, kFailureTrials, in.seed).goodput);
+  const auto used = simulate_run(work, e.interval_s, c, r, m, kFailureTrials, in.seed);
+  e.simulated_goodput = used.goodput;
+  e.simulated_failures = used.mean_failures;
+}
+
 struct Effects {
   bool failures, checkpoints, stragglers;
 };
@@ -106,6 +130,8 @@ JobEstimate estimate_job(const JobInputs& in) {
       e.goodput_curve.emplace_back(tau, goodput(tau, c, r, m));
     }
   }
+
+  if (cfg.failures() && e.checkpoints) simulate_failures(in, e);
 
   const double f = in.busy_fraction;
   e.train_power_w = f * in.busy_w + (1 - f) * in.idle_w;

@@ -41,11 +41,12 @@ std::string job_page(const std::filesystem::path& dir, ReportPage& out) {
   page.body += card("job-checkpoint", bytes(checkpoint.number("state_bytes", 0, kBig, false)), "checkpoint");
   page.body += "</div>";
 
-  std::vector<std::pair<double, double>> curve;
+  std::vector<std::pair<double, double>> curve, simulated;  // (interval, goodput): the model's, the runs'
   if (j.has("goodput_curve") && j.json().at("goodput_curve").is_array()) {
     for (std::size_t i = 0; i < j.json().at("goodput_curve").size(); ++i) {
       const JsonView p(j.json().at("goodput_curve").at(i), j.source(), "goodput_curve[" + std::to_string(i) + "]");
       curve.emplace_back(p.number("interval_s", 0, kBig), p.number("goodput", 0, 1));
+      if (p.has("simulated_goodput")) simulated.emplace_back(curve.back().first, p.number("simulated_goodput", 0, 1));
     }
   }
   if (!curve.empty() && checkpoint.number("young_s", 0, kBig, false) > 0) {
@@ -53,12 +54,14 @@ std::string job_page(const std::filesystem::path& dir, ReportPage& out) {
         {"Young", "#e4572e", checkpoint.number("young_s", 0, kBig), checkpoint.number("young_goodput", 0, 1)},
         {"Daly", "#2e86ab", checkpoint.number("daly_s", 0, kBig), checkpoint.number("daly_goodput", 0, 1)},
         {"optimum (searched)", "#a0c040", checkpoint.number("optimum_s", 0, kBig),
-         checkpoint.number("optimum_goodput", 0, 1)}};
+         checkpoint.number("optimum_goodput", 0, 1)},
+        {"optimum (simulated runs)", "#8e44ad", checkpoint.number_or("simulated_optimum_s", 0, 0, kBig, false),
+         checkpoint.number_or("simulated_optimum_goodput", 0, 0, 1, false)}};
     // The markers' intervals join the curve's x values, so each sits on the line at its own interval
     // (inside the curve's range only: Young's may fall below the shortest interval allowed).
     std::vector<std::pair<double, double>> points = curve;
     for (const auto& m : markers)
-      if (m.interval_s >= curve.front().first && m.interval_s <= curve.back().first)
+      if (m.interval_s > 0 && m.interval_s >= curve.front().first && m.interval_s <= curve.back().first)
         points.emplace_back(m.interval_s, m.goodput);
     std::sort(points.begin(), points.end());
     points.erase(
@@ -68,7 +71,16 @@ std::string job_page(const std::filesystem::path& dir, ReportPage& out) {
     for (const auto& [tau, g] : points) x.push_back(tau), y.push_back(100 * g);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     std::vector<Series> series{{"goodput", "#3d5a80", y}};
+    if (!simulated.empty()) {
+      Series runs{"goodput of simulated runs", "#9aa5b1", std::vector<double>(x.size(), nan)};
+      for (const auto& [tau, g] : simulated) {
+        const auto at = std::find(x.begin(), x.end(), tau);
+        if (at != x.end()) runs.y[static_cast<std::size_t>(at - x.begin())] = 100 * g;
+      }
+      series.push_back(std::move(runs));
+    }
     for (const auto& m : markers) {
+      if (!(m.interval_s > 0)) continue;  // no simulated optimum in an older job.json
       Series s{m.label, m.colour, std::vector<double>(x.size(), nan)};
       const auto at = std::find(x.begin(), x.end(), m.interval_s);
       if (at != x.end()) s.y[static_cast<std::size_t>(at - x.begin())] = 100 * m.goodput;
@@ -79,7 +91,8 @@ std::string job_page(const std::filesystem::path& dir, ReportPage& out) {
     page.body +=
         "<p class=\"note\">Goodput: the share of the elapsed time spent on steps that count, from Daly's "
         "expected-time model (docs/job.md). Young's and Daly's intervals are closed forms; the optimum is "
-        "searched, in whole steps.</p>";
+        "searched, in whole steps. The grey line and the simulated optimum come from running the job's "
+        "timeline with random failures many times (the same failure model, no closed form).</p>";
   } else {
     page.notes.push_back("job: no failures, so no checkpoint interval to chart");
   }
