@@ -181,21 +181,34 @@ py::object run_command(std::vector<std::string> args, const std::optional<py::ob
   throw std::runtime_error("exasim " + args[1] + " exited " + std::to_string(rc) + ": " + log);
 }
 
-py::dict simulate(const py::object& scenario, const py::object& sets, const std::string& backend,
-                  const std::optional<std::int64_t>& sample_layers) {
-  auto overrides = overrides_of(sets);
-  if (sample_layers) overrides.push_back("simulation.sample_layers=" + std::to_string(*sample_layers));
+/// A scenario given as a path or a dict, with its overrides: read while the GIL is held (it touches
+/// Python objects), loaded by load() once the GIL is released.
+struct ScenarioInput {
   std::optional<std::string> path;
   nlohmann::json doc;
-  if (is_path(scenario))
-    path = path_of(scenario);
-  else
-    doc = from_python(scenario, "scenario");
+  std::vector<std::string> overrides;
+
+  ScenarioInput(const py::object& scenario, const py::object& sets, const std::optional<std::int64_t>& sample_layers)
+      : overrides(overrides_of(sets)) {
+    if (sample_layers) overrides.push_back("simulation.sample_layers=" + std::to_string(*sample_layers));
+    if (is_path(scenario))
+      path = path_of(scenario);
+    else
+      doc = from_python(scenario, "scenario");
+  }
+  exasim::scenario::Scenario load() {
+    return path ? exasim::scenario::load_scenario(*path, overrides)
+                : exasim::scenario::parse_scenario(std::move(doc), "<dict>", overrides);
+  }
+};
+
+py::dict simulate(const py::object& scenario, const py::object& sets, const std::string& backend,
+                  const std::optional<std::int64_t>& sample_layers) {
+  ScenarioInput input(scenario, sets, sample_layers);
   nlohmann::ordered_json summary;
   {
     py::gil_scoped_release release;
-    auto s = path ? exasim::scenario::load_scenario(*path, overrides)
-                  : exasim::scenario::parse_scenario(std::move(doc), "<dict>", overrides);
+    auto s = input.load();
     // As `exasim simulate`, quiet and without --out; concurrent_samples stays off so that no child is
     // forked from the interpreter.
     exasim::api::SimulateOptions options;
@@ -207,19 +220,11 @@ py::dict simulate(const py::object& scenario, const py::object& sets, const std:
 
 /// `exasim job --json`'s object, through the library as simulate() (no child process forked).
 py::object job(const py::object& scenario, const py::object& sets, const std::optional<std::int64_t>& sample_layers) {
-  auto overrides = overrides_of(sets);
-  if (sample_layers) overrides.push_back("simulation.sample_layers=" + std::to_string(*sample_layers));
-  std::optional<std::string> path;
-  nlohmann::json doc;
-  if (is_path(scenario))
-    path = path_of(scenario);
-  else
-    doc = from_python(scenario, "scenario");
+  ScenarioInput input(scenario, sets, sample_layers);
   nlohmann::json report;
   {
     py::gil_scoped_release release;
-    auto s = path ? exasim::scenario::load_scenario(*path, overrides)
-                  : exasim::scenario::parse_scenario(std::move(doc), "<dict>", overrides);
+    auto s = input.load();
     report = exasim::api::to_json(exasim::api::run_job(s));
   }
   return to_python(report);
