@@ -152,6 +152,9 @@ TEST_CASE("report of a job folder charts goodput over the checkpoint interval", 
   CHECK_THAT(html, Catch::Contains(want));
   CHECK_THAT(html, Catch::Contains("<td>ideal (none of them)</td>"));
   CHECK_THAT(html, Catch::Contains("optimum (searched)"));
+  CHECK_THAT(html, Catch::Contains("optimum (simulated runs)"));
+  CHECK_THAT(html, Catch::Contains("goodput of simulated runs"));
+  CHECK(j.at("checkpoint").at("simulated_runs").get<int>() == 200);
 }
 
 TEST_CASE("sweep varies job keys and adds the job's figures to each point", "[integration]") {
