@@ -155,6 +155,16 @@ TEST_CASE("report of a job folder charts goodput over the checkpoint interval", 
   CHECK_THAT(html, Catch::Contains("optimum (simulated runs)"));
   CHECK_THAT(html, Catch::Contains("goodput of simulated runs"));
   CHECK(j.at("checkpoint").at("simulated_runs").get<int>() == 200);
+
+  // Time to train over the GPU count: a sweep of the job scenario, its page charts the job's figures.
+  const auto sweep = exasim_run({"sweep", (dir / "s.json").string(), "--vary", "gpus=16,32", "--vary",
+                                 "parallel.gdata=2,4", "--zip", "--out", (dir / "sweep").string()});
+  INFO(sweep.err);
+  REQUIRE(sweep.code == 0);
+  const auto page = exasim_run({"report", (dir / "sweep").string()});
+  INFO(page.err);
+  REQUIRE(page.code == 0);
+  CHECK_THAT(page.out, Catch::Contains("sweep-days") && Catch::Contains("sweep-goodput"));
 }
 
 TEST_CASE("sweep varies job keys and adds the job's figures to each point", "[integration]") {

@@ -90,6 +90,8 @@ std::string sweep_page(const std::filesystem::path& dir, ReportPage& out) {
   std::vector<std::string> x_names, series_names;
   std::vector<std::size_t> x_of(n), series_of(n);
   std::vector<double> x_number(n, nan), time(n, nan), tflops(n, nan), model(n, nan), peak(n, nan), mfu(n, nan);
+  std::vector<double> days(n, nan), goodput(n, nan);  // points whose scenario has a job object (exasim job)
+  bool has_job = false;
   bool numeric = true;
   for (std::size_t i = 0; i < n; ++i) {
     const JsonView r(rows[i], s.source(), "rows[" + std::to_string(i) + "]");
@@ -110,6 +112,12 @@ std::string sweep_page(const std::filesystem::path& dir, ReportPage& out) {
     model[i] = r.number("model_tflops_per_gpu", 0, kBig, false);
     peak[i] = r.number("percent_of_peak", 0, kBig, false);
     mfu[i] = r.number("mfu_percent", 0, kBig, false);
+    if (r.has("job")) {
+      const auto job = r.object("job");
+      days[i] = job.number("time_to_train_days", 0, kBig);
+      goodput[i] = 100 * job.number("goodput", 0, 1);
+      has_job = true;
+    }
   }
   // Numeric x values in increasing order (the rows keep the sweep's order).
   std::vector<double> x;
@@ -187,6 +195,12 @@ std::string sweep_page(const std::filesystem::path& dir, ReportPage& out) {
   } else {
     page.chart("sweep-peak", chart("sweep-peak", "% of peak and MFU", "percent",
                                    two(peak, "% of peak", "#b5179e", mfu, "MFU", "#2e86ab")));
+  }
+  if (has_job) {
+    page.chart("sweep-days",
+               chart("sweep-days", "Time to train (exasim job)", "days", of(days, several ? "" : "time to train")));
+    page.chart("sweep-goodput", chart("sweep-goodput", "Goodput (failures, checkpoints)", "percent",
+                                      of(goodput, several ? "" : "goodput")));
   }
   if (has_eff)
     page.body +=
