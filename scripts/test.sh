@@ -13,4 +13,6 @@ if [ "${EXASIM_SKIP_ASAN:-0}" = 1 ]; then
 fi
 cmake --preset asan -DEXASIM_WERROR=ON >/dev/null
 cmake --build --preset asan -j "$(nproc)"
-ctest --preset asan -L 'unit|integration' -j "$(nproc)"
+# Not again under the sanitizers: the format check (no code runs) and the README/tour examples (full-scale
+# runs of the code the integration tests already cover at small scale; a quarter of the pass's test time).
+ctest --preset asan -L 'unit|integration' -E '^(format|examples):' -j "$(nproc)"
