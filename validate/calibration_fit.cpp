@@ -27,10 +27,14 @@ std::pair<double, double> solve(const std::vector<FitPoint>& pts, bool with_late
   return {(sxt * syy - syt * sxy) / det, (sxx * syt - sxy * sxt) / det};
 }
 
-schedule::CollKind kind_of(const std::string& k) {
-  if (k == "all_reduce") return schedule::CollKind::AllReduce;
-  if (k == "all_gather") return schedule::CollKind::AllGather;
-  return schedule::CollKind::ReduceScatter;
+/// rms of (steps * latency + bytes * inverse_bw - t) / t over the points.
+double rms_relative_error(const std::vector<FitPoint>& pts, double latency_s, double inverse_bw) {
+  double sum = 0;
+  for (const auto& p : pts) {
+    const double r = (p.steps * latency_s + p.bytes * inverse_bw - p.time_s) / p.time_s;
+    sum += r * r;
+  }
+  return std::sqrt(sum / static_cast<double>(pts.size()));
 }
 
 }  // namespace
@@ -51,12 +55,7 @@ LinearFit fit_latency_bandwidth(const std::vector<FitPoint>& pts) {
   fit.latency_s = latency;
   fit.bandwidth_Bps = 1.0 / inverse_bw;
   fit.points = pts.size();
-  double sum = 0;
-  for (const auto& p : pts) {
-    const double r = (p.steps * latency + p.bytes * inverse_bw - p.time_s) / p.time_s;
-    sum += r * r;
-  }
-  fit.rms_relative_error = std::sqrt(sum / static_cast<double>(pts.size()));
+  fit.rms_relative_error = rms_relative_error(pts, latency, inverse_bw);
   return fit;
 }
 
@@ -74,12 +73,7 @@ LinearFit fit_latency_given_bandwidth(const std::vector<FitPoint>& pts, double b
   fit.latency_s = sxx > 0 ? std::max(0.0, sxr / sxx) : 0.0;
   fit.bandwidth_Bps = bandwidth_Bps;
   fit.points = pts.size();
-  double sum = 0;
-  for (const auto& p : pts) {
-    const double r = (p.steps * fit.latency_s + p.bytes / bandwidth_Bps - p.time_s) / p.time_s;
-    sum += r * r;
-  }
-  fit.rms_relative_error = std::sqrt(sum / static_cast<double>(pts.size()));
+  fit.rms_relative_error = rms_relative_error(pts, fit.latency_s, 1 / bandwidth_Bps);
   return fit;
 }
 
@@ -154,9 +148,10 @@ HostCalibration fit_host(const emu::Microbench& bench) {
         h.single_pair_Bps = s.bytes / s.time_s;
       }
     } else if (s.group * s.groups == bench.ranks) {
-      const auto kind = kind_of(s.kind);
-      busy.push_back({static_cast<double>(schedule::ring_steps(kind, s.group)),
-                      schedule::ring_wire_bytes(kind, s.group, s.bytes), s.time_s});
+      const auto kind = schedule::coll_kind_of(s.kind);
+      if (!kind) throw std::invalid_argument("fit_host: a sample of unknown kind " + s.kind);
+      busy.push_back({static_cast<double>(schedule::ring_steps(*kind, s.group)),
+                      schedule::ring_wire_bytes(*kind, s.group, s.bytes), s.time_s});
       by_kind.push_back({s.kind, s.bytes, busy.back()});
     }
   }

@@ -64,9 +64,7 @@ std::vector<PublishedCollective> load_published_collectives(const std::string& p
     if (v.has("machine_patch")) p.machine_patch = v.object("machine_patch").json();
     p.gpus = static_cast<std::uint32_t>(v.integer("gpus", 2, 1 << 20));
     const std::string kind = v.choice("collective", {"all_reduce", "all_gather", "reduce_scatter"});
-    p.kind = kind == "all_reduce"   ? CollKind::AllReduce
-             : kind == "all_gather" ? CollKind::AllGather
-                                    : CollKind::ReduceScatter;
+    p.kind = *schedule::coll_kind_of(kind);
     p.algorithm = v.choice("algorithm", {"nccl", "ring"}, "nccl");
     auto numbers = [&](const char* key) {
       std::vector<double> xs;

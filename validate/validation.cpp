@@ -285,10 +285,8 @@ CalibrationCheck check_calibration(const std::string& path, const CalibrateOptio
                                    std::ostream& log) {
   CalibrationCheck c;
   const auto cached = read_json_file(path);
-  const auto sources = cached.value("sources", nlohmann::json::object());
-  const auto then = sources.value("conditions", nlohmann::json::object());
-  const double cached_bw = then.value("collectives_bandwidth_Bps", 0.0);
-  const double cached_lat = then.value("collectives_latency_s", 0.0);
+  const auto then = cached.value("sources", nlohmann::json::object()).value("conditions", nlohmann::json::object());
+  const auto [cached_bw, cached_lat] = recorded_fit(cached);
   if (!(cached_bw > 0) || !(cached_lat > 0)) {
     c.reason = "it records no conditions or fit (an older file)";
     return c;
@@ -416,8 +414,6 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     // The pairs' mean error and the median simulated time: each pair's two sides share their host.
     r.error_pct = r.interval.mean_pct;
     r.simulated_iteration_s = spread_of(r.simulated_runs_s).median;
-    r.simulated_inside_spread =
-        r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
   }
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;

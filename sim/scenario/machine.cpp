@@ -26,9 +26,7 @@ std::vector<collectives::StepCost> load_step_costs(const JsonView& coll) {
     row.check_keys({"kind", "up_to_bytes", "step_overhead_s", "bandwidth_scale", "sources"});
     collectives::StepCost c;
     const auto kind = row.choice("kind", {"all_reduce", "all_gather", "reduce_scatter"});
-    c.kind = kind == "all_reduce"   ? schedule::CollKind::AllReduce
-             : kind == "all_gather" ? schedule::CollKind::AllGather
-                                    : schedule::CollKind::ReduceScatter;
+    c.kind = *schedule::coll_kind_of(kind);
     if (row.has("up_to_bytes")) c.up_to_bytes = row.number("up_to_bytes", 0, 1e18);
     c.step_overhead_s = row.number("step_overhead_s", 0, 1, /*min_exclusive=*/false);
     // A collective 20x slower or faster than its links is a unit mistake, not a measurement.

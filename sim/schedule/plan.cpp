@@ -15,6 +15,13 @@ std::string_view to_string(CollKind kind) {
   return "?";
 }
 
+std::optional<CollKind> coll_kind_of(std::string_view name) {
+  for (const CollKind k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter, CollKind::Send,
+                           CollKind::Recv, CollKind::AllToAll, CollKind::AllToAllReverse})
+    if (to_string(k) == name) return k;
+  return std::nullopt;
+}
+
 std::string_view to_string(Phase phase) {
   switch (phase) {
     case Phase::Forward: return "forward";

@@ -45,6 +45,8 @@ enum class CollKind : std::uint8_t { AllReduce, AllGather, ReduceScatter, Send, 
 enum class Phase : std::uint8_t { Forward, Recompute, Backward, Optimizer };
 
 [[nodiscard]] std::string_view to_string(CollKind kind);
+/// The kind whose to_string() is `name`; nullopt for any other text (the loaders check it with a choice).
+[[nodiscard]] std::optional<CollKind> coll_kind_of(std::string_view name);
 [[nodiscard]] std::string_view to_string(Phase phase);
 
 /// Bytes one member sends on the wire for a ring collective over p members of an S-byte buffer
