@@ -101,7 +101,11 @@ SimulatedOptimum simulated_optimum(double work_s, const std::vector<double>& can
   SimulatedOptimum best;
   for (const double tau : candidates_s) {
     const SimulatedRun run = simulate_run(work_s, tau, checkpoint_s, restart_s, mtbf_s, trials, seed);
-    if (best.run.trials == 0 || run.goodput > best.run.goodput) best = {tau, run};
+    if (best.run.trials == 0 || run.goodput > best.run.goodput) {
+      best.interval_s = tau;
+      best.run = run;
+    }
+    best.runs.push_back(run);
   }
   return best;
 }

@@ -38,9 +38,10 @@ struct SimulatedRun {
 struct SimulatedOptimum {
   double interval_s = 0;
   SimulatedRun run;
+  std::vector<SimulatedRun> runs;  ///< every candidate's, in the candidates' order
 };
 
-/// The candidate interval with the best simulated goodput (the first on ties).
+/// The candidate interval with the best simulated goodput (the first on ties), and every candidate's run.
 [[nodiscard]] SimulatedOptimum simulated_optimum(double work_s, const std::vector<double>& candidates_s,
                                                  double checkpoint_s, double restart_s, double mtbf_s,
                                                  std::uint32_t trials, std::uint64_t seed);

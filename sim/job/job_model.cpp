@@ -73,16 +73,21 @@ void simulate_failures(const JobInputs& in, JobEstimate& e) {
   std::vector<double> candidates;
   for (const auto& [tau, g] : e.goodput_curve) candidates.push_back(tau);
   for (const double tau : {e.young_s, e.daly_s, e.optimum_s}) candidates.push_back(std::max(tau, e.lower_interval_s));
+  candidates.push_back(e.interval_s);  // the curve's centre already
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  // One simulation per candidate: the curve's points and the interval used are read back from the runs.
   const auto best = simulated_optimum(work, candidates, c, r, m, kFailureTrials, in.seed);
+  const auto run_at = [&](double tau) -> const SimulatedRun& {
+    return best.runs[static_cast<std::size_t>(std::lower_bound(candidates.begin(), candidates.end(), tau) -
+                                              candidates.begin())];
+  };
   e.simulated_optimum_s = best.interval_s;
   e.simulated_optimum_goodput = best.run.goodput;
   e.simulated_optimum_stderr = best.run.goodput * best.run.stderr_elapsed_s / best.run.mean_elapsed_s;
   e.simulated_trials = kFailureTrials;
-  for (const auto& [tau, g] : e.goodput_curve)
-    e.simulated_curve.emplace_back(tau, simulate_run(work, tau, c, r, m, kFailureTrials, in.seed).goodput);
-  const auto used = simulate_run(work, e.interval_s, c, r, m, kFailureTrials, in.seed);
+  for (const auto& [tau, g] : e.goodput_curve) e.simulated_curve.emplace_back(tau, run_at(tau).goodput);
+  const auto& used = run_at(e.interval_s);
   e.simulated_goodput = used.goodput;
   e.simulated_failures = used.mean_failures;
 }
