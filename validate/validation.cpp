@@ -366,7 +366,8 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.scenario = s.name;
   r.calibration = calibration;
   r.calibration_status = status;
-  std::map<std::string, std::vector<double>> class_runs;  // measured seconds per class, one per repeat
+  std::map<std::string, std::vector<double>> class_runs;            // measured seconds per class, one per repeat
+  std::map<std::string, std::vector<double>> simulated_class_runs;  // paired: simulated, one per repeat
   const auto calibrated_machine = read_json_file(calibration);
   const auto [calibrated_bw, calibrated_lat] = recorded_fit(calibrated_machine);
   if (o.paired && !(calibrated_bw > 0 && calibrated_lat > 0))
@@ -380,7 +381,8 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
       const auto probed = scaled_machine(calibrated_machine, 1 + bw_drift / 100, 1 + lat_drift / 100);
       emu::publish_file(file, [&](std::ostream& f) { f << probed.dump(2) << '\n'; });
       double simulated = 0;
-      (void)simulate_on_host(scenario_path, o.overrides, file, o.emu, simulated);
+      const auto rows = simulate_on_host(scenario_path, o.overrides, file, o.emu, simulated);
+      for (const auto& [name, seconds] : class_times(rows)) simulated_class_runs[name].push_back(seconds);
       r.simulated_runs_s.push_back(simulated);
       r.probe_bandwidth_drift_pct.push_back(bw_drift);
     }
@@ -401,11 +403,16 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.measured_max_s = measured.max;
   r.measured_spread_pct = measured.spread_pct;
 
-  std::map<std::string, double> measured_classes;
-  for (auto& [name, runs] : class_runs) {
-    runs.resize(o.repeats, 0.0);  // a class missing from a run (none of its ops ran) counts as 0 there
-    measured_classes[name] = spread_of(runs).median;
-  }
+  // Per class, the median over the repeats (a class missing from a run, none of its ops ran, counts as 0).
+  const auto medians = [&](std::map<std::string, std::vector<double>>& runs_by_class) {
+    std::map<std::string, double> median_by_class;
+    for (auto& [name, runs] : runs_by_class) {
+      runs.resize(o.repeats, 0.0);
+      median_by_class[name] = spread_of(runs).median;
+    }
+    return median_by_class;
+  };
+  const auto measured_classes = medians(class_runs);
   auto simulated_rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
   r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
   r.interval = o.paired ? paired_error_interval(r.measured_runs_s, r.simulated_runs_s)
@@ -417,7 +424,10 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   }
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
-  r.classes = compare_class_times(measured_classes, class_times(simulated_rows));
+  // Paired: each class's simulated side is its median over the probed simulations, as the measured
+  // side is over the emulations they were paired with.
+  r.classes =
+      compare_class_times(measured_classes, o.paired ? medians(simulated_class_runs) : class_times(simulated_rows));
   if (o.out_dir.empty()) fs::remove_all(out);
   return r;
 }

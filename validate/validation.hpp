@@ -103,11 +103,11 @@ struct ValidationResult {
   double error_pct = 0;
   std::vector<double> measured_runs_s;  ///< each repeat's median iteration, in run order
   double measured_min_s = 0, measured_max_s = 0;
-  double measured_spread_pct = 0;                 ///< (max - min) / median of measured_runs_s, in %
-  bool simulated_inside_spread = false;           ///< min <= simulated <= max
-  std::vector<double> measured_iterations_s;      ///< the last repeat's iterations
-  std::vector<ClassError> classes;                ///< measured side: per class, the median over the repeats
-  ErrorInterval interval;                         ///< the error's mean and 95% interval over the repeats (noise.hpp)
+  double measured_spread_pct = 0;             ///< (max - min) / median of measured_runs_s, in %
+  bool simulated_inside_spread = false;       ///< min <= simulated <= max
+  std::vector<double> measured_iterations_s;  ///< the last repeat's iterations
+  std::vector<ClassError> classes;  ///< measured (and, paired, simulated) side: per class, the median over the repeats
+  ErrorInterval interval;           ///< the error's mean and 95% interval over the repeats (noise.hpp)
   std::vector<double> simulated_runs_s;           ///< paired: each repeat's simulated time, in run order; else empty
   std::vector<double> probe_bandwidth_drift_pct;  ///< paired: each probe's bandwidth against the calibration
 };

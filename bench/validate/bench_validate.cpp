@@ -1,11 +1,12 @@
-// bench_validate [--runs N] [--recalibrate] [CASE.json...]: runs exasim validate's loop on every case of
+// bench_validate [--runs N] [--recalibrate] [--paired] [CASE.json...]: runs exasim validate's loop on every case of
 // validate/cases with N emulations each (default 5, as `exasim validate --repeats`) and prints per case
 // the median measured and the simulated iteration times, their error with its 95% interval over the
 // emulations, the measured spread, and the op classes that take more than 10% of the measured iteration
 // with their errors; then the mean absolute percentage error (MAPE) of the suite, how many of those
 // classes land within 15%, as a table and a JSON line.
 // Calibration comes from the microbenchmarks only (cached per rank count, probed before reuse;
-// --recalibrate refreshes it once per rank count at the start). The host's load average before and after
+// --recalibrate refreshes it once per rank count at the start; --paired runs `exasim validate --paired`:
+// each emulation against a simulation of the host probed just before it). The host's load average before and after
 // is printed with the results: on a shared host, other work running beside the suite slows the measured
 // side (and a loaded calibration the simulated side), so a table means little without it.
 
@@ -65,7 +66,7 @@ std::string big_classes(const validate::ValidationResult& v, int& within, int& c
 
 int main(int argc, char** argv) {
   int runs = 5;
-  bool recalibrate = false;
+  bool recalibrate = false, paired = false;
   std::vector<std::string> cases;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
       runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--recalibrate")
       recalibrate = true;
+    else if (a == "--paired")
+      paired = true;
     else
       cases.push_back(a);
   }
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
       o.recalibrate = recalibrate && !calibrated.count(s.gpus);
       calibrated.insert(s.gpus);
       o.repeats = static_cast<std::uint32_t>(runs);
+      o.paired = paired;
       const auto v = validate::validate_scenario(path, o, log);
       const std::vector<double>& measured = v.measured_runs_s;
       const double m = v.measured_iteration_s, sim = v.simulated_iteration_s;
@@ -142,6 +146,7 @@ int main(int argc, char** argv) {
               load_after);
   std::cout << nlohmann::ordered_json{{"bench", "validate"},
                                       {"runs", runs},
+                                      {"paired", paired},
                                       {"cases", rows},
                                       {"mape_pct", mape},
                                       {"worst_abs_error_pct", worst},
