@@ -45,6 +45,9 @@ function(exasim_tests name)
   target_link_libraries(${name}_tests PRIVATE ${ARG_LIBS} exasim_catch_main)
   target_compile_definitions(${name}_tests PRIVATE EXASIM_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}")
   exasim_warnings(${name}_tests)
+  if(EXASIM_TESTS_OPTIMIZE)
+    target_compile_options(${name}_tests PRIVATE ${EXASIM_TESTS_OPTIMIZE})
+  endif()
   # Refuse test cases ctest would never run (a ';' in the name, no known tag): the link step fails.
   add_custom_command(TARGET ${name}_tests POST_BUILD
                      COMMAND ${PROJECT_SOURCE_DIR}/cmake/check_test_names.sh $<TARGET_FILE:${name}_tests> VERBATIM)

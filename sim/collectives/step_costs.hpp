@@ -12,7 +12,7 @@
 //
 // LIMITATIONS:
 //  - applied by the simulation runtimes (fast core and SimGrid, through runtime::group_call); the
-//    analytic estimates of `tune` and `place` keep the machine's one step overhead;
+//    analytic estimates of `tune` and `place` too (tune::collective_cost);
 //  - Send/Recv and all-to-all have no rows (the calibration measures neither per kind): they keep the
 //    machine's step overhead and the links' bandwidth;
 //  - a band is chosen by the full buffer S, not the bytes of one step.

@@ -270,6 +270,7 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
             ++result.rings_routed;
           }
           rings[d] = it->second;
+          rings[d].step_costs = &s.machine.step_costs;
           stride *= dims[d].size;
         }
         const double t1 = model.replay_s(plan1, rings);

@@ -29,6 +29,7 @@ AnalyticModel::AnalyticModel(const scenario::Scenario& base)
       gpu_of_rank_(scenario::place_ranks(base.placement, *topology_, base.gpus)),
       ranks_(base.gpus),
       step_overhead_s_(base.machine.collective_step_overhead_s),
+      step_costs_(base.machine.step_costs),
       algorithm_(base.collective_algorithm),
       nccl_profile_(base.machine.nccl_profile) {}
 
@@ -40,6 +41,7 @@ RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
   if (it == rings_.end()) {
     RingLink link = route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_);
     link.algorithm = algorithm_;
+    link.step_costs = &step_costs_;
     if (algorithm_ == collectives::Algorithm::Nccl && size > 1) {
       // Rank 0's group along a dimension of `size` members `stride` apart, as the tuner sees it.
       const schedule::ProcessGrid grid({{"below", stride}, {"dim", size}, {"above", ranks_ / (stride * size)}});
@@ -57,14 +59,21 @@ RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
 
 CollectiveCost collective_cost(schedule::CollKind kind, std::uint32_t p, double bytes, const RingLink& link) {
   if (p < 2) return {};
+  double bandwidth_Bps = link.bandwidth_Bps, step_latency_s = link.step_latency_s;
+  if (link.step_costs != nullptr)
+    if (const auto* row = collectives::find_step_cost(*link.step_costs, kind, bytes)) {
+      bandwidth_Bps *= row->bandwidth_scale;
+      step_latency_s += row->step_overhead_s - link.step_overhead_s;
+    }
   const auto cost = collectives::analytic_cost(link.algorithm, kind, p, bytes,
-                                               {link.bandwidth_Bps, link.step_latency_s, link.nccl, &link.nccl_inputs});
+                                               {bandwidth_Bps, step_latency_s, link.nccl, &link.nccl_inputs});
   return {cost.bandwidth_s, cost.latency_s};
 }
 
 RingLink route_ring(const topo::Topology& topo, const std::vector<std::uint32_t>& gpu_of_rank, std::uint32_t ranks,
                     std::uint32_t stride, std::uint32_t size, double step_overhead_s) {
   RingLink out;
+  out.step_overhead_s = step_overhead_s;
   out.bandwidth_Bps = std::numeric_limits<double>::infinity();
   if (size < 2) return out;
   const auto& links = topo.links();

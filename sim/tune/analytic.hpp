@@ -7,7 +7,9 @@
 // times; a collective starts when it is posted and its dimension's previous collective is done (one
 // channel per grid dimension, as a communicator's stream), and lasts the ring closed form
 //   ring_steps(kind, p) x (route latency + collective step overhead) + ring_wire_bytes(kind, p, S) / B_dim;
-// a Wait moves the clock to the collective's end. So overlap (AxoNN's OAR, ORS, OAG and the
+// a Wait moves the clock to the collective's end. On a machine with calibrated step costs
+// (collectives.step_costs), the row covering a collective's kind and bytes replaces the step overhead
+// and scales B_dim, as in the simulation. So overlap (AxoNN's OAR, ORS, OAG and the
 // data-parallel overlap) is what the plan says it is. Every rank of an AxoNN 4D plan runs the same
 // stream, so one rank stands for all.
 //
@@ -42,6 +44,7 @@
 //  - each scheme's own estimate has its own (the scheme's file in sim/scenario/schemes/).
 
 #include "sim/collectives/router.hpp"
+#include "sim/collectives/step_costs.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedule/plan.hpp"
 #include "topologies/topology.hpp"
@@ -60,8 +63,13 @@ namespace exasim::tune {
 
 /// Bandwidth and per-step latency of a ring along one grid dimension.
 struct RingLink {
-  double bandwidth_Bps = 0;   ///< per member, per direction
-  double step_latency_s = 0;  ///< route latency plus the collective step overhead
+  double bandwidth_Bps = 0;    ///< per member, per direction
+  double step_latency_s = 0;   ///< route latency plus the collective step overhead
+  double step_overhead_s = 0;  ///< the machine's collective step overhead (part of step_latency_s)
+  /// The machine's calibrated rows per collective kind and size band (collectives/step_costs.hpp), as
+  /// the simulation runtimes apply them: a row covering a collective replaces step_overhead_s and
+  /// scales the bandwidth. Null or empty: none.
+  const std::vector<collectives::StepCost>* step_costs = nullptr;
   /// The scenario's collectives.algorithm: whose analytic cost collective_cost charges.
   collectives::Algorithm algorithm = collectives::Algorithm::Ring;
   /// Under collectives.algorithm nccl: the library's profile and what its tuner sees of this
@@ -131,7 +139,8 @@ class AnalyticModel final : public scenario::AnalyticMachine {
   std::vector<std::uint32_t> gpu_of_rank_;  ///< empty: rank r on GPU r (packed)
   std::uint32_t ranks_ = 0;
   double step_overhead_s_ = 0;
-  collectives::Algorithm algorithm_;  ///< the base scenario's collectives.algorithm
+  std::vector<collectives::StepCost> step_costs_;  ///< the base machine's rows
+  collectives::Algorithm algorithm_;               ///< the base scenario's collectives.algorithm
   collectives::NcclProfile nccl_profile_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, RingLink> rings_;
   std::map<const scenario::Scheme*, std::unique_ptr<scenario::SchemeEstimate>> estimates_;

@@ -231,3 +231,23 @@ TEST_CASE("under nccl a collective costs the library tuner's choice, unloaded", 
   CHECK(cost.latency_s == Approx(choice.latency_s + collectives::nccl_pipeline_s(*link.nccl, choice, in)));
   CHECK(cost.bandwidth_s == Approx(1e9 / choice.algorithm_Bps));
 }
+
+TEST_CASE("a calibrated step-cost row prices the collectives it covers in the analytic estimate", "[unit]") {
+  tune::RingLink link;
+  link.bandwidth_Bps = 1e9;
+  link.step_overhead_s = 10e-6;
+  link.step_latency_s = 15e-6;  // 5 us of route + the machine's 10 us
+  const std::vector<collectives::StepCost> rows = {
+      {schedule::CollKind::AllGather, 1 << 20, 40e-6, 0.5},  // small all-gathers: 40 us a step, half the bandwidth
+  };
+  const auto plain = tune::collective_cost(schedule::CollKind::AllGather, 4, 1 << 20, link);
+  link.step_costs = &rows;
+  const auto small = tune::collective_cost(schedule::CollKind::AllGather, 4, 1 << 20, link);
+  CHECK(small.latency_s == Approx(plain.latency_s * 45.0 / 15.0));  // 3 steps of 5 + 40 us instead of 5 + 10
+  CHECK(small.bandwidth_s == Approx(2 * plain.bandwidth_s));
+  // Beyond the row's band, and another kind: the machine's step overhead and bandwidth.
+  const auto large = tune::collective_cost(schedule::CollKind::AllGather, 4, 4 << 20, link);
+  CHECK(large.latency_s == Approx(plain.latency_s));
+  const auto reduce = tune::collective_cost(schedule::CollKind::ReduceScatter, 4, 1 << 20, link);
+  CHECK(reduce.bandwidth_s == Approx(plain.bandwidth_s));
+}
