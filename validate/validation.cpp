@@ -413,21 +413,21 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     return median_by_class;
   };
   const auto measured_classes = medians(class_runs);
-  auto simulated_rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
-  r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
-  r.interval = o.paired ? paired_error_interval(r.measured_runs_s, r.simulated_runs_s)
-                        : error_interval(r.measured_runs_s, r.simulated_iteration_s);
   if (o.paired) {
-    // The pairs' mean error and the median simulated time: each pair's two sides share their host.
+    // The simulated side from the probed simulations: the pairs' mean error, the median simulated time, and per
+    // class the median over them, as the measured side is over the emulations they were paired with.
+    r.interval = paired_error_interval(r.measured_runs_s, r.simulated_runs_s);
     r.error_pct = r.interval.mean_pct;
     r.simulated_iteration_s = spread_of(r.simulated_runs_s).median;
+    r.classes = compare_class_times(measured_classes, medians(simulated_class_runs));
+  } else {
+    const auto rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
+    r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
+    r.interval = error_interval(r.measured_runs_s, r.simulated_iteration_s);
+    r.classes = compare_class_times(measured_classes, class_times(rows));
   }
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
-  // Paired: each class's simulated side is its median over the probed simulations, as the measured
-  // side is over the emulations they were paired with.
-  r.classes =
-      compare_class_times(measured_classes, o.paired ? medians(simulated_class_runs) : class_times(simulated_rows));
   if (o.out_dir.empty()) fs::remove_all(out);
   return r;
 }
@@ -498,7 +498,9 @@ void print(std::ostream& out, const ValidationResult& r) {
                   drift.min, drift.max);
     out << line;
   }
-  out << "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n";
+  out << (r.simulated_runs_s.empty()
+              ? "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n"
+              : "\n  per op class (mean over ranks of summed durations; each side: median over the repeats):\n");
   std::snprintf(line, sizeof line, "    %-22s %12s %12s %8s\n", "class", "measured s", "simulated s", "error");
   out << line;
   for (const auto& c : r.classes) {

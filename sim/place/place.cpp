@@ -265,12 +265,12 @@ SearchResult search(const scenario::Scenario& s, const topo::Topology& topology,
           if (it == rings_of.end()) {
             it = rings_of
                      .emplace(ring_key(stride, dims[d].size),
-                              tune::route_ring(topology, gpu_of_slot, s.gpus, stride, dims[d].size, step_overhead_s))
+                              tune::route_ring(topology, gpu_of_slot, s.gpus, stride, dims[d].size, step_overhead_s,
+                                               &s.machine.step_costs))
                      .first;
             ++result.rings_routed;
           }
           rings[d] = it->second;
-          rings[d].step_costs = &s.machine.step_costs;
           stride *= dims[d].size;
         }
         const double t1 = model.replay_s(plan1, rings);

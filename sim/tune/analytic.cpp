@@ -39,9 +39,8 @@ RingLink AnalyticModel::ring(std::uint32_t stride, std::uint32_t size) {
   const auto key = std::make_pair(stride, size);
   auto it = rings_.find(key);
   if (it == rings_.end()) {
-    RingLink link = route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_);
+    RingLink link = route_ring(*topology_, gpu_of_rank_, ranks_, stride, size, step_overhead_s_, &step_costs_);
     link.algorithm = algorithm_;
-    link.step_costs = &step_costs_;
     if (algorithm_ == collectives::Algorithm::Nccl && size > 1) {
       // Rank 0's group along a dimension of `size` members `stride` apart, as the tuner sees it.
       const schedule::ProcessGrid grid({{"below", stride}, {"dim", size}, {"above", ranks_ / (stride * size)}});
@@ -71,9 +70,11 @@ CollectiveCost collective_cost(schedule::CollKind kind, std::uint32_t p, double 
 }
 
 RingLink route_ring(const topo::Topology& topo, const std::vector<std::uint32_t>& gpu_of_rank, std::uint32_t ranks,
-                    std::uint32_t stride, std::uint32_t size, double step_overhead_s) {
+                    std::uint32_t stride, std::uint32_t size, double step_overhead_s,
+                    const std::vector<collectives::StepCost>* step_costs) {
   RingLink out;
   out.step_overhead_s = step_overhead_s;
+  out.step_costs = step_costs;
   out.bandwidth_Bps = std::numeric_limits<double>::infinity();
   if (size < 2) return out;
   const auto& links = topo.links();

@@ -82,9 +82,10 @@ struct RingLink {
 /// says: each rank's flow to its successor routed on `topology`, one after the other with the flows
 /// before it as the load. `gpu_of_rank` empty: rank r on GPU r. Also used by `exasim place` (sim/place),
 /// which calls it with the rank -> GPU vector of each candidate node order.
+/// `step_overhead_s` and `step_costs` (may be null) are the machine's, kept in the link for collective_cost.
 [[nodiscard]] RingLink route_ring(const topo::Topology& topology, const std::vector<std::uint32_t>& gpu_of_rank,
-                                  std::uint32_t ranks, std::uint32_t stride, std::uint32_t size,
-                                  double step_overhead_s);
+                                  std::uint32_t ranks, std::uint32_t stride, std::uint32_t size, double step_overhead_s,
+                                  const std::vector<collectives::StepCost>* step_costs);
 
 /// A collective's time on a dimension's link, in two parts: its bytes through (shared with the other
 /// collectives in flight on the dimension) and its latency after them: link.algorithm's analytic cost
