@@ -188,6 +188,7 @@ int emulate(const Args& a) {
   }
   summary["emulation"]["compute_per_rank_s"] = ran;
   summary["emulation"]["plan_compute_per_rank_s"] = planned;
+  summary["emulation"]["unpaid_delay_per_rank_s"] = runtime.unpaid_delay_per_rank_s();
   if (!a.out_dir.empty()) {
     std::filesystem::path dir(a.out_dir);
     std::filesystem::create_directories(dir);

@@ -46,6 +46,7 @@ struct IterationRecord {
   std::vector<double> wire_bytes;  ///< per dimension, bytes this rank sent (counted where exasim's collectives ran)
   std::map<std::string, std::uint64_t> by_algorithm;  ///< collectives this rank ran, per algorithm
   std::vector<OpRecord> ops;
+  double unpaid_delay_s = 0;  ///< the emulated GPU's debt at the iteration's end
 };
 
 }  // namespace
@@ -288,6 +289,7 @@ struct MpiRuntime::Impl {
     }
     it.times.finish_s = now();
     it.by_algorithm = by_algorithm_;
+    it.unpaid_delay_s = gpu_.debt_s();
     return it;
   }
 
@@ -296,8 +298,8 @@ struct MpiRuntime::Impl {
     const std::size_t dims = plan_.grid.dims().size();
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    // Times: finish, compute, then exposed per dimension.
-    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s};
+    // Times: finish, compute, unpaid delay, then exposed per dimension.
+    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.unpaid_delay_s};
     packed.insert(packed.end(), mine.times.exposed_s.begin(), mine.times.exposed_s.end());
     std::vector<double> all(rank_ == 0 ? packed.size() * static_cast<std::size_t>(world) : 0);
     MPI_Gather(packed.data(), static_cast<int>(packed.size()), MPI_DOUBLE, all.data(), static_cast<int>(packed.size()),
@@ -319,7 +321,8 @@ struct MpiRuntime::Impl {
     if (rank_ == 0) {
       for (int r = 0; r < world; ++r) {
         const double* p = all.data() + static_cast<std::size_t>(r) * packed.size();
-        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 2, p + 2 + dims)});
+        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 3, p + 3 + dims)});
+        unpaid_delay_s_.push_back(p[2]);
       }
       gathered_ = std::move(records);
     } else {
@@ -344,6 +347,7 @@ struct MpiRuntime::Impl {
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;
+  std::vector<double> unpaid_delay_s_;  ///< per rank, on rank 0, of the gathered iteration
 };
 
 MpiRuntime::MpiRuntime(EmulationOptions options, const topo::Topology& topology)
@@ -377,6 +381,7 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
       if (!observe || observe(r.rank)) observer(r.rank, r.op_index, r.t_start_s, r.t_end_s);
   }
   overshoot_s_ = impl.gpu_.mean_overshoot_s();
+  unpaid_delay_s_ = impl.unpaid_delay_s_;
   result.wall_s = MPI_Wtime() - wall_start;
   return result;
 }

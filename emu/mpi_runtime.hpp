@@ -63,6 +63,10 @@ class MpiRuntime final : public runtime::Runtime {
   [[nodiscard]] const std::map<std::string, std::uint64_t>& collectives_by_algorithm() const { return by_algorithm_; }
   /// Mean lateness of this rank's compute sleeps, after run() (a health figure).
   [[nodiscard]] double mean_sleep_overshoot_s() const { return overshoot_s_; }
+  /// Per rank (on rank 0; empty elsewhere), after run(): the host delay its emulated GPU still owed at
+  /// the reported iteration's end, after the last compute op that could pay it back. A rank's compute
+  /// time exceeds its plan's by this much (emulated_gpu.hpp).
+  [[nodiscard]] const std::vector<double>& unpaid_delay_per_rank_s() const { return unpaid_delay_s_; }
 
  private:
   struct Impl;
@@ -71,6 +75,7 @@ class MpiRuntime final : public runtime::Runtime {
   std::vector<double> iterations_s_;
   std::map<std::string, std::uint64_t> by_algorithm_;
   double overshoot_s_ = 0;
+  std::vector<double> unpaid_delay_s_;
 };
 
 }  // namespace exasim::emu
