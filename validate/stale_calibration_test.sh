@@ -2,8 +2,8 @@
 # A cached calibration that no longer describes the host is measured again, and the result says so:
 # validate once into an empty cache (measured now), then make the cached fit claim 10x the bandwidth
 # the host has (as a calibration taken on another host, or one whose measurement went wrong, would),
-# and validate again: the probe must find it stale. Then a paired validation simulates each repeat on
-# the host as probed just before it.
+# and validate again: the probe must find it stale (both --unpaired: one simulation). Then a validation
+# with the default pairing simulates each repeat on the host as probed just before it.
 #
 #   validate/stale_calibration_test.sh EXASIM CASE WORK_DIR
 set -euo pipefail
@@ -11,20 +11,22 @@ exasim=$1 case=$2 work=$3
 rm -rf "$work"
 mkdir -p "$work"
 export EXASIM_CACHE_DIR=$work
-run() { "$exasim" validate "$case" --ranks 4 --repeats 1 --iterations 1 --quick-calibration --json 2>/dev/null; }
+run() { "$exasim" validate "$case" --ranks 4 --repeats 1 --iterations 1 --quick-calibration --unpaired --json 2>/dev/null; }
 status() { sed -n 's/.*"calibration_status":"\([^"]*\)".*/\1/p'; }
 first=$(run | status)
 echo "first: $first"
 [[ $first == "measured now (none cached)" ]] || { echo "expected a calibration measured now" >&2; exit 1; }
 cache=$(ls "$work"/calibration-v3-*-4ranks.json)
 sed -i 's/"collectives_bandwidth_Bps": \([0-9.e+-]*\)/"collectives_bandwidth_Bps": 1e12/' "$cache"
-second=$(run | status)
+second_json=$(run)
+[[ $second_json == *'"paired":false'* ]] || { echo "expected --unpaired to simulate once" >&2; exit 1; }
+second=$(status <<<"$second_json")
 echo "second: $second"
 [[ $second == "cached but stale, measured again: a probe measured bandwidth -"* ]] ||
   { echo "expected the probe to find the cached calibration stale" >&2; exit 1; }
 grep -q '"collectives_bandwidth_Bps": 1e12' "$cache" && { echo "the stale calibration was kept" >&2; exit 1; }
-# Paired: every repeat is simulated on the host as probed just before it.
-paired=$("$exasim" validate "$case" --ranks 4 --repeats 2 --iterations 1 --paired --json 2>/dev/null)
+# Paired by default: every repeat is simulated on the host as probed just before it.
+paired=$("$exasim" validate "$case" --ranks 4 --repeats 2 --iterations 1 --json 2>/dev/null)
 echo "paired: $paired" | cut -c1-200
 [[ $paired == *'"paired":true'* ]] || { echo "expected a paired result" >&2; exit 1; }
 runs=$(sed -n 's/.*"simulated_runs_s":\[\([^]]*\)\].*/\1/p' <<<"$paired")

@@ -370,11 +370,16 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   std::map<std::string, std::vector<double>> simulated_class_runs;  // paired: simulated, one per repeat
   const auto calibrated_machine = read_json_file(calibration);
   const auto [calibrated_bw, calibrated_lat] = recorded_fit(calibrated_machine);
-  if (o.paired && !(calibrated_bw > 0 && calibrated_lat > 0))
-    throw InputError(calibration, "sources.conditions",
-                     "--paired needs the fit a calibration records (calibrate again with this exasim)");
+  bool paired = o.paired || o.require_paired;
+  if (paired && !(calibrated_bw > 0 && calibrated_lat > 0)) {
+    if (o.require_paired)
+      throw InputError(calibration, "sources.conditions",
+                       "--paired needs the fit a calibration records (calibrate again with this exasim)");
+    log << "exasim: " << calibration << " records no fit to scale to a probe: one simulation, unpaired\n";
+    paired = false;
+  }
   for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) {
-    if (o.paired) {
+    if (paired) {
       // Probe, then measure at once: both sides of this repeat's error see the host as it is now.
       const auto [bw_drift, lat_drift] = probe_drift(calibration, c, calibrated_bw, calibrated_lat, log);
       const auto file = (out / "machine-probed.json").string();
@@ -413,7 +418,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     return median_by_class;
   };
   const auto measured_classes = medians(class_runs);
-  if (o.paired) {
+  if (paired) {
     // The simulated side from the probed simulations: the pairs' mean error, the median simulated time, and per
     // class the median over them, as the measured side is over the emulations they were paired with.
     r.interval = paired_error_interval(r.measured_runs_s, r.simulated_runs_s);

@@ -20,7 +20,7 @@ using namespace exasim::cli::testing;
 fs::path temp_path(const std::string& name) { return fs::temp_directory_path() / ("exasim_reliability_" + name); }
 
 /// `name` must be unique to one test case: ctest runs the cases in parallel processes.
-std::string write_temp(const std::string& name, const std::string& text) {
+std::string write_case_file(const std::string& name, const std::string& text) {
   const auto path = temp_path(name);
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
@@ -48,12 +48,13 @@ void expect_exit_2(const std::vector<std::string>& args, const std::vector<std::
 
 TEST_CASE("JSON nested past the depth limit is refused before it can exhaust the stack", "[unit]") {
   // 100,000 levels overflowed the stack when the value was printed in a message (SIGSEGV).
-  const auto path = write_temp("deep_gpus.json", good_with("gpus_deep", nested_array(100000)));
+  const auto path = write_case_file("deep_gpus.json", good_with("gpus_deep", nested_array(100000)));
   expect_exit_2({"simulate", path}, {path, "JSON nested deeper than 64 levels"});
-  const auto deep_description = write_temp("deep_description.json", good_with("description", nested_array(100000)));
+  const auto deep_description =
+      write_case_file("deep_description.json", good_with("description", nested_array(100000)));
   expect_exit_2({"simulate", deep_description, "--out", temp_path("deep_out").string()},
                 {deep_description, "JSON nested deeper than 64 levels"});
-  expect_exit_2({"simulate", write_temp("ok1.json", kGood), "--set", "gpus=" + nested_array(100)},
+  expect_exit_2({"simulate", write_case_file("ok1.json", kGood), "--set", "gpus=" + nested_array(100)},
                 {"--set: gpus: JSON nested deeper than 64 levels"});
   // 63 levels below the root are allowed: the limit counts the root object too.
   CHECK_NOTHROW(exasim::parse_json_text(nested_array(exasim::kMaxJsonDepth), "x.json", ""));
@@ -62,9 +63,9 @@ TEST_CASE("JSON nested past the depth limit is refused before it can exhaust the
 }
 
 TEST_CASE("numbers past a double and text that is not UTF-8 exit 2 naming the field", "[unit]") {
-  const auto huge = write_temp("huge_gpus.json", good_with("description", "1e999"));
+  const auto huge = write_case_file("huge_gpus.json", good_with("description", "1e999"));
   expect_exit_2({"simulate", huge}, {huge, "unreadable JSON", "number overflow"});
-  const auto ok = write_temp("ok2.json", kGood);
+  const auto ok = write_case_file("ok2.json", kGood);
   expect_exit_2({"simulate", ok, "--set", "gpus=1e999"}, {"--set: gpus: unreadable value", "1e999"});
   expect_exit_2({"simulate", ok, "--set", "gpus=\xff"}, {"--set: gpus: not valid UTF-8 text"});
   expect_exit_2({"simulate", ok, "--set", "name=\xfe", "--json"}, {"--set: name: not valid UTF-8 text"});
@@ -79,9 +80,9 @@ TEST_CASE("a directory given as a file exits 2 saying so", "[unit]") {
 }
 
 TEST_CASE("description must be text", "[unit]") {
-  const auto path = write_temp("description_number.json", good_with("description", "123"));
+  const auto path = write_case_file("description_number.json", good_with("description", "123"));
   expect_exit_2({"simulate", path}, {path + ": description: must be a string (got 123)"});
-  expect_exit_2({"simulate", write_temp("ok3.json", kGood), "--set", "machine.description=[1]"},
+  expect_exit_2({"simulate", write_case_file("ok3.json", kGood), "--set", "machine.description=[1]"},
                 {"simple-a100.json: machine.description: must be a string"});
 }
 
@@ -90,14 +91,14 @@ TEST_CASE("a byte order mark and comments are accepted in JSON inputs", "[unit]"
   std::string text = "\xEF\xBB\xBF// a comment\n";
   text += kGood;
   text.insert(text.find("\"gpus\""), "/* block comment */ ");
-  const auto r = exasim_run({"simulate", write_temp("bom.json", text), "--json"});
+  const auto r = exasim_run({"simulate", write_case_file("bom.json", text), "--json"});
   INFO("stderr: " << r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("\"gpus\":16") != std::string::npos);
 }
 
 TEST_CASE("physically absurd rates and fractional compute units are refused", "[unit]") {
-  const auto ok = write_temp("ok4.json", kGood);
+  const auto ok = write_case_file("ok4.json", kGood);
   expect_exit_2({"simulate", ok, "--set", "machine.node.nic_bandwidth_Bps=1e-300"},
                 {"simple-a100.json: machine.node.nic_bandwidth_Bps: must be a number in [1000, 1e+15]"});
   expect_exit_2({"simulate", ok, "--set", R"(machine.gpu={"device": "a100-40gb", "peak_bf16_flops": 1e-300})"},
@@ -110,12 +111,12 @@ TEST_CASE("physically absurd rates and fractional compute units are refused", "[
 }
 
 TEST_CASE("more NICs than GPUs names the node's GPU count", "[unit]") {
-  expect_exit_2({"simulate", write_temp("ok5.json", kGood), "--set", "machine.node.gpus=3"},
+  expect_exit_2({"simulate", write_case_file("ok5.json", kGood), "--set", "machine.node.gpus=3"},
                 {"simple-a100.json: machine.node.nics: 4 NICs on a node of 3 GPUs (node.gpus)", "lower nics"});
 }
 
 TEST_CASE("simulate --out is checked before the run and its files are listed", "[unit]") {
-  const auto ok = write_temp("ok6.json", kGood);
+  const auto ok = write_case_file("ok6.json", kGood);
   expect_exit_2({"simulate", ok, "--out", ""}, {"--out: needs a directory name (got an empty string)"});
   for (const std::string name : {"trace.csv", "summary.json"}) {
     const auto dir = temp_path("out_taken_" + name);
@@ -142,14 +143,15 @@ TEST_CASE("simulate --out is checked before the run and its files are listed", "
 }
 
 TEST_CASE("sizes past what runs in bounded time and memory are refused", "[unit]") {
-  const auto ok = write_temp("ok7.json", kGood);
+  const auto ok = write_case_file("ok7.json", kGood);
   // 100,000 layers on 64 GPUs crashed (the plan's 16-bit collective handles wrapped round).
   expect_exit_2({"simulate", ok, "--set", "model.layers=100000"},
                 {"model.layers: must be an integer in [1, 10000] (got 100000)"});
   // 2^22 GPUs on one switch took minutes with no sign of progress.
   expect_exit_2({"simulate", ok, "--set", "gpus=4194304"}, {ok + ": gpus: must be an integer in [1, 1048576]"});
   // Megatron runs every layer once per micro-batch: 40,000 micro-batches of 48 layers took 35 s, 4.4 GB.
-  const auto megatron = write_temp("megatron.json", R"({"machine": "simple-a100", "model": "megatron-22b", "gpus": 8,
+  const auto megatron =
+      write_case_file("megatron.json", R"({"machine": "simple-a100", "model": "megatron-22b", "gpus": 8,
       "parallel": {"scheme": "megatron", "tp": 8, "pp": 1, "dp": 1, "micro_batch": 1},
       "training": {"global_batch": 65536}})");
   expect_exit_2({"simulate", megatron, "--ignore-memory"},
@@ -161,7 +163,7 @@ TEST_CASE("sizes past what runs in bounded time and memory are refused", "[unit]
 }
 
 TEST_CASE("a run past 2^24 layer passes warns that it is large", "[unit]") {
-  const auto ok = write_temp("ok8.json", kGood);
+  const auto ok = write_case_file("ok8.json", kGood);
   const auto small = exasim_run({"simulate", ok});  // 16 GPUs x 2 layers
   CHECK(small.code == 0);
   CHECK(small.err.find("warning") == std::string::npos);
@@ -183,7 +185,7 @@ TEST_CASE("the engine holds the largest model the loader accepts", "[integration
     auto doc = nlohmann::json::parse(kGood);
     doc["model"]["layers"] = layers;
     doc["overlap"] = {{"oar", true}, {"ors", true}, {"oag", true}, {"dp", true}};
-    const auto path = write_temp("limit_layers.json", doc.dump());
+    const auto path = write_case_file("limit_layers.json", doc.dump());
     auto r = exasim_run({"simulate", path, "--json", "--ignore-memory"});
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -197,7 +199,7 @@ TEST_CASE("the engine holds the largest model the loader accepts", "[integration
 }
 
 TEST_CASE("sweep flags that cannot mean anything are refused, and its points are capped", "[unit]") {
-  const auto ok = write_temp("sweep_flags.json", kGood);
+  const auto ok = write_case_file("sweep_flags.json", kGood);
   expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--top", "0"}, {"--top: 0: ", "give --tune too"});
   expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--top", "-5"}, {"--top: -5: "});
   expect_exit_2({"sweep", ok, "--vary", "gpus=8", "--csv", "--json"}, {"--csv: and --json are exclusive"});
@@ -215,11 +217,11 @@ TEST_CASE("sweep flags that cannot mean anything are refused, and its points are
 }
 
 TEST_CASE("sweep.csv quotes its values: a comma or a quote in one stays in its cell", "[integration]") {
-  const auto ok = write_temp("sweep_csv.json", kGood);
+  const auto ok = write_case_file("sweep_csv.json", kGood);
   const auto r = exasim_run({"sweep", ok, "--vary", R"(description="a,b",say "hi")", "--csv"});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  const auto path = write_temp("sweep_csv.csv", r.out);
+  const auto path = write_case_file("sweep_csv.csv", r.out);
   const auto table = exasim::report::read_csv_table(path);
   table.require_width();
   REQUIRE(table.rows.size() == 2);
@@ -228,12 +230,13 @@ TEST_CASE("sweep.csv quotes its values: a comma or a quote in one stays in its c
 }
 
 TEST_CASE("validate, EXASIM_DATA_DIR and the batch worker refuse garbage with exit 2", "[unit]") {
-  const auto ok = write_temp("garbage_ok.json", kGood);
+  const auto ok = write_case_file("garbage_ok.json", kGood);
   expect_exit_2({"validate", ok, "--ranks", "2", "--max-error-pct", "nan"},
                 {"--max-error-pct: nan: must be a percentage"});
-  const auto garbage = write_temp("garbage_batch.json", "[1, 2");
+  expect_exit_2({"validate", ok, "--ranks", "2", "--paired", "--unpaired"}, {"--unpaired", "excludes", "--paired"});
+  const auto garbage = write_case_file("garbage_batch.json", "[1, 2");
   expect_exit_2({"batch-worker", garbage, "--out", temp_path("garbage_rows").string()}, {garbage, "JSON"});
-  const auto not_list = write_temp("garbage_batch2.json", R"({"a": 1})");
+  const auto not_list = write_case_file("garbage_batch2.json", R"({"a": 1})");
   expect_exit_2({"batch-worker", not_list, "--out", temp_path("garbage_rows").string()},
                 {"must be a JSON array of scenario objects"});
   const char* old = std::getenv("EXASIM_DATA_DIR");
@@ -257,17 +260,17 @@ TEST_CASE("compare refuses traces of two devices, one trace twice, more ranks th
   expect_exit_2({"compare", a100, a100, "--scenario", scenario}, {a100 + ": given twice"});
   std::string csv = "rank,op,kind,dim,bytes,flops,t_start_s,t_end_s\n";
   for (int r = 0; r < 16; ++r) csv += std::to_string(r) + ",a,gemm,,1,1,0,1e-3\n";
-  const auto trace = write_temp("compare_16.csv", csv);
+  const auto trace = write_case_file("compare_16.csv", csv);
   expect_exit_2({"compare", trace, "--scenario", scenario}, {"16 measured ranks, more than the scenario's 2 GPUs"});
 }
 
 TEST_CASE("output folders are made only for runs whose inputs load, and refuse devices", "[unit]") {
-  const auto bad = write_temp("outdir_bad.json", "{");
+  const auto bad = write_case_file("outdir_bad.json", "{");
   const auto dir = temp_path("outdir_never_made");
   fs::remove_all(dir);
   expect_exit_2({"tune", bad, "--out", dir.string()}, {bad});
   CHECK(!fs::exists(dir));
-  const auto ok = write_temp("outdir_ok.json", kGood);
+  const auto ok = write_case_file("outdir_ok.json", kGood);
   expect_exit_2({"topo", "simple-a100", "--export", "graphml", "/dev/null"},
                 {"/dev/null: is a device or special file, not a regular file"});
   (void)ok;
@@ -286,7 +289,7 @@ TEST_CASE("report refuses a group matrix past its cap and a malformed links.csv"
   const auto dir = temp_path("report_matrix");
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const auto scenario = write_temp("report_matrix.json", kGood);
+  const auto scenario = write_case_file("report_matrix.json", kGood);
   REQUIRE(exasim_run({"simulate", scenario, "--out", (dir / "run").string(), "--links", "3", "-q"}).code == 0);
   const auto summary_path = dir / "run" / "summary.json";
   std::ifstream in(summary_path);

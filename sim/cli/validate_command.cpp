@@ -60,9 +60,14 @@ Command add_validate_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--calibration", o->run.calibration, "Machine file from exasim calibrate (default: cached)");
   cmd->add_flag("--recalibrate", o->run.recalibrate, "Measure the host again even if a calibration is cached");
-  cmd->add_flag("--paired", o->run.paired,
-                "Probe the host before each emulation and simulate that repeat on the calibration scaled to the "
-                "probe, so that host drift during the measurement moves both sides (about 3 s more per repeat)");
+  auto* paired = cmd->add_flag("--paired", o->run.require_paired,
+                               "Probe the host before each emulation and simulate that repeat on the calibration "
+                               "scaled to the probe, so that host drift moves both sides (the default; about 3 s "
+                               "per repeat)");
+  cmd->add_flag("--unpaired{false}", o->run.paired,
+                "Simulate once on the checked calibration instead of probing before each emulation (faster; "
+                "what the measurement drifts by goes into the error)")
+      ->excludes(paired);
   cmd->add_flag("--quick-calibration", o->run.quick_calibration, "Fewer microbenchmark points when calibrating");
   cmd->add_option("--out", o->run.out_dir, "Keep the emulation's trace.csv and summary.json here");
   cmd->add_option("--repeats", o->run.repeats,
