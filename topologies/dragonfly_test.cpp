@@ -42,8 +42,8 @@ DragonflyParams frontier() {
   return p;
 }
 
-std::vector<LinkId> route(const Dragonfly& d, GpuId src, GpuId dst, std::uint64_t key = 0,
-                          const LinkLoadView* load = nullptr) {
+std::vector<LinkId> dragonfly_route(const Dragonfly& d, GpuId src, GpuId dst, std::uint64_t key = 0,
+                                    const LinkLoadView* load = nullptr) {
   std::vector<LinkId> r;
   d.route(src, dst, key, load, r);
   return r;
@@ -123,35 +123,35 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
 
   SECTION("inside a node: the GPU link, never the network") {
     for (const Dragonfly* t : {&minimal, &valiant, &adaptive}) {
-      CHECK(route(*t, 0, 1) == std::vector<LinkId>{d.gpu_link(0, 0, 1)});
-      CHECK(route(*t, 5, 4) == std::vector<LinkId>{d.gpu_link(2, 1, 0)});
+      CHECK(dragonfly_route(*t, 0, 1) == std::vector<LinkId>{d.gpu_link(0, 0, 1)});
+      CHECK(dragonfly_route(*t, 5, 4) == std::vector<LinkId>{d.gpu_link(2, 1, 0)});
     }
-    CHECK(d.latency_s(route(d, 0, 1)) == Approx(1e-6));
+    CHECK(d.latency_s(dragonfly_route(d, 0, 1)) == Approx(1e-6));
   }
 
   SECTION("same switch: NIC up, NIC down") {
     for (const Dragonfly* t : {&minimal, &valiant, &adaptive}) {  // GPU 0 and 2: NIC 0 of nodes 0 and 1
-      CHECK(route(*t, 0, 2) == std::vector<LinkId>{d.nic_link(0, 0, true), d.nic_link(1, 0, false)});
+      CHECK(dragonfly_route(*t, 0, 2) == std::vector<LinkId>{d.nic_link(0, 0, true), d.nic_link(1, 0, false)});
     }
-    CHECK(d.latency_s(route(d, 0, 2)) == Approx(2e-6 + 350e-9 + 2e-6));
+    CHECK(d.latency_s(dragonfly_route(d, 0, 2)) == Approx(2e-6 + 350e-9 + 2e-6));
   }
 
   SECTION("same group, other switch: one local hop (Valiant has no third switch to detour through)") {
     const std::vector<LinkId> expected{d.nic_link(0, 0, true), d.local_link(0, 1), d.nic_link(1, 1, false)};
-    for (const Dragonfly* t : {&minimal, &valiant, &adaptive}) CHECK(route(*t, 0, 3) == expected);
+    for (const Dragonfly* t : {&minimal, &valiant, &adaptive}) CHECK(dragonfly_route(*t, 0, 3) == expected);
   }
 
   SECTION("minimal: local-global-local") {
     // GPU 0 (switch 0) -> GPU 9 (node 4, NIC 1, switch 5): the 0-2 link leaves from switch 1, lands on 4.
     const std::vector<LinkId> expected{d.nic_link(0, 0, true), d.local_link(0, 1), d.global_link(0, 2, 0),
                                        d.local_link(4, 5), d.nic_link(4, 1, false)};
-    CHECK(route(minimal, 0, 9) == expected);
+    CHECK(dragonfly_route(minimal, 0, 9) == expected);
     CHECK(d.latency_s(expected) == Approx(2e-6 + 4 * 350e-9 + 2 * 10e-9 + 100e-9 + 2e-6));
     // GPU 0 -> GPU 8 (switch 4): no local hop at the far end.
-    CHECK(route(minimal, 0, 8) == std::vector<LinkId>{d.nic_link(0, 0, true), d.local_link(0, 1),
-                                                      d.global_link(0, 2, 0), d.nic_link(4, 0, false)});
+    CHECK(dragonfly_route(minimal, 0, 8) == std::vector<LinkId>{d.nic_link(0, 0, true), d.local_link(0, 1),
+                                                                d.global_link(0, 2, 0), d.nic_link(4, 0, false)});
     // GPU 1 (switch 1) -> GPU 8: the global link starts where the sender is.
-    CHECK(route(minimal, 1, 8) ==
+    CHECK(dragonfly_route(minimal, 1, 8) ==
           std::vector<LinkId>{d.nic_link(0, 1, true), d.global_link(0, 2, 0), d.nic_link(4, 0, false)});
   }
 
@@ -159,28 +159,28 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
     // GPU 0 -> GPU 9 via group 1: sw0 -global-> sw2 -local-> sw3 -global-> sw5.
     const std::vector<LinkId> expected{d.nic_link(0, 0, true), d.global_link(0, 1, 0), d.local_link(2, 3),
                                        d.global_link(1, 2, 0), d.nic_link(4, 1, false)};
-    for (std::uint64_t key : {0ULL, 1ULL, 12345ULL}) CHECK(route(valiant, 0, 9, key) == expected);
+    for (std::uint64_t key : {0ULL, 1ULL, 12345ULL}) CHECK(dragonfly_route(valiant, 0, 9, key) == expected);
     // GPU 1 (sw1) -> GPU 4 (node 2, sw2) via group 2: sw1 -global-> sw4 -local-> sw5 -global-> sw3 -local-> sw2.
-    CHECK(route(valiant, 1, 4) == std::vector<LinkId>{d.nic_link(0, 1, true), d.global_link(0, 2, 0),
-                                                      d.local_link(4, 5), d.global_link(2, 1, 0), d.local_link(3, 2),
-                                                      d.nic_link(2, 0, false)});
+    CHECK(dragonfly_route(valiant, 1, 4) == std::vector<LinkId>{d.nic_link(0, 1, true), d.global_link(0, 2, 0),
+                                                                d.local_link(4, 5), d.global_link(2, 1, 0),
+                                                                d.local_link(3, 2), d.nic_link(2, 0, false)});
   }
 
   SECTION("adaptive: minimal on an idle network, Valiant once the minimal global link is busy") {
-    const std::vector<LinkId> min_route = route(minimal, 0, 9);
-    const std::vector<LinkId> val_route = route(valiant, 0, 9);
-    CHECK(route(adaptive, 0, 9) == min_route);  // no load view
+    const std::vector<LinkId> min_route = dragonfly_route(minimal, 0, 9);
+    const std::vector<LinkId> val_route = dragonfly_route(valiant, 0, 9);
+    CHECK(dragonfly_route(adaptive, 0, 9) == min_route);  // no load view
     FakeLoad load;
-    CHECK(route(adaptive, 0, 9, 0, &load) == min_route);  // idle: 3 hops each, tie goes to minimal
-    load.flows[d.global_link(0, 2, 0)] = 1;               // (1+1)*3 = 6 > 1*3 + bias 1
-    CHECK(route(adaptive, 0, 9, 0, &load) == val_route);
+    CHECK(dragonfly_route(adaptive, 0, 9, 0, &load) == min_route);  // idle: 3 hops each, tie goes to minimal
+    load.flows[d.global_link(0, 2, 0)] = 1;                         // (1+1)*3 = 6 > 1*3 + bias 1
+    CHECK(dragonfly_route(adaptive, 0, 9, 0, &load) == val_route);
     DragonflyParams biased = tiny(RoutingPolicy::Adaptive);
     biased.adaptive_bias = 3;  // 6 <= 3 + 3: the bias keeps it minimal
-    CHECK(route(Dragonfly(biased), 0, 9, 0, &load) == min_route);
+    CHECK(dragonfly_route(Dragonfly(biased), 0, 9, 0, &load) == min_route);
     load.flows[d.global_link(0, 2, 0)] = 3;  // 12 > 4
-    CHECK(route(adaptive, 0, 9, 0, &load) == val_route);
+    CHECK(dragonfly_route(adaptive, 0, 9, 0, &load) == val_route);
     load.flows[d.global_link(1, 2, 0)] = 5;  // the detour is busier still
-    CHECK(route(adaptive, 0, 9, 0, &load) == min_route);
+    CHECK(dragonfly_route(adaptive, 0, 9, 0, &load) == min_route);
   }
 
   SECTION("adaptive in parts: loads count parts, so a whole flow's worth of them tips the choice") {
@@ -190,14 +190,14 @@ TEST_CASE("dragonfly: hand-checked routes on the tiny instance", "[unit]") {
     CHECK(parted.route_parts() == 4);
     CHECK(minimal.route_parts() == 1);
     CHECK(Dragonfly(tiny(RoutingPolicy::Valiant)).route_parts() == 1);  // parts only where routes adapt
-    const std::vector<LinkId> min_route = route(minimal, 0, 9);
-    const std::vector<LinkId> val_route = route(valiant, 0, 9);
+    const std::vector<LinkId> min_route = dragonfly_route(minimal, 0, 9);
+    const std::vector<LinkId> val_route = dragonfly_route(valiant, 0, 9);
     FakeLoad load;
     load.flows[d.global_link(0, 2, 0)] = 1;  // one part: (1 + 1/4) * 3 = 3.75 <= 3 + 1, minimal
-    CHECK(route(parted, 0, 9, 0, &load) == min_route);
-    CHECK(route(adaptive, 0, 9, 0, &load) == val_route);  // one whole flow: (1 + 1) * 3 = 6 > 4
-    load.flows[d.global_link(0, 2, 0)] = 2;               // (1 + 2/4) * 3 = 4.5 > 4
-    CHECK(route(parted, 0, 9, 0, &load) == val_route);
+    CHECK(dragonfly_route(parted, 0, 9, 0, &load) == min_route);
+    CHECK(dragonfly_route(adaptive, 0, 9, 0, &load) == val_route);  // one whole flow: (1 + 1) * 3 = 6 > 4
+    load.flows[d.global_link(0, 2, 0)] = 2;                         // (1 + 2/4) * 3 = 4.5 > 4
+    CHECK(dragonfly_route(parted, 0, 9, 0, &load) == val_route);
   }
 }
 
@@ -214,8 +214,8 @@ TEST_CASE("dragonfly adaptive: several candidates find the idle path that one ca
   val_params.routing = RoutingPolicy::Valiant;
   const Dragonfly several(p), single(one);
   const GpuId src = 0, dst = several.gpu_count() - 1;  // group 0 -> group 5
-  const std::vector<LinkId> min_route = route(Dragonfly(min_params), src, dst);
-  const std::vector<LinkId> val_route = route(Dragonfly(val_params), src, dst);
+  const std::vector<LinkId> min_route = dragonfly_route(Dragonfly(min_params), src, dst);
+  const std::vector<LinkId> val_route = dragonfly_route(Dragonfly(val_params), src, dst);
   REQUIRE(min_route != val_route);
   // Every switch-to-switch link of the minimal path and of the first Valiant candidate carries 3
   // flows (entries 1 .. size-2: the first and last are NIC links).
@@ -223,14 +223,14 @@ TEST_CASE("dragonfly adaptive: several candidates find the idle path that one ca
   for (const auto* r : {&min_route, &val_route})
     for (std::size_t i = 1; i + 1 < r->size(); ++i) load.flows[(*r)[i]] = 3;
   // One candidate of each kind: both busy, (1 + 3) * minimal hops <= (1 + 3) * Valiant hops + 1.
-  CHECK(route(single, src, dst, 0, &load) == min_route);
+  CHECK(dragonfly_route(single, src, dst, 0, &load) == min_route);
   // Four of each: an idle one exists and wins.
-  const std::vector<LinkId> chosen = route(several, src, dst, 0, &load);
+  const std::vector<LinkId> chosen = dragonfly_route(several, src, dst, 0, &load);
   CHECK(chosen != min_route);
   CHECK(chosen != val_route);
   for (std::size_t i = 1; i + 1 < chosen.size(); ++i) CHECK(load.load(chosen[i]) == 0);
   // On an idle network every candidate costs its hops: the first minimal path, as with one candidate.
-  CHECK(route(several, src, dst) == min_route);
+  CHECK(dragonfly_route(several, src, dst) == min_route);
 }
 
 TEST_CASE("dragonfly: every group pair has its global links, minimal routes stay within 3 hops", "[unit]") {
@@ -254,7 +254,7 @@ TEST_CASE("dragonfly: every group pair has its global links, minimal routes stay
       for (GpuId dst = 0; dst < d.gpu_count(); ++dst) {
         if (src == dst) continue;
         for (std::uint64_t key = 0; key < 3; ++key) {
-          const auto r = route(d, src, dst, key);
+          const auto r = dragonfly_route(d, src, dst, key);
           if (d.node_of(src) == d.node_of(dst)) {
             CHECK(r.size() == 1);
             continue;
@@ -285,8 +285,8 @@ TEST_CASE("dragonfly: flow keys spread over parallel global links, deterministic
   const Dragonfly same(p);
   std::map<LinkId, int> used;
   for (std::uint64_t key = 0; key < 200; ++key) {
-    const auto r = route(d, 0, d.gpu_count() - 1, key);
-    CHECK(r == route(same, 0, d.gpu_count() - 1, key));
+    const auto r = dragonfly_route(d, 0, d.gpu_count() - 1, key);
+    CHECK(r == dragonfly_route(same, 0, d.gpu_count() - 1, key));
     for (LinkId l : r) used[l] += d.links()[l].cls == LinkClass::Global;
   }
   int globals = 0;
@@ -295,7 +295,8 @@ TEST_CASE("dragonfly: flow keys spread over parallel global links, deterministic
   p.seed = 7;
   const Dragonfly reseeded(p);
   int differ = 0;
-  for (std::uint64_t key = 0; key < 50; ++key) differ += route(d, 0, 20, key) != route(reseeded, 0, 20, key);
+  for (std::uint64_t key = 0; key < 50; ++key)
+    differ += dragonfly_route(d, 0, 20, key) != dragonfly_route(reseeded, 0, 20, key);
   CHECK(differ > 0);
 }
 
@@ -334,7 +335,7 @@ TEST_CASE("dragonfly: a Frontier-sized instance has the expected counts", "[unit
     const GpuId src = static_cast<GpuId>((x >> 33) % d.gpu_count());
     const GpuId dst = static_cast<GpuId>((x >> 13) % d.gpu_count());
     if (d.node_of(src) == d.node_of(dst)) continue;
-    const auto r = route(d, src, dst, x);
+    const auto r = dragonfly_route(d, src, dst, x);
     check_walk(d, src, dst, r);
     CHECK(switch_hops(d, r) <= 3);
   }
@@ -362,12 +363,12 @@ TEST_CASE("dragonfly: Frontier GCD matrix routes unlinked pairs through a neighb
   p.switches_per_group = 4;
   p.endpoints_per_switch = 2;
   const Dragonfly d(p);
-  CHECK(route(d, 0, 3) == std::vector<LinkId>{d.gpu_link(0, 0, 1), d.gpu_link(0, 1, 3)});
+  CHECK(dragonfly_route(d, 0, 3) == std::vector<LinkId>{d.gpu_link(0, 0, 1), d.gpu_link(0, 1, 3)});
   int unlinked = 0;
   for (std::uint32_t a = 0; a < 8; ++a) {
     for (std::uint32_t b = 0; b < 8; ++b) {
       if (a == b) continue;
-      const auto r = route(d, 8 + a, 8 + b);  // node 1
+      const auto r = dragonfly_route(d, 8 + a, 8 + b);  // node 1
       for (LinkId l : r) CHECK(d.links()[l].cls == LinkClass::GpuGpu);
       if (m.linked(a, b)) {
         CHECK(r == std::vector<LinkId>{d.gpu_link(1, a, b)});

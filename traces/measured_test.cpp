@@ -22,12 +22,12 @@ namespace {
 
 std::string testdata(const std::string& name) { return std::string(EXASIM_TEST_DATA_DIR) + "/traces/testdata/" + name; }
 
-std::string temp_path(const std::string& name) {
+std::string measured_temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("exasim_measured_test_" + name)).string();
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
-  auto path = temp_path(name);
+  auto path = measured_temp_path(name);
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
@@ -210,7 +210,7 @@ TEST_CASE("a synthetic trace gives the hand-computed classes, busy and exposed t
   CHECK(s.steps[1].classes[static_cast<std::size_t>(KernelClass::Collective)] == Approx(10e-6));
 
   // The same file gzipped reads the same.
-  const auto gz = temp_path("synthetic.json.gz");
+  const auto gz = measured_temp_path("synthetic.json.gz");
   gzFile f = gzopen(gz.c_str(), "wb");
   REQUIRE(f != nullptr);
   gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
@@ -223,7 +223,7 @@ TEST_CASE("exasim's own trace.csv reads as one measured trace per rank", "[unit]
                                       {0, "L0.qkv.fwd.all_reduce", "all_reduce", "x", 2e6, 0, 1e-3, 3e-3},
                                       {0, "L0.qkv.fwd.all_reduce", "wait", "x", 2e6, 0, 1e-3, 3e-3},
                                       {1, "L0.qkv.fwd.gemm", "gemm", "", 1e6, 1e9, 0.0, 2e-3}};
-  const auto path = temp_path("rows.csv");
+  const auto path = measured_temp_path("rows.csv");
   write_csv(path, rows);
   const auto traces = read_measured(path);
   REQUIRE(traces.size() == 2);
@@ -283,11 +283,11 @@ TEST_CASE("malformed traces are input errors naming the file and the field", "[u
     CHECK_THAT(error_of(path), Catch::StartsWith(path + ": byte "));
   }
   SECTION("a missing file") {
-    const auto path = temp_path("does_not_exist.json");
+    const auto path = measured_temp_path("does_not_exist.json");
     CHECK(error_of(path) == path + ": no such file");
   }
   SECTION("a FIFO with no writer is refused, not waited on") {
-    const auto path = temp_path("fifo.json");
+    const auto path = measured_temp_path("fifo.json");
     std::filesystem::remove(path);
     REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
     CHECK_THAT(error_of(path), Catch::Contains(path + ": is a FIFO (named pipe), not a regular file"));

@@ -22,12 +22,12 @@ using namespace exasim::collectives::testing;
 namespace {
 
 // simple_a100 (test_support.hpp): GPU-GPU hops of 1 us; NIC up (1 us + 350 ns switch), NIC down (1 us).
-constexpr double kIntraLatency = 1e-6, kInterLatency = 2.35e-6, kOverhead = 2e-6;
-constexpr double S = 64e6;
+constexpr double kIntraLatency = 1e-6, kInterLatency = 2.35e-6, kRouterOverhead = 2e-6;
+constexpr double kRouteBytes = 64e6;  // S in the test names
 
-GroupCall call_of(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes,
-                  const std::vector<std::uint32_t>* gpu_of_rank = nullptr) {
-  return testing::call_of(grid, dim, kind, bytes, kOverhead, gpu_of_rank);
+GroupCall routed_call(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes,
+                      const std::vector<std::uint32_t>* gpu_of_rank = nullptr) {
+  return testing::call_of(grid, dim, kind, bytes, kRouterOverhead, gpu_of_rank);
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ TEST_CASE("ring keeps one stage, one bundle and the flow keys of before", "[unit
   // A rail-optimised fat tree with 4 spines: the flow key picks the spine, so the keys show.
   const topo::FatTree tree(topo::testing::nvswitch_rail_tree(2, 4));
   const schedule::ProcessGrid grid({{"x", 16}});
-  auto call = call_of(grid, 0, CollKind::AllReduce, S);
+  auto call = routed_call(grid, 0, CollKind::AllReduce, kRouteBytes);
   call.seed = 7;
   call.group_id = 3;
   call.sequence = 5;
@@ -48,9 +48,9 @@ TEST_CASE("ring keeps one stage, one bundle and the flow keys of before", "[unit
   for (std::uint32_t k = 0; k < 16; ++k)
     tree.route(k, (k + 1) % 16, collective_flow_key(7, 0, 3, 5, k), nullptr, expected);
   CHECK(stage.route.links == expected);
-  CHECK(stage.route.bundles[0].bytes == Approx(2.0 * 15 / 16 * S));
-  CHECK(stage.route.rank0_wire_bytes == Approx(2.0 * 15 / 16 * S));
-  CHECK(stage.route.latency_s == Approx(30 * (slowest_hop_s(stage) + kOverhead)));
+  CHECK(stage.route.bundles[0].bytes == Approx(2.0 * 15 / 16 * kRouteBytes));
+  CHECK(stage.route.rank0_wire_bytes == Approx(2.0 * 15 / 16 * kRouteBytes));
+  CHECK(stage.route.latency_s == Approx(30 * (slowest_hop_s(stage) + kRouterOverhead)));
 }
 
 TEST_CASE("tree all-reduce: two bundles of every tree edge up and down, S/2 per hop", "[unit]") {
@@ -61,13 +61,13 @@ TEST_CASE("tree all-reduce: two bundles of every tree edge up and down, S/2 per 
       if (p > topology->gpu_count()) continue;
       CAPTURE(p, topology->node_count());
       const schedule::ProcessGrid grid({{"x", p}});
-      const auto call = call_of(grid, 0, CollKind::AllReduce, S);
+      const auto call = routed_call(grid, 0, CollKind::AllReduce, kRouteBytes);
       REQUIRE(resolve_algorithm(Algorithm::Tree, *topology, call) == Algorithm::Tree);
       REQUIRE(stage_count(Algorithm::Tree, *topology, call) == 1);
       const auto stage = route_one(Algorithm::Tree, *topology, call, 0);
       REQUIRE(stage.route.bundles.size() == 2);
       REQUIRE(stage.hops.size() == 4 * (p - 1));
-      for (const auto& bundle : stage.route.bundles) CHECK(bundle.bytes == Approx(S / 2));
+      for (const auto& bundle : stage.route.bundles) CHECK(bundle.bytes == Approx(kRouteBytes / 2));
       // Bundle t: tree t's edges up (child -> parent), then down (parent -> child), in member order.
       std::size_t h = 0;
       for (int t = 0; t < 2; ++t)
@@ -83,14 +83,14 @@ TEST_CASE("tree all-reduce: two bundles of every tree edge up and down, S/2 per 
       const auto sent = sent_by_gpu(stage);
       double total = 0;
       for (std::uint32_t r = 0; r < p; ++r) {
-        CHECK(sent.at(r) == Approx(tree_wire_bytes(p, r, S)));
+        CHECK(sent.at(r) == Approx(tree_wire_bytes(p, r, kRouteBytes)));
         total += sent.at(r);
       }
-      CHECK(total == Approx(2.0 * (p - 1) * S));  // 2 trees x 2 directions x (p-1) edges x S/2
-      CHECK(stage.route.rank0_wire_bytes == Approx(tree_wire_bytes(p, 0, S)));
+      CHECK(total == Approx(2.0 * (p - 1) * kRouteBytes));  // 2 trees x 2 directions x (p-1) edges x kRouteBytes/2
+      CHECK(stage.route.rank0_wire_bytes == Approx(tree_wire_bytes(p, 0, kRouteBytes)));
       const double hop_s = p > 4 ? kInterLatency : kIntraLatency;
       CHECK(slowest_hop_s(stage) == Approx(hop_s));
-      CHECK(stage.route.latency_s == Approx(2 * binary_tree_depth(p) * (hop_s + kOverhead)));
+      CHECK(stage.route.latency_s == Approx(2 * binary_tree_depth(p) * (hop_s + kRouterOverhead)));
     }
   }
 }
@@ -99,20 +99,21 @@ TEST_CASE("tree closed forms on 8 members", "[unit]") {
   CHECK(tree_steps(8) == 6);
   CHECK(tree_steps(2) == 2);
   CHECK(tree_steps(1) == 0);
-  CHECK(tree_wire_bytes(8, 4, S) == Approx(2 * S));  // inner in tree 0 (parent + 2 children), leaf in tree 1
-  CHECK(tree_wire_bytes(8, 0, S) == Approx(S));      // root of tree 0 (1 child), leaf of tree 1
-  CHECK(tree_max_wire_bytes(8, S) == Approx(2 * S));
-  CHECK(tree_wire_bytes(1, 0, S) == 0);
+  CHECK(tree_wire_bytes(8, 4, kRouteBytes) ==
+        Approx(2 * kRouteBytes));  // inner in tree 0 (parent + 2 children), leaf in tree 1
+  CHECK(tree_wire_bytes(8, 0, kRouteBytes) == Approx(kRouteBytes));  // root of tree 0 (1 child), leaf of tree 1
+  CHECK(tree_max_wire_bytes(8, kRouteBytes) == Approx(2 * kRouteBytes));
+  CHECK(tree_wire_bytes(1, 0, kRouteBytes) == 0);
   for (std::uint32_t p = 2; p <= 256; ++p) {
     CAPTURE(p);
     double total = 0;
     for (std::uint32_t r = 0; r < p; ++r) {
-      const double bytes = tree_wire_bytes(p, r, S);
-      CHECK(bytes >= S);  // every member sits on an edge of each tree
-      CHECK(bytes <= 2 * S);
+      const double bytes = tree_wire_bytes(p, r, kRouteBytes);
+      CHECK(bytes >= kRouteBytes);  // every member sits on an edge of each tree
+      CHECK(bytes <= 2 * kRouteBytes);
       total += bytes;
     }
-    CHECK(total / p == Approx(2.0 * (p - 1) / p * S));  // the mean member sends the ring's bytes
+    CHECK(total / p == Approx(2.0 * (p - 1) / p * kRouteBytes));  // the mean member sends the ring's bytes
     CHECK(tree_steps(p) == 2 * static_cast<std::uint32_t>(std::ceil(std::log2(p))));
   }
 }
@@ -121,14 +122,17 @@ TEST_CASE("tree falls back to ring for all-gather, reduce-scatter and single mem
   const auto topology = simple_a100(1);
   const schedule::ProcessGrid grid({{"x", 4}});
   for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter})
-    CHECK(resolve_algorithm(Algorithm::Tree, topology, call_of(grid, 0, kind, S)) == Algorithm::Ring);
+    CHECK(resolve_algorithm(Algorithm::Tree, topology, routed_call(grid, 0, kind, kRouteBytes)) == Algorithm::Ring);
   const schedule::ProcessGrid single({{"x", 1}, {"y", 4}});
-  CHECK(resolve_algorithm(Algorithm::Tree, topology, call_of(single, 0, CollKind::AllReduce, S)) == Algorithm::Ring);
+  CHECK(resolve_algorithm(Algorithm::Tree, topology, routed_call(single, 0, CollKind::AllReduce, kRouteBytes)) ==
+        Algorithm::Ring);
   std::vector<topo::LinkId> links;
   StageRoute out;
-  CHECK_THROWS_AS(route_stage(Algorithm::Tree, topology, call_of(grid, 0, CollKind::AllGather, S), 0, nullptr, {}, out),
+  CHECK_THROWS_AS(route_stage(Algorithm::Tree, topology, routed_call(grid, 0, CollKind::AllGather, kRouteBytes), 0,
+                              nullptr, {}, out),
                   std::logic_error);
-  CHECK_THROWS_AS(route_stage(Algorithm::Tree, topology, call_of(grid, 0, CollKind::AllReduce, S), 1, nullptr, {}, out),
+  CHECK_THROWS_AS(route_stage(Algorithm::Tree, topology, routed_call(grid, 0, CollKind::AllReduce, kRouteBytes), 1,
+                              nullptr, {}, out),
                   std::logic_error);
 }
 
@@ -137,21 +141,21 @@ TEST_CASE("hierarchical closed forms: ring's bytes, fewer steps", "[unit]") {
     for (std::uint32_t n : {2u, 4u, 16u})
       for (std::uint32_t L : {2u, 4u, 8u}) {
         CAPTURE(schedule::to_string(kind), n, L);
-        CHECK(hierarchical_wire_bytes(kind, n, L, S) == Approx(ring_wire_bytes(kind, n * L, S)));
+        CHECK(hierarchical_wire_bytes(kind, n, L, kRouteBytes) == Approx(ring_wire_bytes(kind, n * L, kRouteBytes)));
         const std::uint32_t per_phase = (L - 1) + (n - 1);
         CHECK(hierarchical_steps(kind, n, L) == (kind == CollKind::AllReduce ? 2 * per_phase : per_phase));
       }
-  // 4 nodes x 4: all-reduce = RS intra of S, AR inter of S/4, AG intra of S.
-  const auto mid = hierarchical_stage(CollKind::AllReduce, 4, 4, S, 1);
+  // 4 nodes x 4: all-reduce = RS intra of kRouteBytes, AR inter of kRouteBytes/4, AG intra of kRouteBytes.
+  const auto mid = hierarchical_stage(CollKind::AllReduce, 4, 4, kRouteBytes, 1);
   CHECK(mid.inter_node);
   CHECK(mid.ring_size == 4);
-  CHECK(mid.bytes == Approx(S / 4));
-  CHECK(hierarchical_stage_wire_bytes(mid) == Approx(2.0 * 3 / 4 * S / 4));
-  CHECK(hierarchical_stage(CollKind::AllGather, 4, 4, S, 0).inter_node);
-  CHECK_FALSE(hierarchical_stage(CollKind::ReduceScatter, 4, 4, S, 0).inter_node);
+  CHECK(mid.bytes == Approx(kRouteBytes / 4));
+  CHECK(hierarchical_stage_wire_bytes(mid) == Approx(2.0 * 3 / 4 * kRouteBytes / 4));
+  CHECK(hierarchical_stage(CollKind::AllGather, 4, 4, kRouteBytes, 0).inter_node);
+  CHECK_FALSE(hierarchical_stage(CollKind::ReduceScatter, 4, 4, kRouteBytes, 0).inter_node);
   CHECK(hierarchical_stage_count(CollKind::AllReduce) == 3);
   CHECK(hierarchical_stage_count(CollKind::AllGather) == 2);
-  CHECK_THROWS_AS(hierarchical_stage(CollKind::AllGather, 4, 4, S, 2), std::logic_error);
+  CHECK_THROWS_AS(hierarchical_stage(CollKind::AllGather, 4, 4, kRouteBytes, 2), std::logic_error);
 }
 
 TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[unit]") {
@@ -159,7 +163,7 @@ TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[
   const schedule::ProcessGrid grid({{"x", 16}});
   for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
     CAPTURE(schedule::to_string(kind));
-    const auto call = call_of(grid, 0, kind, S);
+    const auto call = routed_call(grid, 0, kind, kRouteBytes);
     REQUIRE(resolve_algorithm(Algorithm::Hierarchical, topology, call) == Algorithm::Hierarchical);
     REQUIRE(stage_count(Algorithm::Hierarchical, topology, call) == hierarchical_stage_count(kind));
     const auto stages = route_all(Algorithm::Hierarchical, topology, call);
@@ -168,7 +172,7 @@ TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[
     for (std::uint32_t s = 0; s < stages.size(); ++s) {
       CAPTURE(s);
       const auto& stage = stages[s];
-      const auto closed = hierarchical_stage(kind, 4, 4, S, s);
+      const auto closed = hierarchical_stage(kind, 4, 4, kRouteBytes, s);
       REQUIRE(stage.route.bundles.size() == 4);  // 4 nodes, or 4 local indices
       REQUIRE(stage.hops.size() == 16);
       for (const auto& hop : stage.hops) {
@@ -188,12 +192,12 @@ TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[
       }
       const double hop_s = closed.inter_node ? kInterLatency : kIntraLatency;
       CHECK(slowest_hop_s(stage) == Approx(hop_s));
-      CHECK(stage.route.latency_s == Approx(hierarchical_stage_steps(closed) * (hop_s + kOverhead)));
+      CHECK(stage.route.latency_s == Approx(hierarchical_stage_steps(closed) * (hop_s + kRouterOverhead)));
       rank0 += stage.route.rank0_wire_bytes;
     }
     REQUIRE(total.size() == 16);
-    for (auto [gpu, bytes] : total) CHECK(bytes == Approx(ring_wire_bytes(kind, 16, S)));
-    CHECK(rank0 == Approx(hierarchical_wire_bytes(kind, 4, 4, S)));
+    for (auto [gpu, bytes] : total) CHECK(bytes == Approx(ring_wire_bytes(kind, 16, kRouteBytes)));
+    CHECK(rank0 == Approx(hierarchical_wire_bytes(kind, 4, 4, kRouteBytes)));
   }
 }
 
@@ -201,7 +205,7 @@ TEST_CASE("hierarchical pairs strided members by local index", "[unit]") {
   // Dimension y of a 2 x 8 grid: ranks 0, 2, ..., 14, two on each of 4 nodes.
   const auto topology = simple_a100(4);
   const schedule::ProcessGrid grid({{"x", 2}, {"y", 8}});
-  const auto call = call_of(grid, 1, CollKind::AllReduce, S);
+  const auto call = routed_call(grid, 1, CollKind::AllReduce, kRouteBytes);
   const auto layout = group_layout(topology, call);
   CHECK(layout.nodes == 4);
   CHECK(layout.per_node == 2);
@@ -213,21 +217,21 @@ TEST_CASE("hierarchical pairs strided members by local index", "[unit]") {
     CHECK(hop.src % 4 == 2 * hop.bundle);  // local index 0: GPUs 0, 4, 8, 12; local index 1: 2, 6, 10, 14
     CHECK(hop.dst % 4 == 2 * hop.bundle);
   }
-  CHECK(inter.route.bundles[0].bytes == Approx(2.0 * 3 / 4 * S / 2));
+  CHECK(inter.route.bundles[0].bytes == Approx(2.0 * 3 / 4 * kRouteBytes / 2));
 }
 
 TEST_CASE("hierarchical falls back to ring on one node, one member per node, or uneven nodes", "[unit]") {
   const auto topology = simple_a100(4);
   const schedule::ProcessGrid in_node({{"x", 4}, {"y", 4}});  // x: one node
   const schedule::ProcessGrid spread({{"x", 4}, {"y", 4}});   // y: stride 4, one member per node
-  CHECK(resolve_algorithm(Algorithm::Hierarchical, topology, call_of(in_node, 0, CollKind::AllReduce, S)) ==
-        Algorithm::Ring);
-  CHECK(resolve_algorithm(Algorithm::Hierarchical, topology, call_of(spread, 1, CollKind::AllReduce, S)) ==
-        Algorithm::Ring);
+  CHECK(resolve_algorithm(Algorithm::Hierarchical, topology,
+                          routed_call(in_node, 0, CollKind::AllReduce, kRouteBytes)) == Algorithm::Ring);
+  CHECK(resolve_algorithm(Algorithm::Hierarchical, topology,
+                          routed_call(spread, 1, CollKind::AllReduce, kRouteBytes)) == Algorithm::Ring);
   // 4 ranks: 3 on node 0, 1 on node 1.
   const std::vector<std::uint32_t> uneven{0, 1, 2, 4};
   const schedule::ProcessGrid four({{"x", 4}});
-  const auto call = call_of(four, 0, CollKind::AllGather, S, &uneven);
+  const auto call = routed_call(four, 0, CollKind::AllGather, kRouteBytes, &uneven);
   CHECK(group_layout(topology, call).per_node == 0);
   CHECK(resolve_algorithm(Algorithm::Hierarchical, topology, call) == Algorithm::Ring);
   StageRoute out;
@@ -241,7 +245,7 @@ TEST_CASE("direct: every ordered pair once a stage, S/p each, one step a stage",
     for (std::uint32_t p : {2u, 4u, 8u}) {
       CAPTURE(schedule::to_string(kind), p);
       const schedule::ProcessGrid grid({{"x", p}});
-      const auto call = call_of(grid, 0, kind, S);
+      const auto call = routed_call(grid, 0, kind, kRouteBytes);
       REQUIRE(resolve_algorithm(Algorithm::Direct, topology, call) == Algorithm::Direct);
       REQUIRE(stage_count(Algorithm::Direct, topology, call) == direct_stage_count(kind));
       double rank0 = 0;
@@ -255,21 +259,23 @@ TEST_CASE("direct: every ordered pair once a stage, S/p each, one step a stage",
           pairs.insert({stage.hops[h].src, stage.hops[h].dst});
         }
         CHECK(pairs.size() == p * (p - 1));
-        for (auto [gpu, bytes] : sent_by_gpu(stage)) CHECK(bytes == Approx((p - 1.0) / p * S));
+        for (auto [gpu, bytes] : sent_by_gpu(stage)) CHECK(bytes == Approx((p - 1.0) / p * kRouteBytes));
         rank0 += stage.route.rank0_wire_bytes;
         const double hop_s = p > 4 ? kInterLatency : kIntraLatency;
-        CHECK(stage.route.latency_s == Approx(hop_s + kOverhead));
+        CHECK(stage.route.latency_s == Approx(hop_s + kRouterOverhead));
       }
-      CHECK(rank0 == Approx(direct_wire_bytes(kind, p, S)));
-      CHECK(direct_wire_bytes(kind, p, S) == Approx(ring_wire_bytes(kind, p, S)));
+      CHECK(rank0 == Approx(direct_wire_bytes(kind, p, kRouteBytes)));
+      CHECK(direct_wire_bytes(kind, p, kRouteBytes) == Approx(ring_wire_bytes(kind, p, kRouteBytes)));
       CHECK(direct_steps(kind, p) == direct_stage_count(kind));
     }
   }
   CHECK(direct_steps(CollKind::AllReduce, 1) == 0);
   const schedule::ProcessGrid grid({{"x", 4}});
-  CHECK(resolve_algorithm(Algorithm::Direct, topology, call_of(grid, 0, CollKind::Send, S)) == Algorithm::Ring);
+  CHECK(resolve_algorithm(Algorithm::Direct, topology, routed_call(grid, 0, CollKind::Send, kRouteBytes)) ==
+        Algorithm::Ring);
   const schedule::ProcessGrid single({{"x", 1}});
-  CHECK(resolve_algorithm(Algorithm::Direct, topology, call_of(single, 0, CollKind::AllGather, S)) == Algorithm::Ring);
+  CHECK(resolve_algorithm(Algorithm::Direct, topology, routed_call(single, 0, CollKind::AllGather, kRouteBytes)) ==
+        Algorithm::Ring);
 }
 
 TEST_CASE("hop positions of every algorithm are distinct and leave ring's alone", "[unit]") {
@@ -297,7 +303,7 @@ TEST_CASE("every hop of every algorithm is a real route, and the stage pays its 
   REQUIRE(topology.gpu_count() == 16);
   const schedule::ProcessGrid grid({{"x", 16}});
   for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
-    const auto call = call_of(grid, 0, kind, S);
+    const auto call = routed_call(grid, 0, kind, kRouteBytes);
     for (Algorithm requested : kAlgorithms) {
       if (requested == Algorithm::Nccl) continue;  // its latency is the library's (nccl_test.cpp)
       const Algorithm resolved = resolve_algorithm(requested, topology, call);
@@ -314,16 +320,17 @@ TEST_CASE("every hop of every algorithm is a real route, and the stage pays its 
         latency_s += stage.route.latency_s;
         slowest_s = std::max(slowest_s, slowest_hop_s(stage));
         if (resolved == Algorithm::Hierarchical)  // its stages have different hops and steps
-          CHECK(stage.route.latency_s == Approx(hierarchical_stage_steps(hierarchical_stage(kind, 4, 4, S, s)) *
-                                                (slowest_hop_s(stage) + kOverhead)));
+          CHECK(stage.route.latency_s ==
+                Approx(hierarchical_stage_steps(hierarchical_stage(kind, 4, 4, kRouteBytes, s)) *
+                       (slowest_hop_s(stage) + kRouterOverhead)));
       }
       // The registered closed form: its steps at the slowest hop (every stage's, but hierarchical's).
       CostInputs shape;
       shape.p = 16;
       shape.nodes = 4;
       shape.per_node = 4;
-      const auto closed = detail::entry(resolved).closed_form(kind, shape, S);
-      if (resolved != Algorithm::Hierarchical) CHECK(latency_s == Approx(closed.steps * (slowest_s + kOverhead)));
+      const auto closed = detail::entry(resolved).closed_form(kind, shape, kRouteBytes);
+      if (resolved != Algorithm::Hierarchical) CHECK(latency_s == Approx(closed.steps * (slowest_s + kRouterOverhead)));
       double rank0 = 0;
       for (const auto& stage : stages) rank0 += stage.route.rank0_wire_bytes;
       if (resolved != Algorithm::Tree) CHECK(rank0 == Approx(closed.wire_bytes));  // tree: the busiest member's
@@ -343,7 +350,7 @@ TEST_CASE("adaptive routing in parts: every stage routed once per part, each see
   const schedule::ProcessGrid grid({{"data", 8}});
   std::vector<std::uint32_t> gpu_of_rank;
   for (std::uint32_t r = 0; r < 8; ++r) gpu_of_rank.push_back(r * nodes_per_group * p.node.gpus);
-  const auto call = call_of(grid, 0, CollKind::AllReduce, S, &gpu_of_rank);
+  const auto call = routed_call(grid, 0, CollKind::AllReduce, kRouteBytes, &gpu_of_rank);
 
   // Loads as the execution core shows them: every hop routed so far is held.
   struct HeldLoad final : topo::LinkLoadView {
@@ -365,7 +372,7 @@ TEST_CASE("adaptive routing in parts: every stage routed once per part, each see
   const StageRoute one = route_with_holds(whole), four = route_with_holds(parted);
   REQUIRE(one.bundles.size() == 1);
   REQUIRE(four.bundles.size() == 4);
-  const double wire = ring_wire_bytes(CollKind::AllReduce, 8, S);
+  const double wire = ring_wire_bytes(CollKind::AllReduce, 8, kRouteBytes);
   std::set<std::vector<topo::LinkId>> routes;
   double bytes = 0;
   for (const auto& b : four.bundles) {

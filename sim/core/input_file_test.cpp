@@ -40,7 +40,7 @@ std::string gzip(const std::string& text) {
   return out;
 }
 
-std::string error_of(const std::function<void()>& f) {
+std::string read_error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const exasim::InputError& e) {
@@ -55,14 +55,14 @@ TEST_CASE("only regular files are read: a FIFO, a device, a directory are refuse
   fs::remove(fifo);
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // No writer: opening it for reading would block forever.
-  CHECK_THAT(error_of([&] { exasim::require_regular_file(fifo, "a trace"); }),
+  CHECK_THAT(read_error_of([&] { exasim::require_regular_file(fifo, "a trace"); }),
              Catch::Contains(fifo + ": is a FIFO (named pipe), not a regular file"));
-  CHECK_THAT(error_of([&] { (void)exasim::read_bounded_file(fifo, "a trace", 100); }), Catch::Contains("FIFO"));
+  CHECK_THAT(read_error_of([&] { (void)exasim::read_bounded_file(fifo, "a trace", 100); }), Catch::Contains("FIFO"));
   fs::remove(fifo);
-  CHECK_THAT(error_of([] { (void)exasim::read_bounded_file("/dev/zero", "a trace", 100); }),
+  CHECK_THAT(read_error_of([] { (void)exasim::read_bounded_file("/dev/zero", "a trace", 100); }),
              Catch::Contains("/dev/zero: is a device or special file"));
-  CHECK_THAT(error_of([] { exasim::require_regular_file("/", "a trace"); }), Catch::Contains("is a directory"));
-  CHECK_THAT(error_of([] { exasim::require_regular_file("/nonexistent/x", "a trace"); }),
+  CHECK_THAT(read_error_of([] { exasim::require_regular_file("/", "a trace"); }), Catch::Contains("is a directory"));
+  CHECK_THAT(read_error_of([] { exasim::require_regular_file("/nonexistent/x", "a trace"); }),
              Catch::Contains("no such file"));
 }
 
@@ -72,9 +72,9 @@ TEST_CASE("reads are bounded, gzip or plain, and name the limit", "[unit]") {
   const auto gz = write_file("small.json.gz", gzip(text));
   CHECK(exasim::read_bounded_file(plain, "a trace", 10000) == text);
   CHECK(exasim::read_bounded_file(gz, "a trace", 10000) == text);
-  CHECK_THAT(error_of([&] { (void)exasim::read_bounded_file(gz, "a trace", 9999); }),
+  CHECK_THAT(read_error_of([&] { (void)exasim::read_bounded_file(gz, "a trace", 9999); }),
              Catch::Contains("larger than 9999 bytes once decompressed") && Catch::Contains("EXASIM_MAX_INPUT_BYTES"));
-  CHECK_THAT(error_of([&] { (void)exasim::read_bounded_file(plain, "a trace", 9999); }),
+  CHECK_THAT(read_error_of([&] { (void)exasim::read_bounded_file(plain, "a trace", 9999); }),
              Catch::Contains("larger than 9999 bytes"));
 }
 
@@ -82,11 +82,11 @@ TEST_CASE("gzip: concatenated members read as one, trailing garbage and truncati
   const auto two = write_file("two.gz", gzip("ab") + gzip("cd"));
   CHECK(exasim::read_bounded_file(two, "a trace", 100) == "abcd");
   const auto garbage = write_file("garbage.gz", gzip("ab") + "junk");
-  CHECK_THAT(error_of([&] { (void)exasim::read_bounded_file(garbage, "a trace", 100); }),
+  CHECK_THAT(read_error_of([&] { (void)exasim::read_bounded_file(garbage, "a trace", 100); }),
              Catch::Contains("trailing garbage"));
   const auto whole = gzip(std::string(5000, 'x'));
   const auto cut = write_file("cut.gz", whole.substr(0, whole.size() - 6));
-  CHECK_THAT(error_of([&] { (void)exasim::read_bounded_file(cut, "a trace", 100000); }),
+  CHECK_THAT(read_error_of([&] { (void)exasim::read_bounded_file(cut, "a trace", 100000); }),
              Catch::Contains("unexpected end of file"));
 }
 
@@ -94,10 +94,10 @@ TEST_CASE("the limits come from the environment, checked", "[unit]") {
   ::setenv("EXASIM_MAX_EVENTS", "12", 1);
   CHECK(exasim::input_limits().max_events == 12);
   ::setenv("EXASIM_MAX_EVENTS", "-1", 1);
-  CHECK_THAT(error_of([] { (void)exasim::input_limits(); }),
+  CHECK_THAT(read_error_of([] { (void)exasim::input_limits(); }),
              Catch::StartsWith("EXASIM_MAX_EVENTS: must be a positive"));
   ::unsetenv("EXASIM_MAX_EVENTS");
   CHECK(exasim::input_limits().max_events == exasim::InputLimits{}.max_events);
-  CHECK_THAT(error_of([] { exasim::too_many_events("t.json", 5); }),
+  CHECK_THAT(read_error_of([] { exasim::too_many_events("t.json", 5); }),
              Catch::Contains("t.json: more than 5 events") && Catch::Contains("EXASIM_MAX_EVENTS"));
 }

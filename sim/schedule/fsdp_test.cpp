@@ -16,7 +16,7 @@ ModelSpec model(bool tied) {
   return m;
 }
 
-TrainingSpec training(std::int64_t global_batch, Recompute recompute = Recompute::Full) {
+TrainingSpec fsdp_training(std::int64_t global_batch, Recompute recompute = Recompute::Full) {
   TrainingSpec t;
   t.global_batch = global_batch;
   t.recompute = recompute;
@@ -56,7 +56,7 @@ TEST_CASE("fsdp all-gathers every unit twice and reduce-scatters it once per mic
     const auto m = model(tied);
     const double h = 512, V = 1000, layer = 12 * h * h, vocab = V * h, L = 4, e = 2, g = 4;
     const double shard = 8, micro_batches = 2;  // 16 sequences over 8 GPUs, one at a time
-    const auto plan = build_fsdp_plan(m, config(8, 1), training(16));
+    const auto plan = build_fsdp_plan(m, config(8, 1), fsdp_training(16));
     const double share = (shard - 1) / shard;
     const double forward = L * layer + (tied ? 1 : 2) * vocab;
     const double backward = L * layer + (tied ? 0 : vocab);
@@ -77,7 +77,7 @@ TEST_CASE("hybrid fsdp all-reduces each reduced shard over the replicas", "[unit
   // shard, 1/4 of its gradients, is all-reduced over 2 replicas: 2 (r - 1) / r x g P / shard per micro-batch.
   const auto m = model(false);
   const double shard = 4, replicas = 2, g = 4, micro_batches = 2;
-  const auto plan = build_fsdp_plan(m, config(4, 2), training(16));
+  const auto plan = build_fsdp_plan(m, config(4, 2), fsdp_training(16));
   CHECK(plan.grid.dim(kFsdpDimShard).stride == 1);
   CHECK(plan.grid.dim(kFsdpDimReplica).stride == 4);
   const auto ar = posted(plan, CollKind::AllReduce, kFsdpDimReplica);
@@ -91,7 +91,7 @@ TEST_CASE("fsdp without resharding gathers once per micro-batch", "[unit]") {
   auto c = config(8, 1);
   c.reshard_after_forward = false;
   const auto m = model(false);
-  const auto plan = build_fsdp_plan(m, c, training(8));
+  const auto plan = build_fsdp_plan(m, c, fsdp_training(8));
   const auto ag = posted(plan, CollKind::AllGather, kFsdpDimShard);
   CHECK(ag.count == 4 + 2);
   CHECK(ag.wire_bytes == Approx(7.0 / 8 * 2 * m.parameters()));
@@ -102,7 +102,7 @@ TEST_CASE("fsdp prefetch posts the next unit's all-gather before the current uni
   for (const bool prefetch : {true, false}) {
     auto c = config(8, 1);
     c.prefetch = prefetch;
-    const auto plan = build_fsdp_plan(model(true), c, training(8));
+    const auto plan = build_fsdp_plan(model(true), c, fsdp_training(8));
     const auto& ops = plan.streams.front().ops;
     // The gathers before the first compute op: the embedding's, and with prefetch layer 0's too.
     int started = 0;
@@ -120,25 +120,25 @@ TEST_CASE("fsdp prefetch posts the next unit's all-gather before the current uni
 
 TEST_CASE("fsdp refuses what cannot run, naming the field", "[unit]") {
   const auto m = model(true);
-  CHECK(fsdp_infeasibility(m, config(8, 1), training(16), 8).why.empty());
-  CHECK(fsdp_infeasibility(m, config(3, 2), training(12), 8).field == "parallel.shard");
-  CHECK(fsdp_infeasibility(m, config(0, 1), training(16), 8).field == "parallel.shard");
-  CHECK(fsdp_infeasibility(m, config(8, 1), training(12), 8).field == "training.global_batch");
-  CHECK(fsdp_infeasibility(m, config(8, 1, 3), training(16), 8).field == "parallel.micro_batch");
-  CHECK_THROWS_AS(build_fsdp_plan(m, config(8, 1, 3), training(16)), std::invalid_argument);
+  CHECK(fsdp_infeasibility(m, config(8, 1), fsdp_training(16), 8).why.empty());
+  CHECK(fsdp_infeasibility(m, config(3, 2), fsdp_training(12), 8).field == "parallel.shard");
+  CHECK(fsdp_infeasibility(m, config(0, 1), fsdp_training(16), 8).field == "parallel.shard");
+  CHECK(fsdp_infeasibility(m, config(8, 1), fsdp_training(12), 8).field == "training.global_batch");
+  CHECK(fsdp_infeasibility(m, config(8, 1, 3), fsdp_training(16), 8).field == "parallel.micro_batch");
+  CHECK_THROWS_AS(build_fsdp_plan(m, config(8, 1, 3), fsdp_training(16)), std::invalid_argument);
   auto experts = m;
   experts.moe.experts = 8;
   experts.moe.top_k = 2;
   experts.moe.expert_ffn = experts.ffn();
-  CHECK(fsdp_infeasibility(experts, config(8, 1), training(16), 8).field == "model.experts");
-  CHECK(fsdp_micro_batches(config(4, 2, 2), training(32)) == 2);
+  CHECK(fsdp_infeasibility(experts, config(8, 1), fsdp_training(16), 8).field == "model.experts");
+  CHECK(fsdp_micro_batches(config(4, 2, 2), fsdp_training(32)) == 2);
 }
 
 TEST_CASE("fsdp memory matches its hand-derived closed form", "[unit]") {
   // Untied GPT, bf16 with fp32 gradients, standard attention with dropout, no recomputation: Korthikanti's
   // sbh(34 + 5as/h) per layer per micro-batch of b sequences.
   auto m = model(false);
-  auto t = training(64, Recompute::None);
+  auto t = fsdp_training(64, Recompute::None);
   t.attention = AttentionImpl::Standard;
   const double h = 512, a = 8, s = 256, V = 1000, L = 4, b = 2, shard = 8;
   const double layer = 12 * h * h, vocab = V * h, P = L * layer + 2 * vocab;

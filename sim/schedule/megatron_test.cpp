@@ -7,15 +7,15 @@ using namespace exasim::schedule;
 
 namespace {
 
-const ModelSpec kModel{"t", 8, 512, 8, 256, 1000};
+const ModelSpec kMegatronModel{"t", 8, 512, 8, 256, 1000};
 
-struct ClosedForm {
+struct MegatronClosedForm {
   double tp = 0, dp = 0, pp = 0;
 };
 
 /// Bytes a rank of stage `s` sends per dimension, written from megatron.hpp's description (not from the
 /// builder): ring all-reduce 2(p-1)/p*S, all-gather / reduce-scatter (p-1)/p*S, Send S.
-ClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t, std::uint32_t s) {
+MegatronClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const TrainingSpec& t, std::uint32_t s) {
   auto ar = [](double p) { return 2 * (p - 1) / p; };
   auto ag = [](double p) { return (p - 1) / p; };
   const bool sp = c.sequence_parallel && c.tp > 1, first = s == 0, last = s + 1 == c.pp;
@@ -23,7 +23,7 @@ ClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const Traini
   const double micro = double(t.global_batch) / (c.dp * c.micro_batch), v = c.virtual_stages;
   const double stage_layers = double(m.layers) / c.pp, tp = c.tp, dp = c.dp;
   const double E = std::ceil(double(m.vocab) / c.tp) * H, layer = 12 * H * H / tp;
-  ClosedForm f;
+  MegatronClosedForm f;
   // TP per micro-batch: two reductions per forward pass (recomputation repeats them); backward two
   // all-reduces, or with SP three all-gather/reduce-scatter per block (= 1.5 all-reduces).
   const double passes = t.full_recompute() ? 2 : 1;
@@ -59,11 +59,11 @@ ClosedForm closed_form(const ModelSpec& m, const MegatronConfig& c, const Traini
 }
 
 void check_closed_form(const MegatronConfig& c, const TrainingSpec& t, bool overlap_dp = false) {
-  auto plan = build_megatron_plan(kModel, c, t, {true, true, true, overlap_dp});
+  auto plan = build_megatron_plan(kMegatronModel, c, t, {true, true, true, overlap_dp});
   REQUIRE(plan.grid.world_size() == c.gpus());
   for (Rank r = 0; r < plan.grid.world_size(); r += std::max(1u, c.tp * c.dp / 2)) {
     const std::uint32_t stage = plan.grid.coord(r, kMegDimPp);
-    auto expected = closed_form(kModel, c, t, stage);
+    auto expected = closed_form(kMegatronModel, c, t, stage);
     auto bytes = wire_bytes_per_dim(plan, r);
     INFO("tp=" << c.tp << " pp=" << c.pp << " dp=" << c.dp << " zero=" << c.zero << " v=" << c.virtual_stages
                << " sp=" << c.sequence_parallel << " recompute=" << to_string(t.recompute) << " overlap=" << overlap_dp
@@ -77,7 +77,7 @@ void check_closed_form(const MegatronConfig& c, const TrainingSpec& t, bool over
 }  // namespace
 
 TEST_CASE("Megatron rank layout: TP fastest, then DP, then PP, one stream per stage", "[unit]") {
-  auto plan = build_megatron_plan(kModel, {2, 4, 3, 0, 1, 1, false}, {24, Recompute::Full});
+  auto plan = build_megatron_plan(kMegatronModel, {2, 4, 3, 0, 1, 1, false}, {24, Recompute::Full});
   REQUIRE(plan.grid.dims().size() == 3);
   CHECK(plan.grid.dim(kMegDimTp).name == "tp");
   CHECK(plan.grid.dim(kMegDimTp).stride == 1);
@@ -107,8 +107,8 @@ TEST_CASE("Megatron wire bytes per dimension equal the closed forms", "[unit]") 
 
 TEST_CASE("every Megatron post is waited for, and Send/Recv carry their peer into the Wait", "[unit]") {
   for (bool overlap : {true, false}) {
-    auto plan =
-        build_megatron_plan(kModel, {2, 4, 2, 3, 1, 2, true}, {16, Recompute::Full}, {true, true, true, overlap});
+    auto plan = build_megatron_plan(kMegatronModel, {2, 4, 2, 3, 1, 2, true}, {16, Recompute::Full},
+                                    {true, true, true, overlap});
     for (const auto& stream : plan.streams) {
       std::vector<int> open(stream.slots, 0);
       std::vector<std::int16_t> peer(stream.slots, 0);
@@ -131,7 +131,7 @@ TEST_CASE("every Megatron post is waited for, and Send/Recv carry their peer int
 TEST_CASE("per-GPU GEMM flops add up to the model's layer flops", "[unit]") {
   const MegatronConfig c{2, 2, 2, 1, 2, 1, false};
   for (bool recompute : {true, false}) {
-    auto plan = build_megatron_plan(kModel, c, {16, recompute ? Recompute::Full : Recompute::None});
+    auto plan = build_megatron_plan(kMegatronModel, c, {16, recompute ? Recompute::Full : Recompute::None});
     double layer_flops = 0;
     for (const auto& stream : plan.streams)
       for (const auto& op : stream.ops)
@@ -140,9 +140,9 @@ TEST_CASE("per-GPU GEMM flops add up to the model's layer flops", "[unit]") {
           layer_flops += plan.kernels[op.kernel].flops;
     // Over all stages of one TP rank: (2 + recompute) forward-equivalents of 2*T*12H^2/tp per layer and
     // micro-batch... 3 passes of 2 flops per MAC without recomputation, 4 with it.
-    const double micro = 16.0 / (c.dp * c.micro_batch), T = double(c.micro_batch) * kModel.seq_len;
-    const double H = kModel.hidden;
-    const double expected = micro * kModel.layers * (recompute ? 4 : 3) * 2 * T * 12 * H * H / c.tp;
+    const double micro = 16.0 / (c.dp * c.micro_batch), T = double(c.micro_batch) * kMegatronModel.seq_len;
+    const double H = kMegatronModel.hidden;
+    const double expected = micro * kMegatronModel.layers * (recompute ? 4 : 3) * 2 * T * 12 * H * H / c.tp;
     CHECK(layer_flops == Approx(expected));
   }
 }
@@ -150,7 +150,7 @@ TEST_CASE("per-GPU GEMM flops add up to the model's layer flops", "[unit]") {
 TEST_CASE("invalid Megatron configurations name the field to change", "[unit]") {
   const TrainingSpec t{16, Recompute::Full};
   auto field = [&](const MegatronConfig& c, std::uint32_t gpus, const TrainingSpec& tr) {
-    return megatron_infeasibility(kModel, c, tr, gpus).field;
+    return megatron_infeasibility(kMegatronModel, c, tr, gpus).field;
   };
   CHECK(field({2, 2, 2, 0, 1, 1, false}, 8, t).empty());
   CHECK(field({2, 2, 2, 0, 1, 1, false}, 16, t) == "gpus");
@@ -164,7 +164,7 @@ TEST_CASE("invalid Megatron configurations name the field to change", "[unit]") 
   CHECK(field({1, 1, 2, 4, 1, 1, false}, 2, t) == "parallel.zero");
   CHECK(field({1, 1, 2, 0, 0, 1, false}, 2, t) == "parallel.micro_batch");
   CHECK(field({0, 1, 2, 0, 1, 1, false}, 2, t) == "parallel.tp");
-  CHECK_THROWS_AS(build_megatron_plan(kModel, {1, 1, 2, 4, 1, 1, false}, t), std::invalid_argument);
+  CHECK_THROWS_AS(build_megatron_plan(kMegatronModel, {1, 1, 2, 4, 1, 1, false}, t), std::invalid_argument);
 }
 
 TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, dX = dY.W NN, dW = dY^T.X NT",
@@ -174,7 +174,7 @@ TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, d
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   for (bool sp : {false, true}) {
-    auto plan = build_megatron_plan(kModel, {2, 2, 2, 1, 1, 1, sp}, {8, Recompute::Full});
+    auto plan = build_megatron_plan(kMegatronModel, {2, 2, 2, 1, 1, 1, sp}, {8, Recompute::Full});
     std::size_t forward = 0, dgrad = 0, wgrad = 0;
     for (const auto& stream : plan.streams) {
       for (const auto& op : stream.ops) {
@@ -198,7 +198,7 @@ TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, d
     }
     // Per micro-batch (8 / dp = 4 of them): 4 linear layers per transformer layer, run forward twice
     // (recomputation) and backward once, and the LM head, forward once and backward once.
-    const std::size_t micro = 4, linears = 4 * static_cast<std::size_t>(kModel.layers);
+    const std::size_t micro = 4, linears = 4 * static_cast<std::size_t>(kMegatronModel.layers);
     CHECK(forward == micro * (2 * linears + 1));
     CHECK(dgrad == micro * (linears + 1));
     CHECK(wgrad == dgrad);
@@ -206,7 +206,7 @@ TEST_CASE("Megatron GEMMs carry the BLAS layouts torch runs: forward X.W^T TN, d
 }
 
 TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations, previous for gradients", "[unit]") {
-  auto plan = build_megatron_plan(kModel, {1, 4, 1, 0, 1, 1, false}, {8, Recompute::Full});
+  auto plan = build_megatron_plan(kMegatronModel, {1, 4, 1, 0, 1, 1, false}, {8, Recompute::Full});
   for (std::uint32_t stage = 0; stage < 4; ++stage) {
     std::size_t p2p = 0;
     for (const auto& op : plan.streams[stage].ops) {
@@ -225,9 +225,9 @@ TEST_CASE("Megatron pipeline p2p ops name their peer stage: next for activations
 TEST_CASE("tensor-parallel communication overlap moves the same bytes in pieces beside GEMM chunks", "[unit]") {
   const TrainingSpec t{16, Recompute::Full};
   MegatronConfig c{.tp = 4, .pp = 2, .dp = 2, .zero = 1, .sequence_parallel = true};
-  const auto plain = build_megatron_plan(kModel, c, t);
+  const auto plain = build_megatron_plan(kMegatronModel, c, t);
   c.tp_comm_overlap = true;
-  const auto overlapped = build_megatron_plan(kModel, c, t);
+  const auto overlapped = build_megatron_plan(kMegatronModel, c, t);
   // Same wire bytes on every dimension (the closed forms of sequence parallelism).
   for (Rank r : {0u, 9u}) {
     const auto a = wire_bytes_per_dim(plain, r), b = wire_bytes_per_dim(overlapped, r);
@@ -251,5 +251,5 @@ TEST_CASE("tensor-parallel communication overlap moves the same bytes in pieces 
   CHECK(beside > 0);
   // It pipelines sequence parallelism's collectives: without them it is refused, naming the field.
   c.sequence_parallel = false;
-  CHECK(megatron_infeasibility(kModel, c, t, c.gpus()).field == "parallel.tp_comm_overlap");
+  CHECK(megatron_infeasibility(kMegatronModel, c, t, c.gpus()).field == "parallel.tp_comm_overlap");
 }

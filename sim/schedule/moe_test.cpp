@@ -47,7 +47,7 @@ std::string bad_field(nlohmann::json model) {
   return "";
 }
 
-TrainingSpec training(std::int64_t global_batch, Recompute recompute) {
+TrainingSpec moe_training(std::int64_t global_batch, Recompute recompute) {
   TrainingSpec t;
   t.global_batch = global_batch;
   t.recompute = recompute;
@@ -156,7 +156,7 @@ TEST_CASE("all-to-all bytes per rank equal the closed forms (top-k, capacity, sk
   MegatronConfig c;
   c.dp = 4;
   c.ep = 4;
-  const TrainingSpec t = training(4, Recompute::None);
+  const TrainingSpec t = moe_training(4, Recompute::None);
   const double S = 128.0 * 2 * 256 * 2;    // n tokens x top_k x hidden x 2 bytes
   const double layers = 4, exchanges = 2;  // per layer and pass: one AllToAll and one AllToAllReverse
 
@@ -186,7 +186,7 @@ TEST_CASE("all-to-all bytes per rank equal the closed forms (top-k, capacity, sk
     }
   }
   SECTION("full recomputation repeats the forward's two all-to-alls") {
-    const Plan plan = build_megatron_plan(load(j), c, training(4, Recompute::Full), {});
+    const Plan plan = build_megatron_plan(load(j), c, moe_training(4, Recompute::Full), {});
     CHECK(wire_bytes_per_dim(plan, 0)[3] == Approx(layers * 3 * exchanges * 0.75 * S));
   }
 }
@@ -196,7 +196,7 @@ TEST_CASE("expert gradients are reduced over edp, the rest over dp", "[unit]") {
   MegatronConfig c;
   c.dp = 8;
   c.ep = 4;  // edp = 2
-  const Plan plan = build_megatron_plan(m, c, training(8, Recompute::None), {});
+  const Plan plan = build_megatron_plan(m, c, moe_training(8, Recompute::None), {});
   const auto bytes = wire_bytes_per_dim(plan, 0);
   const double H = 256, attention = H * (256 + 2 * 128) + H * H, router = H * 4, expert = 3 * H * 512;
   const double dense = 4 * (attention + router) + 2 * 1000 * H;  // layers and the untied embedding and head
@@ -210,7 +210,7 @@ TEST_CASE("MoE memory per GPU matches the hand formula", "[unit]") {
   c.dp = 4;
   c.ep = 2;  // edp 2, two experts per GPU
   c.zero = 1;
-  const TrainingSpec t = training(4, Recompute::Full);
+  const TrainingSpec t = moe_training(4, Recompute::Full);
   const MemoryEstimate e = estimate_megatron_memory(m, c, t);
   const double H = 256, attention = H * (256 + 2 * 128) + H * H, router = H * 4, expert = 3 * H * 512;
   const double dense = 4 * (attention + router) + 2 * 1000 * H, experts = 4 * 2 * expert;
@@ -229,7 +229,7 @@ TEST_CASE("MoE memory per GPU matches the hand formula", "[unit]") {
 
 TEST_CASE("expert parallelism refuses what Megatron-Core cannot run, naming the field", "[unit]") {
   const ModelSpec m = load(small_moe());
-  const TrainingSpec t = training(8, Recompute::Full);
+  const TrainingSpec t = moe_training(8, Recompute::Full);
   const auto field = [&](const ModelSpec& model, MegatronConfig c) {
     return megatron_infeasibility(model, c, t, c.gpus()).field;
   };
@@ -279,7 +279,7 @@ TEST_CASE("context parallelism: a rank routes seq/cp tokens and the EP group spa
   c.cp = 2;
   c.dp = 2;
   c.ep = 4;  // ep divides cp x dp = 4: the EP group is a sequence's two CP ranks in two replicas
-  const TrainingSpec t = training(2, Recompute::None);
+  const TrainingSpec t = moe_training(2, Recompute::None);
   const Plan plan = build_megatron_plan(m, c, t, {});
   REQUIRE(plan.grid.dims().size() == 6);  // tp, dp_cp, pp, cp (nested), ep, edp
   const std::size_t cp = 3, ep = 4;
@@ -294,7 +294,7 @@ TEST_CASE("context parallelism: a rank routes seq/cp tokens and the EP group spa
   // ep must divide cp x dp, not dp alone; with cp x dp = 2 it cannot be 4.
   MegatronConfig narrow = c;
   narrow.dp = 1;
-  CHECK(megatron_infeasibility(m, narrow, training(1, Recompute::None), narrow.gpus()).field == "parallel.ep");
+  CHECK(megatron_infeasibility(m, narrow, moe_training(1, Recompute::None), narrow.gpus()).field == "parallel.ep");
   // Expert state over edp = cp x dp / ep = 1: whole on every GPU; dense state over dp x cp.
   c.zero = 1;
   const MemoryEstimate e = estimate_megatron_memory(m, c, t);
@@ -308,7 +308,7 @@ TEST_CASE("fp8: the experts' grouped GEMMs in fp8 after their casts, the router 
   MegatronConfig c;
   c.dp = 4;
   c.ep = 4;  // one expert per rank, uniform routing: 4 x 128 x 2 / 4 = 256 rows each
-  TrainingSpec t = training(4, Recompute::None);
+  TrainingSpec t = moe_training(4, Recompute::None);
   t.dtype = gpu::DType::Fp8;
   const Plan plan = build_megatron_plan(m, c, t, {});
   double layer_casts = 0, weight_casts = 0;
@@ -337,6 +337,6 @@ TEST_CASE("fp8: the experts' grouped GEMMs in fp8 after their casts, the router 
   const double attention = h * (256 + 2 * 128) + h * h, router = h * 4, expert = 3 * h * ffn;
   CHECK(weight_casts == Approx(4 * 4 * (attention + router + expert)));
   // Memory: 2 B more per layer weight for TE's fp8 copy and its transpose.
-  const MemoryEstimate bf16 = estimate_megatron_memory(m, c, training(4, Recompute::None));
+  const MemoryEstimate bf16 = estimate_megatron_memory(m, c, moe_training(4, Recompute::None));
   CHECK(estimate_megatron_memory(m, c, t).weights - bf16.weights == Approx(2 * 4 * (attention + router + expert)));
 }
