@@ -327,6 +327,13 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   std::string calibration = o.calibration.empty() ? default_calibration_path(o.ranks) : o.calibration;
   if (!o.calibration.empty() && !fs::exists(calibration))
     throw InputError("--calibration", calibration, "no such file");
+  if (!o.out_dir.empty()) {
+    // Before calibrating: a paired repeat writes its probed machine there before the first emulation.
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+    if (ec || !fs::is_directory(o.out_dir))
+      throw InputError("--out", o.out_dir, "cannot create this directory" + (ec ? ": " + ec.message() : std::string()));
+  }
   CalibrateOptions c;
   c.ranks = o.ranks;
   c.out = calibration;
