@@ -23,7 +23,7 @@ namespace {
 
 // simple_a100 (test_support.hpp): GPU-GPU hops of 1 us; NIC up (1 us + 350 ns switch), NIC down (1 us).
 constexpr double kIntraLatency = 1e-6, kInterLatency = 2.35e-6, kRouterOverhead = 2e-6;
-constexpr double kRouteBytes = 64e6;  // S in the test names
+constexpr double kRouteBytes = 64e6;  // S in the test names and comments
 
 GroupCall routed_call(const schedule::ProcessGrid& grid, std::uint8_t dim, CollKind kind, double bytes,
                       const std::vector<std::uint32_t>* gpu_of_rank = nullptr) {
@@ -86,7 +86,7 @@ TEST_CASE("tree all-reduce: two bundles of every tree edge up and down, S/2 per 
         CHECK(sent.at(r) == Approx(tree_wire_bytes(p, r, kRouteBytes)));
         total += sent.at(r);
       }
-      CHECK(total == Approx(2.0 * (p - 1) * kRouteBytes));  // 2 trees x 2 directions x (p-1) edges x kRouteBytes/2
+      CHECK(total == Approx(2.0 * (p - 1) * kRouteBytes));  // 2 trees x 2 directions x (p-1) edges x S/2
       CHECK(stage.route.rank0_wire_bytes == Approx(tree_wire_bytes(p, 0, kRouteBytes)));
       const double hop_s = p > 4 ? kInterLatency : kIntraLatency;
       CHECK(slowest_hop_s(stage) == Approx(hop_s));
@@ -145,7 +145,7 @@ TEST_CASE("hierarchical closed forms: ring's bytes, fewer steps", "[unit]") {
         const std::uint32_t per_phase = (L - 1) + (n - 1);
         CHECK(hierarchical_steps(kind, n, L) == (kind == CollKind::AllReduce ? 2 * per_phase : per_phase));
       }
-  // 4 nodes x 4: all-reduce = RS intra of kRouteBytes, AR inter of kRouteBytes/4, AG intra of kRouteBytes.
+  // 4 nodes x 4: all-reduce = RS intra of S, AR inter of S/4, AG intra of S.
   const auto mid = hierarchical_stage(CollKind::AllReduce, 4, 4, kRouteBytes, 1);
   CHECK(mid.inter_node);
   CHECK(mid.ring_size == 4);
