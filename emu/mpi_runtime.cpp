@@ -26,6 +26,7 @@ struct Slot {
   PendingComm comm;
   bool active = false;  ///< posted, not yet waited for
   bool done = false;    ///< completion seen by a test
+  bool queued = false;  ///< posted behind another collective of its group: not started yet
   std::uint32_t op = 0;
   double posted_s = 0;
   double done_s = 0;
@@ -46,8 +47,25 @@ struct IterationRecord {
   std::vector<double> wire_bytes;  ///< per dimension, bytes this rank sent (counted where exasim's collectives ran)
   std::map<std::string, std::uint64_t> by_algorithm;  ///< collectives this rank ran, per algorithm
   std::vector<OpRecord> ops;
-  double unpaid_delay_s = 0;  ///< the emulated GPU's debt at the iteration's end
+  double unpaid_delay_s = 0;      ///< the emulated GPU's debt at the iteration's end
+  double origin_monotonic_s = 0;  ///< the iteration's start on the host's monotonic clock (one per host)
 };
+
+/// Whether every rank runs on this rank's host (then all share one monotonic clock). Collective.
+bool all_on_one_host() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::vector<char> first(MPI_MAX_PROCESSOR_NAME);
+  std::copy(name, name + MPI_MAX_PROCESSOR_NAME, first.begin());
+  MPI_Bcast(first.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+  int same = std::equal(first.begin(), first.end(), name) ? 1 : 0;
+  int all_same = 0;
+  MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all_same == 1 && world > 0;
+}
 
 }  // namespace
 
@@ -82,6 +100,8 @@ struct MpiRuntime::Impl {
         hierarchical_.emplace_back();
     }
     sequence_.assign(comms_.size(), 0);
+    running_.assign(comms_.size(), -1);
+    queued_.resize(comms_.size());
     slots_.resize(plan_.stream_of(me).slots);
   }
 
@@ -90,19 +110,53 @@ struct MpiRuntime::Impl {
     for (auto& c : comms_) MPI_Comm_free(&c);
   }
 
-  /// Tests every outstanding request; returns whether any is still in flight.
+  /// Tests every outstanding request, and starts a group's next collective where its last one has
+  /// completed; returns whether any is still in flight.
   bool progress() {
     bool outstanding = false;
-    for (auto& s : slots_) {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      Slot& s = slots_[i];
       if (!s.active || s.done) continue;
+      if (s.queued) {
+        outstanding = true;
+        continue;
+      }
       if (s.comm.test()) {
         s.done = true;
         s.done_s = MPI_Wtime() - origin_;
+        const Op& op = plan_.stream_of(static_cast<schedule::Rank>(rank_)).ops[s.op];
+        if (running_[op.dim] == static_cast<int>(i)) start_next(op.dim);
       } else {
         outstanding = true;
       }
     }
     return outstanding;
+  }
+
+  /// Starts the oldest collective queued along `dim`, if any: NCCL runs a communicator's collectives one
+  /// at a time in the order they were posted, and so does the simulator (sim/exec/executor.hpp).
+  void start_next(std::uint8_t dim) {
+    running_[dim] = -1;
+    if (queued_[dim].empty()) return;
+    const std::uint16_t next = queued_[dim].front();
+    queued_[dim].erase(queued_[dim].begin());
+    Slot& s = slots_[next];
+    s.queued = false;
+    running_[dim] = next;
+    const Op& op = plan_.stream_of(static_cast<schedule::Rank>(rank_)).ops[s.op];
+    start_group_collective(s, op);
+  }
+
+  /// Posts a queued-or-new collective of a group (not a Send/Recv) to the MPI library.
+  void start_group_collective(Slot& s, const Op& op) {
+    const std::uint32_t p = plan_.grid.dim(op.dim).size;
+    const std::size_t n = emulated_elements(op.bytes, p);
+    if (op.coll == CollKind::AllToAll || op.coll == CollKind::AllToAllReverse) {
+      start_all_to_all(s, op, n);
+      ++by_algorithm_["mpi"];
+    } else {
+      ++by_algorithm_[start_collective(s, op, n)];
+    }
   }
 
   void post(std::uint32_t index, const Op& op) {
@@ -113,14 +167,23 @@ struct MpiRuntime::Impl {
     const std::size_t n = emulated_elements(op.bytes, schedule::is_p2p(op.coll) ? 1 : p);
     s.posted_s = MPI_Wtime() - origin_;
     s.ring_wire_bytes = schedule::ring_wire_bytes(op.coll, p, 4.0 * static_cast<double>(n));
+    s.active = true;
+    s.done = false;
+    s.queued = false;
+    s.op = index;
     switch (op.coll) {
       case CollKind::AllReduce:
       case CollKind::AllGather:
-      case CollKind::ReduceScatter: ++by_algorithm_[start_collective(s, op, n)]; break;
+      case CollKind::ReduceScatter:
       case CollKind::AllToAll:
       case CollKind::AllToAllReverse:
-        start_all_to_all(s, op, n);
-        ++by_algorithm_["mpi"];
+        if (running_[op.dim] >= 0) {  // the group's communicator is busy: after the collectives before it
+          s.queued = true;
+          queued_[op.dim].push_back(op.slot);
+        } else {
+          running_[op.dim] = op.slot;
+          start_group_collective(s, op);
+        }
         break;
       case CollKind::Send:
       case CollKind::Recv: {
@@ -136,9 +199,6 @@ struct MpiRuntime::Impl {
         break;
       }
     }
-    s.active = true;
-    s.done = false;
-    s.op = index;
   }
 
   /// What the collectives router knows of this rank's group's `sequence`-th collective along `dim`.
@@ -237,6 +297,7 @@ struct MpiRuntime::Impl {
     // Each iteration starts on time: lateness of the last one is not paid back from this one's compute.
     gpu_.clear_debt();
     origin_ = MPI_Wtime();
+    it.origin_monotonic_s = monotonic_s();
     auto now = [&] { return MPI_Wtime() - origin_; };
     auto progress = [this] { return this->progress(); };
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
@@ -298,8 +359,9 @@ struct MpiRuntime::Impl {
     const std::size_t dims = plan_.grid.dims().size();
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    // Times: finish, compute, unpaid delay, then exposed per dimension.
-    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.unpaid_delay_s};
+    // Times: finish, compute, unpaid delay, start on the monotonic clock, then exposed per dimension.
+    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.unpaid_delay_s,
+                                  mine.origin_monotonic_s};
     packed.insert(packed.end(), mine.times.exposed_s.begin(), mine.times.exposed_s.end());
     std::vector<double> all(rank_ == 0 ? packed.size() * static_cast<std::size_t>(world) : 0);
     MPI_Gather(packed.data(), static_cast<int>(packed.size()), MPI_DOUBLE, all.data(), static_cast<int>(packed.size()),
@@ -319,10 +381,23 @@ struct MpiRuntime::Impl {
     result.iteration_s = iteration_s;
     const auto me = static_cast<schedule::Rank>(rank_);
     if (rank_ == 0) {
+      std::vector<double> origins;
       for (int r = 0; r < world; ++r) {
         const double* p = all.data() + static_cast<std::size_t>(r) * packed.size();
-        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 3, p + 3 + dims)});
+        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 4, p + 4 + dims)});
         unpaid_delay_s_.push_back(p[2]);
+        origins.push_back(p[3]);
+      }
+      // One host, one monotonic clock: every rank's records move onto the time line of the first rank
+      // out of the start barrier, so that a collective's members' posts compare across ranks. Across
+      // hosts the clocks are not comparable and each rank keeps its own barrier exit as its zero.
+      if (one_host_) {
+        const double first = *std::min_element(origins.begin(), origins.end());
+        for (auto& record : records) {
+          const double shift = origins[record.rank] - first;
+          record.t_start_s += shift;
+          record.t_end_s += shift;
+        }
       }
       gathered_ = std::move(records);
     } else {
@@ -341,9 +416,12 @@ struct MpiRuntime::Impl {
   Poller poller_;
   int rank_ = 0;
   double origin_ = 0;
+  bool one_host_ = all_on_one_host();
   std::vector<MPI_Comm> comms_;
   std::vector<HierarchicalComms> hierarchical_;        ///< per dimension; invalid where none may run
   std::vector<std::uint64_t> sequence_;                ///< collectives started per communicator (their tags)
+  std::vector<int> running_;                           ///< per dimension: the slot of the running collective, or -1
+  std::vector<std::vector<std::uint16_t>> queued_;     ///< per dimension: slots posted behind it, oldest first
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;

@@ -10,11 +10,15 @@
 // intra-node and equal-local-index sub-communicators of groups that span nodes evenly, split once per
 // group (collectives/hierarchical_collective.hpp); all on float buffers of the plan's size (Send/Recv:
 // MPI_Isend / MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
+// A group's collectives along one dimension run one at a time in post order: a CollStart behind a
+// running one is queued and posted to MPI when it completes (NCCL runs a communicator's collectives in
+// order; the simulator queues alike, sim/exec/executor.hpp). Send/Recv do not queue.
 // Wait blocks until that request completes; Compute runs the emulated GPU, which keeps testing the
 // outstanding requests so that they progress under it. Buffers are allocated per handle slot on first
 // use and reused (they only grow), never per op.
 //
-// An iteration starts after a barrier; times are seconds from each rank's barrier exit. Warm-up
+// An iteration starts after a barrier; times are seconds from each rank's barrier exit, and the trace's
+// records, where every rank runs on one host, from the first rank's exit (one monotonic clock). Warm-up
 // iterations run first and are discarded; of the measured iterations the median (by the slowest rank's
 // finish) is reported, and its records are gathered on rank 0.
 //
@@ -25,8 +29,9 @@
 //  - Open MPI picks the algorithm of the ring all-reduce (libnbc); `exasim emulate` asks it for its
 //    ring (see validate/mpirun.hpp), the algorithm the simulator models. Every other collective is
 //    exasim's own over point-to-point messages, whose bytes are counted (rank0_wire_bytes).
-//  - Clocks of different hosts are not synchronised: per-rank times are relative to that rank's exit
-//    from the start barrier, so cross-host skew is the barrier's skew (microseconds on one host).
+//  - Clocks of different hosts are not synchronised: across hosts, each rank's records count from its own
+//    exit from the start barrier, so cross-rank skew in the trace is off by the barrier's exit skew
+//    (tens of microseconds to a poll interval and a wake-up). On one host they share the clock.
 
 #include "emu/emulation_options.hpp"
 #include "emu/trace_records.hpp"

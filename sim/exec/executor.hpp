@@ -5,6 +5,11 @@
 //  - a collective starts when every member of its group has posted it. Members post in the same order,
 //    so the k-th post of a member belongs to the group's k-th collective; posts that disagree on kind
 //    or size are a plan mismatch;
+//  - a group runs its collectives along a dimension one at a time, in the order its members posted
+//    them: a collective every member has posted starts when the group's previous one has completed.
+//    NCCL runs the collectives of one communicator in order, one after another (each is a kernel on
+//    the communicator's stream); a plan holds one communicator per group and dimension. Send/Recv
+//    pairs do not queue;
 //  - a started collective runs its stages one after another (stage_router.hpp): a stage's bundles
 //    start together as flows, the stage ends its latency term after its last bundle, then the next
 //    stage is routed (at that time: adaptive routing sees the load then) and started; after the last
@@ -152,10 +157,14 @@ class BasicExecutor {
   };
 
   /// Collectives of one group that not every member has posted yet: base .. base + open - 1, their ids
-  /// in a small ring (open_id()).
+  /// in a small ring (open_id()). Of those every member posted, one runs at a time (the header's
+  /// in-order rule); the others wait in a queue linked through queued_next_, oldest first.
   struct GroupState {
     std::uint32_t base = 0;
     std::uint32_t open = 0;
+    InstanceId queue_head = kNone;
+    InstanceId queue_tail = kNone;
+    bool running = false;
   };
 
   /// One (sender, receiver) pair: its posts still waiting for their partner, oldest first (all Sends or
@@ -283,6 +292,9 @@ class BasicExecutor {
   std::vector<std::uint32_t> bundles_left_;  ///< per instance: bundles of its current stage still moving
   std::vector<LaterStages> later_stages_;    ///< per instance
   std::vector<double> done_s_;               ///< per instance, with an observer only: when it completed
+  /// Per instance: the collective queued after it in its group (GroupState), and its launch names.
+  std::vector<InstanceId> queued_next_;
+  std::vector<std::uint32_t> queued_sequence_;
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;  ///< a transfer being launched (kept for its capacity)
   collectives::StageRoute stage_;    ///< the stage being launched (kept for its capacity)

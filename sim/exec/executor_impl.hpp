@@ -251,7 +251,19 @@ void BasicExecutor<Network>::post(Rank r, const schedule::Op& op) {
     throw std::logic_error("plan mismatch: group members posted different collectives at " + plan_.names[op.name]);
   if (++inst.posted == p) {  // collective k is the oldest open one: members post in the same order
     --group.open;
-    defer_launch(id, group_id, group.base++, false);
+    const std::uint32_t sequence = group.base++;
+    if (!group.running) {
+      group.running = true;
+      defer_launch(id, group_id, sequence, false);
+    } else {  // the group's communicator is busy: after the collectives before it
+      queued_next_[id] = kNone;
+      queued_sequence_[id] = sequence;
+      if (group.queue_tail == kNone)
+        group.queue_head = id;
+      else
+        queued_next_[group.queue_tail] = id;
+      group.queue_tail = id;
+    }
   }
 }
 
@@ -381,6 +393,18 @@ void BasicExecutor<Network>::complete(InstanceId id) {
   inst.done = true;
   if (observer_) done_s_[id] = now_;
   const std::uint8_t dim = inst.dim;
+  if (!schedule::is_p2p(inst.kind)) {  // the group's next collective, if one is queued, starts now
+    const std::uint32_t group_id = grid_.group_id(inst.first_member, dim);
+    GroupState& group = groups_[dim][group_id];
+    const InstanceId next = group.queue_head;
+    if (next == kNone) {
+      group.running = false;
+    } else {
+      group.queue_head = queued_next_[next];
+      if (group.queue_head == kNone) group.queue_tail = kNone;
+      defer_launch(next, group_id, queued_sequence_[next], false);
+    }
+  }
   if (!in_flight_.empty()) {
     if (schedule::is_p2p(inst.kind)) {
       comm_ended(inst.first_member);
@@ -434,6 +458,8 @@ InstanceId BasicExecutor<Network>::allocate() {
   stage_latency_s_.emplace_back();
   bundles_left_.emplace_back();
   later_stages_.emplace_back();
+  queued_next_.emplace_back(kNone);
+  queued_sequence_.emplace_back();
   if (!in_flight_.empty()) receiver_.emplace_back();
   if (observer_) done_s_.push_back(0);
   return static_cast<InstanceId>(instances_.size() - 1);

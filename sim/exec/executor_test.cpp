@@ -223,3 +223,45 @@ TEST_CASE("compute beside an in-flight collective slows by the job's factor, onl
     }
   }
 }
+
+TEST_CASE("a group's collectives run one at a time in post order, other groups' beside them", "[unit]") {
+  // Each all-reduce is 1 s alone (S = 1 GB, p = 2: the ring moves S over one flow at 1 GB/s, no latency).
+  const double S = 1e9;
+  const auto topo = one_node(4, 100e9, 0);
+  SECTION("three posted at once on x: they complete at 1, 2 and 3 s, not all at once") {
+    auto plan = one_dim_plan(2);
+    schedule::StreamBuilder b(plan, plan.streams[0]);
+    const auto h1 = b.start("ar1", CollKind::AllReduce, 0, S);
+    const auto h2 = b.start("ar2", CollKind::AllReduce, 0, S);
+    const auto h3 = b.start("ar3", CollKind::AllReduce, 0, S);
+    b.wait(h1);
+    b.wait(h2);
+    b.wait(h3);
+    const auto job = job_for(plan, 0);
+    ToyNetwork network(1e9);                    // every flow at its own rate: concurrent ones would all end at 1 s
+    std::map<std::uint32_t, double> completed;  // op index of the post -> completion, rank 0
+    const runtime::OpObserver observer = [&](runtime::Rank, std::uint32_t op, double, double t1) {
+      if (op < 3) completed[op] = t1;
+    };
+    exec::Executor core(
+        topo, job, network, [](runtime::Rank r) { return r == 0; }, observer);
+    const auto result = network.run(core);
+    CHECK(network.flow_starts_s == std::vector<double>{0.0, 1.0, 2.0});  // one ring flow each
+    CHECK(completed == std::map<std::uint32_t, double>{{0, 1.0}, {1, 2.0}, {2, 3.0}});
+    CHECK(result.iteration_s == Approx(3.0));
+  }
+  SECTION("one on x and one on y posted at once: different communicators, both end at 1 s") {
+    schedule::Plan plan;
+    plan.grid = schedule::ProcessGrid({{"x", 2}, {"y", 2}});
+    plan.streams.resize(1);
+    schedule::StreamBuilder b(plan, plan.streams[0]);
+    const auto hx = b.start("arx", CollKind::AllReduce, 0, S);
+    const auto hy = b.start("ary", CollKind::AllReduce, 1, S);
+    b.wait(hx);
+    b.wait(hy);
+    const auto job = job_for(plan, 0);
+    ToyNetwork network(1e9);
+    exec::Executor core(topo, job, network, {}, {});
+    CHECK(network.run(core).iteration_s == Approx(1.0));
+  }
+}
