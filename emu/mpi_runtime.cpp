@@ -26,7 +26,6 @@ struct Slot {
   PendingComm comm;
   bool active = false;  ///< posted, not yet waited for
   bool done = false;    ///< completion seen by a test
-  bool queued = false;  ///< posted behind another collective of its group: not started yet
   std::uint32_t op = 0;
   double posted_s = 0;
   double done_s = 0;
@@ -100,8 +99,6 @@ struct MpiRuntime::Impl {
         hierarchical_.emplace_back();
     }
     sequence_.assign(comms_.size(), 0);
-    running_.assign(comms_.size(), -1);
-    queued_.resize(comms_.size());
     slots_.resize(plan_.stream_of(me).slots);
   }
 
@@ -110,53 +107,19 @@ struct MpiRuntime::Impl {
     for (auto& c : comms_) MPI_Comm_free(&c);
   }
 
-  /// Tests every outstanding request, and starts a group's next collective where its last one has
-  /// completed; returns whether any is still in flight.
+  /// Tests every outstanding request; returns whether any is still in flight.
   bool progress() {
     bool outstanding = false;
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      Slot& s = slots_[i];
+    for (auto& s : slots_) {
       if (!s.active || s.done) continue;
-      if (s.queued) {
-        outstanding = true;
-        continue;
-      }
       if (s.comm.test()) {
         s.done = true;
         s.done_s = MPI_Wtime() - origin_;
-        const Op& op = plan_.stream_of(static_cast<schedule::Rank>(rank_)).ops[s.op];
-        if (running_[op.dim] == static_cast<int>(i)) start_next(op.dim);
       } else {
         outstanding = true;
       }
     }
     return outstanding;
-  }
-
-  /// Starts the oldest collective queued along `dim`, if any: NCCL runs a communicator's collectives one
-  /// at a time in the order they were posted, and so does the simulator (sim/exec/executor.hpp).
-  void start_next(std::uint8_t dim) {
-    running_[dim] = -1;
-    if (queued_[dim].empty()) return;
-    const std::uint16_t next = queued_[dim].front();
-    queued_[dim].erase(queued_[dim].begin());
-    Slot& s = slots_[next];
-    s.queued = false;
-    running_[dim] = next;
-    const Op& op = plan_.stream_of(static_cast<schedule::Rank>(rank_)).ops[s.op];
-    start_group_collective(s, op);
-  }
-
-  /// Posts a queued-or-new collective of a group (not a Send/Recv) to the MPI library.
-  void start_group_collective(Slot& s, const Op& op) {
-    const std::uint32_t p = plan_.grid.dim(op.dim).size;
-    const std::size_t n = emulated_elements(op.bytes, p);
-    if (op.coll == CollKind::AllToAll || op.coll == CollKind::AllToAllReverse) {
-      start_all_to_all(s, op, n);
-      ++by_algorithm_["mpi"];
-    } else {
-      ++by_algorithm_[start_collective(s, op, n)];
-    }
   }
 
   void post(std::uint32_t index, const Op& op) {
@@ -169,21 +132,15 @@ struct MpiRuntime::Impl {
     s.ring_wire_bytes = schedule::ring_wire_bytes(op.coll, p, 4.0 * static_cast<double>(n));
     s.active = true;
     s.done = false;
-    s.queued = false;
     s.op = index;
     switch (op.coll) {
       case CollKind::AllReduce:
       case CollKind::AllGather:
-      case CollKind::ReduceScatter:
+      case CollKind::ReduceScatter: ++by_algorithm_[start_collective(s, op, n)]; break;
       case CollKind::AllToAll:
       case CollKind::AllToAllReverse:
-        if (running_[op.dim] >= 0) {  // the group's communicator is busy: after the collectives before it
-          s.queued = true;
-          queued_[op.dim].push_back(op.slot);
-        } else {
-          running_[op.dim] = op.slot;
-          start_group_collective(s, op);
-        }
+        start_all_to_all(s, op, n);
+        ++by_algorithm_["mpi"];
         break;
       case CollKind::Send:
       case CollKind::Recv: {
@@ -420,8 +377,6 @@ struct MpiRuntime::Impl {
   std::vector<MPI_Comm> comms_;
   std::vector<HierarchicalComms> hierarchical_;        ///< per dimension; invalid where none may run
   std::vector<std::uint64_t> sequence_;                ///< collectives started per communicator (their tags)
-  std::vector<int> running_;                           ///< per dimension: the slot of the running collective, or -1
-  std::vector<std::vector<std::uint16_t>> queued_;     ///< per dimension: slots posted behind it, oldest first
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
   std::vector<OpRecord> gathered_;
