@@ -158,10 +158,12 @@ class BasicExecutor {
 
   /// Collectives of one group that not every member has posted yet: base .. base + open - 1, their ids
   /// in a small ring (open_id()). Of those every member posted, one runs at a time (the header's
-  /// in-order rule); the others wait in a queue linked through queued_next_, oldest first.
+  /// in-order rule); the others wait in a queue linked through queued_next_, oldest first. They start
+  /// in the order they were posted, so `started` is the next one's sequence (its flow keys' name).
   struct GroupState {
     std::uint32_t base = 0;
     std::uint32_t open = 0;
+    std::uint32_t started = 0;
     InstanceId queue_head = kNone;
     InstanceId queue_tail = kNone;
     bool running = false;
@@ -207,6 +209,16 @@ class BasicExecutor {
   }
   InstanceId& open_id(std::uint8_t dim, std::uint32_t group_id, std::uint32_t k) {
     return open_ids_[dim][std::size_t{group_id} * open_ring_ + (k & (open_ring_ - 1))];
+  }
+  /// Appends `item` to the singly linked list from `first` to `last` whose links are `next`.
+  static void append_linked(std::uint32_t& first, std::uint32_t& last, std::vector<std::uint32_t>& next,
+                            std::uint32_t item) {
+    if (last == kNone)
+      first = item;
+    else
+      next[last] = item;
+    last = item;
+    next[item] = kNone;
   }
   InstanceId& slot(Rank r, std::uint16_t s) { return slot_[std::size_t{s} * world_ + r]; }
   std::uint32_t& posted(Rank r, std::uint8_t dim) { return posted_[std::size_t{dim} * world_ + r]; }
@@ -292,9 +304,8 @@ class BasicExecutor {
   std::vector<std::uint32_t> bundles_left_;  ///< per instance: bundles of its current stage still moving
   std::vector<LaterStages> later_stages_;    ///< per instance
   std::vector<double> done_s_;               ///< per instance, with an observer only: when it completed
-  /// Per instance: the collective queued after it in its group (GroupState), and its launch names.
+  /// Per instance: the collective queued after it in its group (GroupState).
   std::vector<InstanceId> queued_next_;
-  std::vector<std::uint32_t> queued_sequence_;
   std::vector<double> wire_rank0_;
   std::vector<topo::LinkId> route_;  ///< a transfer being launched (kept for its capacity)
   collectives::StageRoute stage_;    ///< the stage being launched (kept for its capacity)

@@ -196,12 +196,7 @@ void BasicExecutor<Network>::advance(Rank r) {
         Instance& inst = instances_[slot(r, op.slot)];
         if (!inst.done) {
           since_[r] = now_;
-          if (inst.last_waiter == kNone)
-            inst.first_waiter = r;
-          else
-            next_waiter_[inst.last_waiter] = r;
-          inst.last_waiter = r;
-          next_waiter_[r] = kNone;
+          append_linked(inst.first_waiter, inst.last_waiter, next_waiter_, r);
           return;
         }
         consume(r, op.slot);
@@ -251,18 +246,12 @@ void BasicExecutor<Network>::post(Rank r, const schedule::Op& op) {
     throw std::logic_error("plan mismatch: group members posted different collectives at " + plan_.names[op.name]);
   if (++inst.posted == p) {  // collective k is the oldest open one: members post in the same order
     --group.open;
-    const std::uint32_t sequence = group.base++;
+    ++group.base;
     if (!group.running) {
       group.running = true;
-      defer_launch(id, group_id, sequence, false);
+      defer_launch(id, group_id, group.started++, false);
     } else {  // the group's communicator is busy: after the collectives before it
-      queued_next_[id] = kNone;
-      queued_sequence_[id] = sequence;
-      if (group.queue_tail == kNone)
-        group.queue_head = id;
-      else
-        queued_next_[group.queue_tail] = id;
-      group.queue_tail = id;
+      append_linked(group.queue_head, group.queue_tail, queued_next_, id);
     }
   }
 }
@@ -402,7 +391,7 @@ void BasicExecutor<Network>::complete(InstanceId id) {
     } else {
       group.queue_head = queued_next_[next];
       if (group.queue_head == kNone) group.queue_tail = kNone;
-      defer_launch(next, group_id, queued_sequence_[next], false);
+      defer_launch(next, group_id, group.started++, false);
     }
   }
   if (!in_flight_.empty()) {
@@ -459,7 +448,6 @@ InstanceId BasicExecutor<Network>::allocate() {
   bundles_left_.emplace_back();
   later_stages_.emplace_back();
   queued_next_.emplace_back(kNone);
-  queued_sequence_.emplace_back();
   if (!in_flight_.empty()) receiver_.emplace_back();
   if (observer_) done_s_.push_back(0);
   return static_cast<InstanceId>(instances_.size() - 1);
