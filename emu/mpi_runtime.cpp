@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -52,18 +53,14 @@ struct IterationRecord {
 
 /// Whether every rank runs on this rank's host (then all share one monotonic clock). Collective.
 bool all_on_one_host() {
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  std::array<char, MPI_MAX_PROCESSOR_NAME> mine{}, first{};
   int length = 0;
-  MPI_Get_processor_name(name, &length);
-  int world = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  std::vector<char> first(MPI_MAX_PROCESSOR_NAME);
-  std::copy(name, name + MPI_MAX_PROCESSOR_NAME, first.begin());
+  MPI_Get_processor_name(mine.data(), &length);
+  first = mine;
   MPI_Bcast(first.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
-  int same = std::equal(first.begin(), first.end(), name) ? 1 : 0;
-  int all_same = 0;
+  int same = first == mine ? 1 : 0, all_same = 0;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all_same == 1 && world > 0;
+  return all_same == 1;
 }
 
 }  // namespace
@@ -130,9 +127,6 @@ struct MpiRuntime::Impl {
     const std::size_t n = emulated_elements(op.bytes, schedule::is_p2p(op.coll) ? 1 : p);
     s.posted_s = MPI_Wtime() - origin_;
     s.ring_wire_bytes = schedule::ring_wire_bytes(op.coll, p, 4.0 * static_cast<double>(n));
-    s.active = true;
-    s.done = false;
-    s.op = index;
     switch (op.coll) {
       case CollKind::AllReduce:
       case CollKind::AllGather:
@@ -156,6 +150,9 @@ struct MpiRuntime::Impl {
         break;
       }
     }
+    s.active = true;
+    s.done = false;
+    s.op = index;
   }
 
   /// What the collectives router knows of this rank's group's `sequence`-th collective along `dim`.
