@@ -308,19 +308,42 @@ struct MpiRuntime::Impl {
     return it;
   }
 
-  /// Rank 0 receives the chosen iteration of every rank.
-  runtime::RunResult gather(const IterationRecord& mine, double iteration_s) {
+  /// Rank 0 receives every rank's times of the chosen iteration.
+  runtime::RunResult gather_times(const IterationRecord& mine, double iteration_s) {
     const std::size_t dims = plan_.grid.dims().size();
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    // Times: finish, compute, unpaid delay, start on the monotonic clock, then exposed per dimension.
-    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.unpaid_delay_s,
-                                  mine.origin_monotonic_s};
+    // Times: finish, compute, unpaid delay, then exposed per dimension.
+    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.unpaid_delay_s};
     packed.insert(packed.end(), mine.times.exposed_s.begin(), mine.times.exposed_s.end());
     std::vector<double> all(rank_ == 0 ? packed.size() * static_cast<std::size_t>(world) : 0);
     MPI_Gather(packed.data(), static_cast<int>(packed.size()), MPI_DOUBLE, all.data(), static_cast<int>(packed.size()),
                MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    // Records, as bytes (OpRecord is plain data and every rank runs the same binary: checked at start).
+    runtime::RunResult result;
+    result.backend = "mpi";
+    result.iteration_s = iteration_s;
+    const auto me = static_cast<schedule::Rank>(rank_);
+    if (rank_ == 0) {
+      for (int r = 0; r < world; ++r) {
+        const double* p = all.data() + static_cast<std::size_t>(r) * packed.size();
+        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 3, p + 3 + dims)});
+        unpaid_delay_s_.push_back(p[2]);
+      }
+    } else {
+      result.ranks.push_back(mine.times);
+    }
+    result.rank0_wire_bytes = mine.wire_bytes;  // rank 0's own, there: what its collectives sent
+    result.rank0_collectives = schedule::collectives_per_dim(plan_, me);
+    return result;
+  }
+
+  /// Rank 0 receives the op records of one iteration of every rank (empty elsewhere).
+  std::vector<OpRecord> gather_records(const IterationRecord& mine) {
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    std::vector<double> origins(rank_ == 0 ? world : 0);
+    MPI_Gather(&mine.origin_monotonic_s, 1, MPI_DOUBLE, origins.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    // As bytes (OpRecord is plain data and every rank runs the same binary: checked at start).
     int my_bytes = static_cast<int>(mine.ops.size() * sizeof(OpRecord));
     std::vector<int> counts(rank_ == 0 ? world : 0), displs(rank_ == 0 ? world : 0);
     MPI_Gather(&my_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -329,37 +352,18 @@ struct MpiRuntime::Impl {
         rank_ == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) / sizeof(OpRecord) : 0);
     MPI_Gatherv(mine.ops.data(), my_bytes, MPI_BYTE, records.data(), counts.data(), displs.data(), MPI_BYTE, 0,
                 MPI_COMM_WORLD);
-
-    runtime::RunResult result;
-    result.backend = "mpi";
-    result.iteration_s = iteration_s;
-    const auto me = static_cast<schedule::Rank>(rank_);
-    if (rank_ == 0) {
-      std::vector<double> origins;
-      for (int r = 0; r < world; ++r) {
-        const double* p = all.data() + static_cast<std::size_t>(r) * packed.size();
-        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 4, p + 4 + dims)});
-        unpaid_delay_s_.push_back(p[2]);
-        origins.push_back(p[3]);
+    // One host, one monotonic clock: every rank's records move onto the time line of the first rank
+    // out of the start barrier, so that a collective's members' posts compare across ranks. Across
+    // hosts the clocks are not comparable and each rank keeps its own barrier exit as its zero.
+    if (rank_ == 0 && one_host_) {
+      const double first = *std::min_element(origins.begin(), origins.end());
+      for (auto& record : records) {
+        const double shift = origins[record.rank] - first;
+        record.t_start_s += shift;
+        record.t_end_s += shift;
       }
-      // One host, one monotonic clock: every rank's records move onto the time line of the first rank
-      // out of the start barrier, so that a collective's members' posts compare across ranks. Across
-      // hosts the clocks are not comparable and each rank keeps its own barrier exit as its zero.
-      if (one_host_) {
-        const double first = *std::min_element(origins.begin(), origins.end());
-        for (auto& record : records) {
-          const double shift = origins[record.rank] - first;
-          record.t_start_s += shift;
-          record.t_end_s += shift;
-        }
-      }
-      gathered_ = std::move(records);
-    } else {
-      result.ranks.push_back(mine.times);
     }
-    result.rank0_wire_bytes = mine.wire_bytes;  // rank 0's own, there: what its collectives sent
-    result.rank0_collectives = schedule::collectives_per_dim(plan_, me);
-    return result;
+    return records;
   }
 
   EmulationOptions options_;
@@ -376,8 +380,7 @@ struct MpiRuntime::Impl {
   std::vector<std::uint64_t> sequence_;                ///< collectives started per communicator (their tags)
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
-  std::vector<OpRecord> gathered_;
-  std::vector<double> unpaid_delay_s_;  ///< per rank, on rank 0, of the gathered iteration
+  std::vector<double> unpaid_delay_s_;  ///< per rank, on rank 0, of the reported iteration
 };
 
 MpiRuntime::MpiRuntime(EmulationOptions options, const topo::Topology& topology)
@@ -404,10 +407,13 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
   });
   const std::size_t median = order[(order.size() - 1) / 2];
 
-  auto result = impl.gather(measured[median], iterations_s_[median]);
+  auto result = impl.gather_times(measured[median], iterations_s_[median]);
   by_algorithm_ = measured[median].by_algorithm;
+  // Every measured iteration's records reach rank 0 (for its op classes); the observer sees the median's.
+  iteration_records_.clear();
+  for (const auto& iteration : measured) iteration_records_.push_back(impl.gather_records(iteration));
   if (observer) {
-    for (const auto& r : impl.gathered_)
+    for (const auto& r : iteration_records_[median])
       if (!observe || observe(r.rank)) observer(r.rank, r.op_index, r.t_start_s, r.t_end_s);
   }
   overshoot_s_ = impl.gpu_.mean_overshoot_s();

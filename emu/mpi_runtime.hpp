@@ -21,7 +21,8 @@
 // An iteration starts after a barrier; times are seconds from each rank's barrier exit, and the trace's
 // records, where every rank runs on one host, from the first rank's exit (one monotonic clock). Warm-up
 // iterations run first and are discarded; of the measured iterations the median (by the slowest rank's
-// finish) is reported, and its records are gathered on rank 0.
+// finish) is reported; every measured iteration's records are gathered on rank 0 (their op classes go
+// into the summary, so that a validation's class medians count every iteration, not one per emulation).
 //
 // LIMITATIONS:
 //  - Buffers are floats whatever the plan's dtype (S bytes = S/4 floats), and reductions move bytes
@@ -73,6 +74,9 @@ class MpiRuntime final : public runtime::Runtime {
   /// the reported iteration's end, after the last compute op that could pay it back. A rank's compute
   /// time exceeds its plan's by this much (emulated_gpu.hpp).
   [[nodiscard]] const std::vector<double>& unpaid_delay_per_rank_s() const { return unpaid_delay_s_; }
+  /// On rank 0 (empty records elsewhere), after run(): every rank's op records of each measured
+  /// iteration, in the order they ran; the observer saw the reported (median) one's.
+  [[nodiscard]] const std::vector<std::vector<OpRecord>>& iteration_records() const { return iteration_records_; }
 
  private:
   struct Impl;
@@ -82,6 +86,7 @@ class MpiRuntime final : public runtime::Runtime {
   std::map<std::string, std::uint64_t> by_algorithm_;
   double overshoot_s_ = 0;
   std::vector<double> unpaid_delay_s_;
+  std::vector<std::vector<OpRecord>> iteration_records_;
 };
 
 }  // namespace exasim::emu

@@ -5,24 +5,6 @@
 
 namespace exasim::validate {
 
-std::map<std::string, double> class_times(const std::vector<trace::TraceRow>& rows) {
-  std::map<std::string, double> sum;
-  std::set<std::uint32_t> ranks;
-  for (const auto& r : rows) {
-    ranks.insert(r.rank);
-    const double d = r.t_end_s - r.t_start_s;
-    if (r.dim.empty())
-      sum["compute"] += d;
-    else if (r.kind == "wait")
-      sum["exposed_comm"] += d;
-    else
-      sum[r.kind + "." + r.dim] += d;
-  }
-  const double n = std::max<double>(1, static_cast<double>(ranks.size()));
-  for (auto& [name, value] : sum) value /= n;
-  return sum;
-}
-
 double error_pct(double measured, double simulated) {
   if (measured == 0) return simulated == 0 ? 0 : 100;
   return 100 * (simulated - measured) / measured;
@@ -30,7 +12,7 @@ double error_pct(double measured, double simulated) {
 
 std::vector<ClassError> compare_classes(const std::vector<trace::TraceRow>& measured,
                                         const std::vector<trace::TraceRow>& simulated) {
-  return compare_class_times(class_times(measured), class_times(simulated));
+  return compare_class_times(trace::op_class_times(measured), trace::op_class_times(simulated));
 }
 
 std::vector<ClassError> compare_class_times(std::map<std::string, double> m, std::map<std::string, double> s) {

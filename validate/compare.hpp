@@ -1,8 +1,8 @@
 #pragma once
-// Lines up a measured trace and a simulated one by op class: compute; each collective kind per grid
-// dimension (post to completion); exposed communication (time blocked in waits). Each class is the
-// mean over ranks of the summed durations, so the two traces are compared like for like.
+// Lines up a measured trace and a simulated one by op class (traces/op_classes.hpp): compute; each
+// collective kind per grid dimension (post to completion); exposed communication (time blocked in waits).
 
+#include "traces/op_classes.hpp"
 #include "traces/trace.hpp"
 
 #include <map>
@@ -10,10 +10,6 @@
 #include <vector>
 
 namespace exasim::validate {
-
-/// Mean over ranks of the summed duration per class: "compute", "<kind>.<dim>" (e.g. "all_reduce.x"),
-/// "exposed_comm".
-[[nodiscard]] std::map<std::string, double> class_times(const std::vector<trace::TraceRow>& rows);
 
 struct ClassError {
   std::string op_class;
@@ -23,7 +19,7 @@ struct ClassError {
 };
 
 [[nodiscard]] double error_pct(double measured, double simulated);
-/// Class by class, from class_times() of each side (or medians of several).
+/// Class by class, from trace::op_class_times() of each side (or medians of several).
 [[nodiscard]] std::vector<ClassError> compare_class_times(std::map<std::string, double> measured,
                                                           std::map<std::string, double> simulated);
 [[nodiscard]] std::vector<ClassError> compare_classes(const std::vector<trace::TraceRow>& measured,

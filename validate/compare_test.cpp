@@ -14,7 +14,7 @@ TEST_CASE("op classes are mean-over-ranks sums, compared class by class", "[unit
                                             {1, "a.gemm", "gemm", "", 0, 1, 0.0, 2.0},
                                             {0, "a.ar", "all_reduce", "x", 8, 0, 2.0, 2.5},
                                             {1, "a.ar", "all_reduce", "x", 8, 0, 2.0, 2.5}};
-  auto times = validate::class_times(measured);
+  auto times = trace::op_class_times(measured);
   CHECK(times["compute"] == Approx(2.0));
   CHECK(times["all_reduce.x"] == Approx(0.75));
   CHECK(times["exposed_comm"] == Approx(0.25));

@@ -373,8 +373,9 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.scenario = s.name;
   r.calibration = calibration;
   r.calibration_status = status;
-  std::map<std::string, std::vector<double>> class_runs;            // measured seconds per class, one per repeat
-  std::map<std::string, std::vector<double>> simulated_class_runs;  // paired: simulated, one per repeat
+  // Op class seconds, one map per sample: measured, one per measured iteration of every emulation; simulated
+  // (paired), one per repeat.
+  std::vector<std::map<std::string, double>> class_samples, simulated_class_samples;
   const auto calibrated_machine = read_json_file(calibration);
   const auto [calibrated_bw, calibrated_lat] = recorded_fit(calibrated_machine);
   bool paired = o.paired || o.require_paired;
@@ -394,7 +395,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
       emu::publish_file(file, [&](std::ostream& f) { f << probed.dump(2) << '\n'; });
       double simulated = 0;
       const auto rows = simulate_on_host(scenario_path, o.overrides, file, o.emu, simulated);
-      for (const auto& [name, seconds] : class_times(rows)) simulated_class_runs[name].push_back(seconds);
+      simulated_class_samples.push_back(trace::op_class_times(rows));
       r.simulated_runs_s.push_back(simulated);
       r.probe_bandwidth_drift_pct.push_back(bw_drift);
     }
@@ -406,8 +407,12 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     auto summary = read_json_file((out / "summary.json").string());
     r.measured_runs_s.push_back(summary.at("iteration_time_s").get<double>());
     r.measured_iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
-    for (const auto& [name, seconds] : class_times(trace::read_csv((out / "trace.csv").string())))
-      class_runs[name].push_back(seconds);
+    // Every measured iteration's classes where the emulator wrote them (a class's median over 3 iterations
+    // of 5 emulations moves less from run to run than over the 5 reported ones); else the reported one's.
+    const auto per_iteration = summary.value("measured_op_classes", nlohmann::json::array());
+    if (per_iteration.empty())
+      class_samples.push_back(trace::op_class_times(trace::read_csv((out / "trace.csv").string())));
+    for (const auto& classes : per_iteration) class_samples.push_back(classes.get<std::map<std::string, double>>());
   }
   const Spread measured = spread_of(r.measured_runs_s);
   r.measured_iteration_s = measured.median;
@@ -415,28 +420,20 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.measured_max_s = measured.max;
   r.measured_spread_pct = measured.spread_pct;
 
-  // Per class, the median over the repeats (a class missing from a run, none of its ops ran, counts as 0).
-  const auto medians = [&](std::map<std::string, std::vector<double>>& runs_by_class) {
-    std::map<std::string, double> median_by_class;
-    for (auto& [name, runs] : runs_by_class) {
-      runs.resize(o.repeats, 0.0);
-      median_by_class[name] = spread_of(runs).median;
-    }
-    return median_by_class;
-  };
-  const auto measured_classes = medians(class_runs);
+  const auto measured_classes = class_medians(class_samples);
+  r.measured_class_samples = class_samples.size();
   if (paired) {
     // The simulated side from the probed simulations: the pairs' mean error, the median simulated time, and per
     // class the median over them, as the measured side is over the emulations they were paired with.
     r.interval = paired_error_interval(r.measured_runs_s, r.simulated_runs_s);
     r.error_pct = r.interval.mean_pct;
     r.simulated_iteration_s = spread_of(r.simulated_runs_s).median;
-    r.classes = compare_class_times(measured_classes, medians(simulated_class_runs));
+    r.classes = compare_class_times(measured_classes, class_medians(simulated_class_samples));
   } else {
     const auto rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
     r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
     r.interval = error_interval(r.measured_runs_s, r.simulated_iteration_s);
-    r.classes = compare_class_times(measured_classes, class_times(rows));
+    r.classes = compare_class_times(measured_classes, trace::op_class_times(rows));
   }
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
@@ -454,6 +451,20 @@ Spread spread_of(std::vector<double> samples) {
   s.max = samples.back();
   s.spread_pct = s.median > 0 ? 100 * (s.max - s.min) / s.median : 0;
   return s;
+}
+
+std::map<std::string, double> class_medians(const std::vector<std::map<std::string, double>>& samples) {
+  std::map<std::string, std::vector<double>> by_class;
+  for (const auto& sample : samples)
+    for (const auto& [name, seconds] : sample) by_class[name];
+  for (auto& [name, values] : by_class)
+    for (const auto& sample : samples) {
+      const auto it = sample.find(name);
+      values.push_back(it == sample.end() ? 0.0 : it->second);
+    }
+  std::map<std::string, double> medians;
+  for (const auto& [name, values] : by_class) medians[name] = spread_of(values).median;
+  return medians;
 }
 
 nlohmann::ordered_json to_json(const ValidationResult& r) {
@@ -480,6 +491,7 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
           {"probe_bandwidth_drift_pct", r.probe_bandwidth_drift_pct},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
+          {"measured_class_samples", r.measured_class_samples},
           {"calibration", r.calibration},
           {"calibration_status", r.calibration_status}};
 }
@@ -510,9 +522,12 @@ void print(std::ostream& out, const ValidationResult& r) {
                   drift.min, drift.max);
     out << line;
   }
-  out << (r.simulated_runs_s.empty()
-              ? "\n  per op class (mean over ranks of summed durations; measured: median over the emulations):\n"
-              : "\n  per op class (mean over ranks of summed durations; each side: median over the repeats):\n");
+  std::snprintf(line, sizeof line,
+                "\n  per op class (mean over ranks of summed durations; measured: median over %zu measured "
+                "iterations%s):\n",
+                r.measured_class_samples,
+                r.simulated_runs_s.empty() ? "" : ",\n  simulated: over the probed simulations");
+  out << line;
   std::snprintf(line, sizeof line, "    %-22s %12s %12s %8s\n", "class", "measured s", "simulated s", "error");
   out << line;
   for (const auto& c : r.classes) {

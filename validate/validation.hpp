@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,8 +111,11 @@ struct ValidationResult {
   double measured_spread_pct = 0;             ///< (max - min) / median of measured_runs_s, in %
   bool simulated_inside_spread = false;       ///< min <= simulated <= max
   std::vector<double> measured_iterations_s;  ///< the last repeat's iterations
-  std::vector<ClassError> classes;  ///< measured (and, paired, simulated) side: per class, the median over the repeats
-  ErrorInterval interval;           ///< the error's mean and 95% interval over the repeats (noise.hpp)
+  /// Per class: measured, the median over every measured iteration of every repeat; simulated, over the
+  /// repeats (paired) or the one simulation.
+  std::vector<ClassError> classes;
+  std::size_t measured_class_samples = 0;         ///< measured iterations the class medians are taken over
+  ErrorInterval interval;                         ///< the error's mean and 95% interval over the repeats (noise.hpp)
   std::vector<double> simulated_runs_s;           ///< paired: each repeat's simulated time, in run order; else empty
   std::vector<double> probe_bandwidth_drift_pct;  ///< paired: each probe's bandwidth against the calibration
 };
@@ -121,6 +125,10 @@ struct Spread {
   double median = 0, min = 0, max = 0, spread_pct = 0;
 };
 [[nodiscard]] Spread spread_of(std::vector<double> samples);
+
+/// Per op class, the median over the samples; a class missing from a sample (none of its ops ran there)
+/// counts as 0 in it.
+[[nodiscard]] std::map<std::string, double> class_medians(const std::vector<std::map<std::string, double>>& samples);
 
 /// The whole loop. InputError for bad input (scenario, ranks, repeats, calibration file).
 [[nodiscard]] ValidationResult validate_scenario(const std::string& scenario_path, const ValidateOptions& options,

@@ -21,6 +21,17 @@ TEST_CASE("repeated measurements: median, extremes and spread relative to the me
   CHECK(validate::spread_of({0.5}).spread_pct == 0);
 }
 
+TEST_CASE("class medians count a class a sample lacks as 0 there", "[unit]") {
+  const auto medians = validate::class_medians({{{"compute", 1.0}, {"all_reduce.x", 0.2}},
+                                                {{"compute", 3.0}, {"all_reduce.x", 0.4}},
+                                                {{"compute", 2.0}, {"exposed_comm", 0.1}}});
+  REQUIRE(medians.size() == 3);
+  CHECK(medians.at("compute") == 2.0);
+  CHECK(medians.at("all_reduce.x") == 0.2);  // of 0.2, 0.4 and 0
+  CHECK(medians.at("exposed_comm") == 0.0);  // of 0, 0 and 0.1
+  CHECK(validate::class_medians({}).empty());
+}
+
 TEST_CASE("validate refuses a repeat count outside 1-100 before emulating", "[unit]") {
   validate::ValidateOptions o;
   o.ranks = 4;
