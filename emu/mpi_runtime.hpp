@@ -10,10 +10,12 @@
 // intra-node and equal-local-index sub-communicators of groups that span nodes evenly, split once per
 // group (collectives/hierarchical_collective.hpp); all on float buffers of the plan's size (Send/Recv:
 // MPI_Isend / MPI_Irecv to the partner at coordinate own + peer, plan.hpp);
-// Every CollStart is posted to MPI at once, also behind a running collective of its group (the
-// simulator queues those, as NCCL runs them, sim/exec/executor.hpp): queued here, each next collective
-// would start only at its members' next poll, and on small-message cases those gaps, not the
-// collectives, set the time (small-messages: -17 and -20% queued, +0.4 and +1.1% posted at once).
+// Every CollStart is posted to MPI at once, also behind a running collective of its group, and MPI
+// progresses them beside each other (NCCL would run them one at a time; the calibrated machine says
+// collectives.group_order "concurrent" so that the simulator does as this runtime does). Queued here,
+// each next collective would start only at its members' next poll, and on small-message cases those
+// gaps, not the collectives, set the time (small-messages: -17 and -20% queued, +0.4 and +1.1% posted
+// at once).
 // Wait blocks until that request completes; Compute runs the emulated GPU, which keeps testing the
 // outstanding requests so that they progress under it. Buffers are allocated per handle slot on first
 // use and reused (they only grow), never per op.

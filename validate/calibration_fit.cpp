@@ -220,8 +220,12 @@ nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbe
       {"collectives",
        {{"step_overhead_s", overhead},
         {"step_costs", step_cost_rows(h, nic_latency)},
+        {"group_order", "concurrent"},
         {"sources",
          {{"step_overhead_s", "fitted ring-step latency minus the two NIC latencies"},
+          {"group_order",
+           "the emulator posts every collective to MPI at once, whose progress runs a group's outstanding "
+           "collectives beside each other"},
           {"step_costs",
            "the same ring points fitted per kind and size band; latency minus the two NIC "
            "latencies, bandwidth as a share of the NIC's"}}}}},

@@ -80,6 +80,8 @@ TEST_CASE("microbenchmarks become a loadable single_switch machine with one node
   CHECK(spec.node.nic_bandwidth_Bps == Approx(1e9).epsilon(1e-6));
   // One ring step pays NIC up + NIC down + overhead = the fitted step latency.
   CHECK(2 * spec.node.nic_latency_s + spec.collective_step_overhead_s == Approx(10e-6).epsilon(1e-6));
+  // The emulator's MPI runs a group's outstanding collectives beside each other, not one at a time.
+  CHECK_FALSE(spec.collectives_in_post_order);
 }
 
 TEST_CASE("the calibrated machine reshaped to nodes of 4 costs a ring step the same inside and across nodes",

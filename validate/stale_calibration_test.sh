@@ -16,7 +16,7 @@ status() { sed -n 's/.*"calibration_status":"\([^"]*\)".*/\1/p'; }
 first=$(run | status)
 echo "first: $first"
 [[ $first == "measured now (none cached)" ]] || { echo "expected a calibration measured now" >&2; exit 1; }
-cache=$(ls "$work"/calibration-v3-*-4ranks.json)
+cache=$(ls "$work"/calibration-v4-*-4ranks.json)
 sed -i 's/"collectives_bandwidth_Bps": \([0-9.e+-]*\)/"collectives_bandwidth_Bps": 1e12/' "$cache"
 second_json=$(run)
 [[ $second_json == *'"paired":false'* ]] || { echo "expected --unpaired to simulate once" >&2; exit 1; }

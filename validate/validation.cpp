@@ -110,10 +110,12 @@ std::string default_calibration_path(std::uint32_t ranks) {
     dir = fs::path(h) / ".cache" / "exasim";
   else
     dir = fs::temp_directory_path() / "exasim-cache";
+  // v4: collectives.group_order "concurrent" (the emulator's MPI progress); a v3 file simulates a group's
+  // collectives one at a time, as NCCL runs them.
   // v3: the ring points are also fitted per kind and size band (collectives.step_costs), which a v2 file lacks.
   // v2: all-gather and reduce-scatter run as rings (emu/collectives/ring_collective.hpp); a v1 file measured
   // Open MPI's linear algorithms.
-  return (dir / ("calibration-v3-" + host_name() + "-" + std::to_string(ranks) + "ranks.json")).string();
+  return (dir / ("calibration-v4-" + host_name() + "-" + std::to_string(ranks) + "ranks.json")).string();
 }
 
 std::string calibrate(const CalibrateOptions& o, std::ostream& log) {

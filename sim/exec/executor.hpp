@@ -9,7 +9,8 @@
 //    them: a collective every member has posted starts when the group's previous one has completed.
 //    NCCL runs the collectives of one communicator in order, one after another (each is a kernel on
 //    the communicator's stream); a plan holds one communicator per group and dimension. Send/Recv
-//    pairs do not queue;
+//    pairs do not queue. A machine whose collectives.group_order is "concurrent" (an MPI library's
+//    non-blocking collectives, the emulation host's calibration) starts each at once, beside the others;
 //  - a started collective runs its stages one after another (stage_router.hpp): a stage's bundles
 //    start together as flows, the stage ends its latency term after its last bundle, then the next
 //    stage is routed (at that time: adaptive routing sees the load then) and started; after the last

@@ -247,7 +247,7 @@ void BasicExecutor<Network>::post(Rank r, const schedule::Op& op) {
   if (++inst.posted == p) {  // collective k is the oldest open one: members post in the same order
     --group.open;
     ++group.base;
-    if (!group.running) {
+    if (!group.running || !job_.collectives_in_post_order) {
       group.running = true;
       defer_launch(id, group_id, group.started++, false);
     } else {  // the group's communicator is busy: after the collectives before it

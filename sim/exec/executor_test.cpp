@@ -250,6 +250,20 @@ TEST_CASE("a group's collectives run one at a time in post order, other groups' 
     CHECK(completed == std::map<std::uint32_t, double>{{0, 1.0}, {1, 2.0}, {2, 3.0}});
     CHECK(result.iteration_s == Approx(3.0));
   }
+  SECTION("the same on a machine whose group order is concurrent (an MPI library): all start at once") {
+    auto plan = one_dim_plan(2);
+    schedule::StreamBuilder b(plan, plan.streams[0]);
+    const auto h1 = b.start("ar1", CollKind::AllReduce, 0, S);
+    const auto h2 = b.start("ar2", CollKind::AllReduce, 0, S);
+    b.wait(h1);
+    b.wait(h2);
+    auto job = job_for(plan, 0);
+    job.collectives_in_post_order = false;
+    ToyNetwork network(1e9);
+    exec::Executor core(topo, job, network, {}, {});
+    CHECK(network.run(core).iteration_s == Approx(1.0));
+    CHECK(network.flow_starts_s == std::vector<double>{0.0, 0.0});
+  }
   SECTION("one on x and one on y posted at once: different communicators, both end at 1 s") {
     schedule::Plan plan;
     plan.grid = schedule::ProcessGrid({{"x", 2}, {"y", 2}});

@@ -25,6 +25,10 @@ struct Job {
   std::vector<double> kernel_time_s;       ///< per Plan::kernels entry, from the GPU model
   std::vector<std::uint32_t> gpu_of_rank;  ///< placement; empty means rank r on GPU r
   double collective_step_overhead_s = 0;   ///< software cost of one collective step, added to link latencies
+  /// A group runs its collectives one at a time in post order (NCCL/RCCL: a communicator's kernels share
+  /// its stream); false: they run beside each other, sharing bandwidth (an MPI library progressing
+  /// non-blocking collectives, as on the emulation host). Machine field collectives.group_order.
+  bool collectives_in_post_order = true;
   /// Calibrated per-kind, per-size rows that replace the step overhead and scale the bandwidth of the
   /// collectives they cover (collectives/step_costs.hpp); empty on machines without them.
   std::vector<collectives::StepCost> step_costs;

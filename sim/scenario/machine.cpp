@@ -57,8 +57,14 @@ MachineSpec load_machine_spec(const JsonView& v) {
   std::string library = collectives::default_nccl_profile(m.gpu_choice.device.name);
   if (v.has("collectives")) {
     auto coll = v.object("collectives");
-    coll.check_keys({"step_overhead_s", "library", "step_costs", "sources"});
+    coll.check_keys({"step_overhead_s", "library", "step_costs", "group_order", "sources"});
     m.collective_step_overhead_s = coll.number_or("step_overhead_s", 0, 0, 1, /*min_exclusive=*/false);
+    const std::string order = coll.string_or("group_order", "posted");
+    if (order != "posted" && order != "concurrent")
+      coll.fail("group_order", "'" + order +
+                                   "' is not one of: posted (one at a time, NCCL/RCCL), concurrent (beside each "
+                                   "other, an MPI library)");
+    m.collectives_in_post_order = order == "posted";
     m.step_costs = load_step_costs(coll);
     // The shipped profiles (collectives::nccl_profiles()) are the choices.
     library = coll.string_or("library", library);

@@ -8,7 +8,10 @@
 //                    "rccl-mi200" (default: the GPU's, collectives::default_nccl_profile),
 //                    "step_costs": [{"kind": "all_reduce" | "all_gather" | "reduce_scatter",
 //                                    "up_to_bytes": S (optional: any size), "step_overhead_s": ...,
-//                                    "bandwidth_scale": ...}, ...] (optional, collectives/step_costs.hpp)}}
+//                                    "bandwidth_scale": ...}, ...] (optional, collectives/step_costs.hpp),
+//                    "group_order": "posted" (default: a group's collectives one at a time, as NCCL/RCCL
+//                                   run them) | "concurrent" (beside each other: an MPI library's
+//                                   non-blocking collectives, written by `exasim calibrate`)}}
 //
 // The network object is kept as JSON and handed to topologies/ when a topology is built, so that each
 // topology validates its own fields in one place.
@@ -44,6 +47,7 @@ struct MachineSpec {
   std::string network_source;                     ///< file the network object came from
   std::string network_path;                       ///< its dotted path there ("machine.network" or "network")
   double collective_step_overhead_s = 0;          ///< software cost per ring step (NCCL/RCCL kernel, proxy)
+  bool collectives_in_post_order = true;          ///< collectives.group_order "posted" (runtime::Job)
   collectives::NcclProfile nccl_profile;          ///< the library `collectives.algorithm: nccl` models
   std::vector<collectives::StepCost> step_costs;  ///< calibrated per kind and size band; usually empty
 

@@ -21,6 +21,7 @@ std::unique_ptr<PreparedJob> prepare_job(const Scenario& s) {
   p->job.plan = &p->plan;
   p->job.gpu_of_rank = place_ranks(s.placement, *p->topology, s.gpus);
   p->job.collective_step_overhead_s = s.machine.collective_step_overhead_s;
+  p->job.collectives_in_post_order = s.machine.collectives_in_post_order;
   p->job.step_costs = s.machine.step_costs;
   p->job.nccl_profile = s.machine.nccl_profile;
   p->job.collective_algorithm = s.collective_algorithm;

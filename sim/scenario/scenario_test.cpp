@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/collectives/nccl_tuner.hpp"
 #include "sim/core/error.hpp"
+#include "sim/scenario/prepared_job.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -169,6 +170,18 @@ TEST_CASE("machine.collectives.library: every shipped profile by name, the GPU's
   CHECK(scenario::parse_scenario(dgx, "s.json").machine.nccl_profile.nvls);
   CHECK_FALSE(scenario::parse_scenario(base(), "s.json", {"machine.collectives={\"library\": \"nccl-hopper\"}"})
                   .machine.nccl_profile.nvls);
+}
+
+TEST_CASE("a machine's group order: posted by default, concurrent on request, nothing else", "[unit]") {
+  CHECK(scenario::parse_scenario(base(), "s.json").machine.collectives_in_post_order);
+  const auto with = [&](const std::string& order) {
+    return scenario::parse_scenario(base(), "s.json", {R"(machine.collectives={"group_order": ")" + order + "\"}"});
+  };
+  CHECK(with("posted").machine.collectives_in_post_order);
+  CHECK_FALSE(with("concurrent").machine.collectives_in_post_order);
+  CHECK_FALSE(scenario::prepare_job(with("concurrent"))->job.collectives_in_post_order);
+  CHECK_THROWS_WITH(with("fifo"), Catch::Contains("collectives.group_order") && Catch::Contains("'fifo'") &&
+                                      Catch::Contains("posted") && Catch::Contains("concurrent"));
 }
 
 TEST_CASE("calibrated step costs are read per kind and band, and bad rows name their field", "[unit]") {
