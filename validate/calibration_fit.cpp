@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 namespace exasim::validate {
@@ -91,33 +92,52 @@ LinearFit fit_band(const std::vector<FitPoint>& pts, const LinearFit& machine) {
   return fit_latency_given_bandwidth(pts, machine.bandwidth_Bps);
 }
 
-/// A ring collective's point with what banding needs: its kind and its full buffer S.
+/// A ring collective's point with what banding needs: its kind, its group size and its full buffer S.
 struct KindPoint {
   std::string kind;
+  std::uint32_t members = 0;
   double buffer_bytes = 0;
   FitPoint point;
 };
 
-/// Per kind and size band; the rms error of every point under its band's fit.
+/// Per kind and size band over every group size (members 0), then per kind, band and group size; the rms
+/// error of every point under its band's fit, for each of the two.
 void fit_kinds(const std::vector<KindPoint>& points, HostCalibration& h) {
-  double sum = 0;
-  std::size_t n = 0;
-  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
-    for (const bool small : {true, false}) {
-      std::vector<FitPoint> band;
-      for (const auto& k : points)
-        if (k.kind == kind && (k.buffer_bytes <= kSmallBandBytes) == small) band.push_back(k.point);
-      if (band.empty()) continue;
-      KindBandFit f;
-      f.kind = kind;
-      if (small) f.up_to_bytes = kSmallBandBytes;
-      f.fit = fit_band(band, h.collectives);
-      sum += f.fit.rms_relative_error * f.fit.rms_relative_error * static_cast<double>(band.size());
-      n += band.size();
-      h.kinds.push_back(f);
+  std::set<std::uint32_t> sizes;
+  for (const auto& k : points) sizes.insert(k.members);
+  std::vector<std::uint32_t> row_sizes = {0};
+  if (sizes.size() > 1) row_sizes.insert(row_sizes.end(), sizes.begin(), sizes.end());
+  double sized_sum = 0;  // over the rows of every group size, which hold every point once
+  std::size_t sized_n = 0;
+  for (const std::uint32_t members : row_sizes) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
+      for (const bool small : {true, false}) {
+        std::vector<FitPoint> band;
+        for (const auto& k : points)
+          if (k.kind == kind && (members == 0 || k.members == members) && (k.buffer_bytes <= kSmallBandBytes) == small)
+            band.push_back(k.point);
+        if (band.empty()) continue;
+        KindBandFit f;
+        f.kind = kind;
+        f.members = members;
+        if (small) f.up_to_bytes = kSmallBandBytes;
+        f.fit = fit_band(band, h.collectives);
+        sum += f.fit.rms_relative_error * f.fit.rms_relative_error * static_cast<double>(band.size());
+        n += band.size();
+        h.kinds.push_back(f);
+      }
+    }
+    if (members == 0) {
+      h.kinds_rms_relative_error = n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+    } else {
+      sized_sum += sum;
+      sized_n += n;
     }
   }
-  h.kinds_rms_relative_error = n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+  h.sized_rms_relative_error =
+      sized_n > 0 ? std::sqrt(sized_sum / static_cast<double>(sized_n)) : h.kinds_rms_relative_error;
 }
 
 }  // namespace
@@ -152,7 +172,7 @@ HostCalibration fit_host(const emu::Microbench& bench) {
       if (!kind) throw std::invalid_argument("fit_host: a sample of unknown kind " + s.kind);
       busy.push_back({static_cast<double>(schedule::ring_steps(*kind, s.group)),
                       schedule::ring_wire_bytes(*kind, s.group, s.bytes), s.time_s});
-      by_kind.push_back({s.kind, s.bytes, busy.back()});
+      by_kind.push_back({s.kind, s.group, s.bytes, busy.back()});
     }
   }
   h.pingpong = fit_latency_bandwidth(pingpong);
@@ -174,6 +194,7 @@ nlohmann::ordered_json step_cost_rows(const HostCalibration& h, double nic_laten
   for (const KindBandFit& k : h.kinds) {
     nlohmann::ordered_json row = {{"kind", k.kind}};
     if (std::isfinite(k.up_to_bytes)) row["up_to_bytes"] = k.up_to_bytes;
+    if (k.members != 0) row["members"] = k.members;
     row["step_overhead_s"] = std::max(0.0, k.fit.latency_s - 2 * nic_latency);
     row["bandwidth_scale"] = k.fit.bandwidth_Bps / h.collectives.bandwidth_Bps;
     row["sources"] = {{"points", k.fit.points}, {"rms_error_pct", std::round(k.fit.rms_relative_error * 1000) / 10}};
@@ -227,8 +248,8 @@ nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbe
            "the emulator posts every collective to MPI at once, whose progress runs a group's outstanding "
            "collectives beside each other"},
           {"step_costs",
-           "the same ring points fitted per kind and size band; latency minus the two NIC "
-           "latencies, bandwidth as a share of the NIC's"}}}}},
+           "the same ring points fitted per kind and size band, then per kind, band and group size "
+           "(members); latency minus the two NIC latencies, bandwidth as a share of the NIC's"}}}}},
       {"sources",
        {{"host", bench.host},
         {"ranks", bench.ranks},
@@ -236,6 +257,7 @@ nlohmann::ordered_json machine_json(const HostCalibration& h, const emu::Microbe
         {"pingpong_rms_error_pct", pct(h.pingpong.rms_relative_error)},
         {"collectives_rms_error_pct", pct(h.collectives.rms_relative_error)},
         {"step_costs_rms_error_pct", pct(h.kinds_rms_relative_error)},
+        {"step_costs_by_group_size_rms_error_pct", pct(h.sized_rms_relative_error)},
         {"emulated_kernel_overhead_s", h.kernel_overhead_s},
         {"emulated_kernel_points", h.kernel_points},
         {"exchange_aggregate_Bps", h.exchange_aggregate_Bps},

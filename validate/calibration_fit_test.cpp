@@ -128,8 +128,9 @@ TEST_CASE("kinds that cost differently per step get their own rows, loaded back 
                                      schedule::ring_wire_bytes(k, p, s) / (ar ? 1e9 : 2e9)});
       }
   const auto fit = validate::fit_host(bench);
-  REQUIRE(fit.kinds.size() == 6);  // 3 kinds x 2 bands
+  REQUIRE(fit.kinds.size() == 18);  // 3 kinds x 2 bands, over every group size and for each of 2 and 4
   CHECK(fit.kinds_rms_relative_error < 1e-6);
+  CHECK(fit.sized_rms_relative_error < 1e-6);
   CHECK(fit.collectives.rms_relative_error > 0.05);  // one fit for all kinds cannot fit both
   for (const auto& k : fit.kinds) {
     const bool ar = k.kind == "all_reduce";
@@ -138,13 +139,40 @@ TEST_CASE("kinds that cost differently per step get their own rows, loaded back 
   }
   const auto doc = nlohmann::json::parse(validate::machine_json(fit, bench).dump());
   const auto spec = scenario::load_machine_spec(JsonView(doc, "calibration.json", ""));
-  REQUIRE(spec.step_costs.size() == 6);
-  const auto* small_ag = collectives::find_step_cost(spec.step_costs, schedule::CollKind::AllGather, 65536);
+  REQUIRE(spec.step_costs.size() == 18);
+  const auto* small_ag = collectives::find_step_cost(spec.step_costs, schedule::CollKind::AllGather, 65536, 4);
   REQUIRE(small_ag != nullptr);
   CHECK(small_ag->up_to_bytes == validate::kSmallBandBytes);
   // A step pays two NIC latencies plus the row's overhead; the row's bandwidth is a share of the NIC's.
   CHECK(2 * spec.node.nic_latency_s + small_ag->step_overhead_s == Approx(10e-6).epsilon(1e-6));
   CHECK(small_ag->bandwidth_scale * spec.node.nic_bandwidth_Bps == Approx(2e9).epsilon(1e-6));
+}
+
+TEST_CASE("a group size whose steps cost more than the others' gets rows of its own", "[unit]") {
+  // 2-member rings pay 50 us a step, 4-member rings 10 us: rows over every size cannot fit both.
+  auto bench = synthetic_host();
+  for (auto& s : bench.samples) {
+    const auto kind = schedule::coll_kind_of(s.kind);
+    if (kind && s.group == 2) s.time_s += schedule::ring_steps(*kind, 2) * 40e-6;
+  }
+  const auto fit = validate::fit_host(bench);
+  CHECK(fit.kinds_rms_relative_error > 0.05);
+  CHECK(fit.sized_rms_relative_error < 1e-6);
+  const auto doc = nlohmann::json::parse(validate::machine_json(fit, bench).dump());
+  const auto spec = scenario::load_machine_spec(JsonView(doc, "calibration.json", ""));
+  // Each sized row prices its own points: steps x (two NIC latencies + overhead) + wire bytes / bandwidth.
+  for (const auto& sample : bench.samples) {
+    const auto kind = schedule::coll_kind_of(sample.kind);
+    if (!kind) continue;
+    const auto* row = collectives::find_step_cost(spec.step_costs, *kind, sample.bytes, sample.group);
+    REQUIRE(row != nullptr);
+    CHECK(row->members == sample.group);
+    const double predicted =
+        schedule::ring_steps(*kind, sample.group) * (2 * spec.node.nic_latency_s + row->step_overhead_s) +
+        schedule::ring_wire_bytes(*kind, sample.group, sample.bytes) /
+            (spec.node.nic_bandwidth_Bps * row->bandwidth_scale);
+    CHECK(predicted == Approx(sample.time_s).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("a band whose own fit gives no plausible bandwidth keeps the machine's and fits its latency", "[unit]") {

@@ -110,8 +110,8 @@ std::string default_calibration_path(std::uint32_t ranks) {
     dir = fs::path(h) / ".cache" / "exasim";
   else
     dir = fs::temp_directory_path() / "exasim-cache";
-  // v4: collectives.group_order "concurrent" (the emulator's MPI progress); a v3 file simulates a group's
-  // collectives one at a time, as NCCL runs them.
+  // v4: collectives.group_order "concurrent" (the emulator's MPI progress) and step-cost rows per group size;
+  // a v3 file simulates a group's collectives one at a time, as NCCL runs them.
   // v3: the ring points are also fitted per kind and size band (collectives.step_costs), which a v2 file lacks.
   // v2: all-gather and reduce-scatter run as rings (emu/collectives/ring_collective.hpp); a v1 file measured
   // Open MPI's linear algorithms.
@@ -409,8 +409,8 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     auto summary = read_json_file((out / "summary.json").string());
     r.measured_runs_s.push_back(summary.at("iteration_time_s").get<double>());
     r.measured_iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
-    // Every measured iteration's classes where the emulator wrote them (a class's median over 3 iterations
-    // of 5 emulations moves less from run to run than over the 5 reported ones); else the reported one's.
+    // Every measured iteration's classes where the emulator wrote them (by default 3 per emulation, so a
+    // class's median is over 15 samples rather than 5); else the reported iteration's, from its trace.
     const auto per_iteration = summary.value("measured_op_classes", nlohmann::json::array());
     if (per_iteration.empty())
       class_samples.push_back(trace::op_class_times(trace::read_csv((out / "trace.csv").string())));

@@ -2,6 +2,11 @@
 // Measured per-kind, per-size costs of a collective step, for a machine whose collectives were
 // calibrated kind by kind (`exasim calibrate` fits one row per collective kind and size band).
 //
+// A row may name the group size it was measured on (`members`): on an oversubscribed emulation host a
+// 2-member ring's step costs more than the 4- and 8-member rings of one fit say (-7 to -24% on the small
+// sizes), since fewer ranks share each core's wake-ups. A collective takes the rows of its group size
+// when there are any, else the rows without a size.
+//
 // A machine's `collectives.step_overhead_s` is one software cost per ring step for every collective,
 // and the links' bandwidth is every collective's: right for a library whose kinds share one step
 // (NCCL's ring kernels), off where they do not. On an emulation host the all-reduce (Open MPI's libnbc
@@ -31,10 +36,13 @@ struct StepCost {
   double step_overhead_s = 0;                                    ///< replaces collectives.step_overhead_s
   /// Fraction of the route's bandwidth the collective's transfers reach (their bytes are divided by it).
   double bandwidth_scale = 1;
+  std::uint32_t members = 0;  ///< the group size the row was measured on; 0: any
 };
 
-/// The row for a collective of `kind` over an S-byte buffer: among the rows of that kind, the one with
+/// The row for a collective of `kind` over an S-byte buffer on a group of `members`: among the rows of
+/// that kind and group size (else, when the kind has none of that size, those of any size), the one with
 /// the smallest `up_to_bytes` >= S; null when none covers it.
-[[nodiscard]] const StepCost* find_step_cost(const std::vector<StepCost>& rows, schedule::CollKind kind, double bytes);
+[[nodiscard]] const StepCost* find_step_cost(const std::vector<StepCost>& rows, schedule::CollKind kind, double bytes,
+                                             std::uint32_t members);
 
 }  // namespace exasim::collectives

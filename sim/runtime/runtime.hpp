@@ -57,7 +57,7 @@ struct Job {
   call.gpu_of_rank = &job.gpu_of_rank;
   call.seed = job.seed;
   call.step_overhead_s = job.collective_step_overhead_s;
-  if (const auto* row = collectives::find_step_cost(job.step_costs, kind, bytes)) {
+  if (const auto* row = collectives::find_step_cost(job.step_costs, kind, bytes, job.plan->grid.dim(dim).size)) {
     call.step_overhead_s = row->step_overhead_s;
     call.bandwidth_scale = row->bandwidth_scale;
   }

@@ -11,7 +11,7 @@ namespace {
 
 // A calibration writes 2 bands of 3 kinds; a few dozen rows leave room for finer tables and bound what
 // a hostile file can make every collective scan.
-constexpr std::size_t kMaxStepCosts = 64;
+constexpr std::size_t kMaxStepCosts = 512;  // 3 kinds x 2 bands x (1 + group sizes), with room
 
 std::vector<collectives::StepCost> load_step_costs(const JsonView& coll) {
   std::vector<collectives::StepCost> rows;
@@ -23,17 +23,19 @@ std::vector<collectives::StepCost> load_step_costs(const JsonView& coll) {
     const std::string where = coll.field("step_costs") + "[" + std::to_string(i) + "]";
     if (!list[i].is_object()) coll.fail("step_costs", "entry " + std::to_string(i) + " is not an object");
     JsonView row(list[i], coll.source(), where);
-    row.check_keys({"kind", "up_to_bytes", "step_overhead_s", "bandwidth_scale", "sources"});
+    row.check_keys({"kind", "up_to_bytes", "members", "step_overhead_s", "bandwidth_scale", "sources"});
     collectives::StepCost c;
     const auto kind = row.choice("kind", {"all_reduce", "all_gather", "reduce_scatter"});
     c.kind = *schedule::coll_kind_of(kind);
     if (row.has("up_to_bytes")) c.up_to_bytes = row.number("up_to_bytes", 0, 1e18);
+    if (row.has("members")) c.members = static_cast<std::uint32_t>(row.integer("members", 2, 1u << 20));
     c.step_overhead_s = row.number("step_overhead_s", 0, 1, /*min_exclusive=*/false);
     // A collective 20x slower or faster than its links is a unit mistake, not a measurement.
     c.bandwidth_scale = row.number_or("bandwidth_scale", 1, 0.05, 20, /*min_exclusive=*/false);
     for (const auto& earlier : rows)
-      if (earlier.kind == c.kind && earlier.up_to_bytes == c.up_to_bytes)
-        row.fail("up_to_bytes", "repeats the band of an earlier " + std::string(kind) + " row");
+      if (earlier.kind == c.kind && earlier.members == c.members && earlier.up_to_bytes == c.up_to_bytes)
+        row.fail("up_to_bytes", "repeats the band of an earlier " + std::string(kind) + " row" +
+                                    (c.members ? " of " + std::to_string(c.members) + " members" : ""));
     rows.push_back(c);
   }
   return rows;

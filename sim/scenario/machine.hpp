@@ -7,7 +7,8 @@
 //    "collectives": {"step_overhead_s": ..., "library": "nccl-ampere" | "nccl-hopper" | "nccl-blackwell" |
 //                    "rccl-mi200" (default: the GPU's, collectives::default_nccl_profile),
 //                    "step_costs": [{"kind": "all_reduce" | "all_gather" | "reduce_scatter",
-//                                    "up_to_bytes": S (optional: any size), "step_overhead_s": ...,
+//                                    "up_to_bytes": S (optional: any size), "members": p (optional:
+//                                    any group size), "step_overhead_s": ...,
 //                                    "bandwidth_scale": ...}, ...] (optional, collectives/step_costs.hpp),
 //                    "group_order": "posted" (default: a group's collectives one at a time, as NCCL/RCCL
 //                                   run them) | "concurrent" (beside each other: an MPI library's

@@ -207,4 +207,15 @@ TEST_CASE("calibrated step costs are read per kind and band, and bad rows name t
       bad(R"([{"kind": "all_gather", "step_overhead_s": 0}, {"kind": "all_gather", "step_overhead_s": 1e-6}])")(),
       Catch::Contains("step_costs[1].up_to_bytes") && Catch::Contains("repeats"));
   CHECK_THROWS_WITH(bad(R"([{"kind": "all_gather", "step_overhead_s": 0, "typo": 1}])")(), Catch::Contains("typo"));
+  // A row per group size: one of 2 members beside one of any size is no repeat; two of 2 members are.
+  const auto sized = scenario::parse_scenario(base(), "s.json", {R"(machine.collectives={"step_costs": [
+          {"kind": "all_reduce", "step_overhead_s": 2e-5},
+          {"kind": "all_reduce", "members": 2, "step_overhead_s": 5e-5}]})"});
+  REQUIRE(sized.machine.step_costs.size() == 2);
+  CHECK(sized.machine.step_costs[1].members == 2);
+  CHECK_THROWS_WITH(bad(R"([{"kind": "all_reduce", "members": 2, "step_overhead_s": 0},
+                            {"kind": "all_reduce", "members": 2, "step_overhead_s": 1e-6}])")(),
+                    Catch::Contains("step_costs[1].up_to_bytes") && Catch::Contains("of 2 members"));
+  CHECK_THROWS_WITH(bad(R"([{"kind": "all_reduce", "members": 1, "step_overhead_s": 0}])")(),
+                    Catch::Contains("step_costs[0].members"));
 }

@@ -60,7 +60,7 @@ CollectiveCost collective_cost(schedule::CollKind kind, std::uint32_t p, double 
   if (p < 2) return {};
   double bandwidth_Bps = link.bandwidth_Bps, step_latency_s = link.step_latency_s;
   if (link.step_costs != nullptr)
-    if (const auto* row = collectives::find_step_cost(*link.step_costs, kind, bytes)) {
+    if (const auto* row = collectives::find_step_cost(*link.step_costs, kind, bytes, p)) {
       bandwidth_Bps *= row->bandwidth_scale;
       step_latency_s += row->step_overhead_s - link.step_overhead_s;
     }

@@ -70,18 +70,21 @@ struct FitPoint {
 /// Buffers up to this size form the small band of the per-kind fits: the latency-bound steps.
 inline constexpr double kSmallBandBytes = 1024.0 * 1024.0;
 
-/// One collective kind in one size band, fitted alone (a machine file's collectives.step_costs row).
+/// One collective kind in one size band, fitted alone (a machine file's collectives.step_costs row):
+/// over every group size (members 0), or over the points of one group size.
 struct KindBandFit {
   std::string kind;                                              ///< all_reduce, all_gather, reduce_scatter
   double up_to_bytes = std::numeric_limits<double>::infinity();  ///< the band's largest buffer
+  std::uint32_t members = 0;                                     ///< the group size; 0: every size
   LinearFit fit;
 };
 
 struct HostCalibration {
   LinearFit pingpong;                   ///< one pair, idle host
   LinearFit collectives;                ///< every rank busy: the ring collectives, one fit for every kind
-  std::vector<KindBandFit> kinds;       ///< the same points fitted per kind and size band
-  double kinds_rms_relative_error = 0;  ///< rms error of all ring points under the per-kind rows
+  std::vector<KindBandFit> kinds;       ///< the same points fitted per kind and size band, then per group size
+  double kinds_rms_relative_error = 0;  ///< rms error of all ring points under the per-kind rows of every size
+  double sized_rms_relative_error = 0;  ///< the same under the rows of each point's own group size
   /// What one emulated compute op (sleep mode) takes beyond its modelled time, the median over the
   /// kernel points; 0 without them. Validation adds it to every simulated kernel (validation.hpp).
   double kernel_overhead_s = 0;
