@@ -2,8 +2,11 @@
 
 #include "validate/compare.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 namespace exasim::validate {
 
@@ -55,6 +58,32 @@ std::uint32_t repeats_to_decide(const ErrorInterval& e, double max_error_pct, st
   for (std::uint32_t n = std::max<std::uint32_t>(2, e.samples); n <= limit; ++n)
     if (t95(n - 1) * e.stddev_pct / std::sqrt(static_cast<double>(n)) < room) return n;
   return 0;
+}
+
+CpuCounters read_cpu_counters(const std::string& path) {
+  CpuCounters c;
+  std::ifstream f(path);
+  std::string line;
+  if (!f || !std::getline(f, line)) return c;
+  std::istringstream in(line);
+  std::string label;
+  in >> label;
+  if (label != "cpu") return c;
+  // user nice system idle iowait irq softirq steal (guest and guest_nice are inside user and nice)
+  double ticks[8] = {};
+  int read = 0;
+  while (read < 8 && in >> ticks[read]) ++read;
+  if (read < 8) return c;
+  for (double t : ticks) c.total += t;
+  c.steal = ticks[7];
+  c.valid = true;
+  return c;
+}
+
+double steal_pct(const CpuCounters& before, const CpuCounters& after) {
+  const double total = after.total - before.total;
+  if (!before.valid || !after.valid || !(total > 0)) return -1;
+  return 100 * std::max(0.0, after.steal - before.steal) / total;
 }
 
 }  // namespace exasim::validate

@@ -10,6 +10,7 @@
 // With one repeat there is no interval: the verdict is the single error's, and says so.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace exasim::validate {
@@ -28,6 +29,18 @@ struct ErrorInterval {
 /// measured time. Host drift that moves both sides of a pair cancels in its error.
 [[nodiscard]] ErrorInterval paired_error_interval(const std::vector<double>& measured_runs_s,
                                                   const std::vector<double>& simulated_runs_s);
+
+/// CPU time of the whole host since boot, from Linux's /proc/stat "cpu" line (clock ticks): all of it,
+/// and what the hypervisor gave other guests while this one had work (steal). On a virtual machine a
+/// burst of steal slows an emulation where no probe or pairing sees it.
+struct CpuCounters {
+  double total = 0;
+  double steal = 0;
+  bool valid = false;  ///< false where the file is missing or has no such line (not Linux)
+};
+[[nodiscard]] CpuCounters read_cpu_counters(const std::string& path = "/proc/stat");
+/// Percent of the host's CPU time stolen between two readings; -1 when either is invalid or none passed.
+[[nodiscard]] double steal_pct(const CpuCounters& before, const CpuCounters& after);
 
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
 [[nodiscard]] double t95(std::uint32_t df);

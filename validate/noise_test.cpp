@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace exasim::validate;
 
 TEST_CASE("the error interval is Student's t over the per-repeat errors", "[unit]") {
@@ -49,4 +52,23 @@ TEST_CASE("paired errors cancel a drift that moves both sides of each pair", "[u
   const auto fixed = error_interval(measured, 1.26);
   CHECK(fixed.high_pct - fixed.low_pct > 30);
   CHECK(paired_error_interval({}, {}).samples == 0);
+}
+
+TEST_CASE("stolen CPU time comes from /proc/stat's cpu line, and a missing or short one is unknown", "[unit]") {
+  const auto file = std::filesystem::temp_directory_path() / "exasim_noise_test_stat";
+  const auto write = [&](const std::string& text) { std::ofstream(file) << text; };
+  write("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 50 0 25 400 5 0 0 20 0 0\n");
+  const auto before = read_cpu_counters(file.string());
+  REQUIRE(before.valid);
+  CHECK(before.total == 1000);
+  CHECK(before.steal == 40);
+  write("cpu  150 0 60 900 10 0 0 120 0 0\n");
+  const auto after = read_cpu_counters(file.string());
+  CHECK(steal_pct(before, after) == Approx(100.0 * 80 / 240));  // 80 of 240 ticks stolen
+  CHECK(steal_pct(before, before) == -1);                       // no time passed
+  write("cpu  150 0 60 900\n");
+  CHECK_FALSE(read_cpu_counters(file.string()).valid);
+  CHECK(steal_pct(before, read_cpu_counters(file.string())) == -1);
+  std::filesystem::remove(file);
+  CHECK_FALSE(read_cpu_counters(file.string()).valid);
 }

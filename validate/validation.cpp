@@ -402,8 +402,10 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
       r.probe_bandwidth_drift_pct.push_back(bw_drift);
     }
     fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
+    const auto cpu_before = read_cpu_counters();
     if (emulate(scenario_path, e, log) != 0)
       throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
+    r.steal_pct.push_back(steal_pct(cpu_before, read_cpu_counters()));
     if (!fs::exists(out / "summary.json"))
       throw EmulationFailed("exasim-emu ended without writing " + (out / "summary.json").string());
     auto summary = read_json_file((out / "summary.json").string());
@@ -491,6 +493,7 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
           {"paired", !r.simulated_runs_s.empty()},
           {"simulated_runs_s", r.simulated_runs_s},
           {"probe_bandwidth_drift_pct", r.probe_bandwidth_drift_pct},
+          {"steal_pct", r.steal_pct},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"measured_class_samples", r.measured_class_samples},
@@ -522,6 +525,15 @@ void print(std::ostream& out, const ValidationResult& r) {
                   "  paired      each emulation against a simulation of the host probed just before it (probe "
                   "bandwidth %+.0f%% to %+.0f%% of the calibration)\n",
                   drift.min, drift.max);
+    out << line;
+  }
+  // A virtual machine's hypervisor can take the cores in bursts that no probe sees: say when it did.
+  const auto most_stolen = std::max_element(r.steal_pct.begin(), r.steal_pct.end());
+  if (most_stolen != r.steal_pct.end() && *most_stolen >= kStealWarningPct) {
+    std::snprintf(line, sizeof line,
+                  "  host        the hypervisor took %.1f%% of the CPU time during emulation %td (of %zu): that "
+                  "emulation ran slow for reasons outside this host\n",
+                  *most_stolen, most_stolen - r.steal_pct.begin() + 1, r.steal_pct.size());
     out << line;
   }
   std::snprintf(line, sizeof line,

@@ -52,6 +52,10 @@ struct CalibrationCheck {
 /// probe repeats within about 10-20% on a quiet 2-core host; a calibration taken while a build loaded the
 /// host measured 49% apart in bandwidth.
 inline constexpr double kCalibrationDriftPct = 25;
+/// `validate` says so when the hypervisor took at least this share of the host's CPU time during one
+/// emulation. The 2-core virtual machine of docs/accuracy.md loses 4-11% during an emulation of x4-oar on
+/// an ordinary hour, with no clear effect on its time; the bound flags bursts well beyond that.
+inline constexpr double kStealWarningPct = 15;
 
 /// Checks the calibration at `path` against this host: stale when it records no conditions (an older
 /// file) or other core counts, or when a probe (one quick run of the microbenchmarks with `o`'s ranks)
@@ -118,6 +122,8 @@ struct ValidationResult {
   ErrorInterval interval;                         ///< the error's mean and 95% interval over the repeats (noise.hpp)
   std::vector<double> simulated_runs_s;           ///< paired: each repeat's simulated time, in run order; else empty
   std::vector<double> probe_bandwidth_drift_pct;  ///< paired: each probe's bandwidth against the calibration
+  /// Per repeat: % of the host's CPU time the hypervisor stole during the emulation (noise.hpp); -1 unknown.
+  std::vector<double> steal_pct;
 };
 
 /// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
                       {"error_interval", validate::to_json(v)["error_interval"]},
                       {"calibration_status", v.calibration_status},
                       {"measured_runs_s", measured},
+                      {"steal_pct", v.steal_pct},
                       {"op_classes", validate::to_json(v)["op_classes"]}});
     }
   } catch (const std::exception& e) {
