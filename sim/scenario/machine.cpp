@@ -9,9 +9,10 @@ namespace exasim::scenario {
 
 namespace {
 
-// A calibration writes 2 bands of 3 kinds; a few dozen rows leave room for finer tables and bound what
-// a hostile file can make every collective scan.
-constexpr std::size_t kMaxStepCosts = 512;  // 3 kinds x 2 bands x (1 + group sizes), with room
+// A calibration writes 2 bands of 3 kinds over every group size and again for each size it measured
+// (every divisor of its rank count: 72 rows at 60 ranks); 512 leaves room for finer tables and bounds
+// what a hostile file can make every collective scan.
+constexpr std::size_t kMaxStepCosts = 512;
 
 std::vector<collectives::StepCost> load_step_costs(const JsonView& coll) {
   std::vector<collectives::StepCost> rows;
