@@ -13,7 +13,6 @@
 #include "sim/core/error.hpp"
 #include "sim/report/summary_views.hpp"
 #include "sim/scenario/prepared_job.hpp"
-#include "traces/op_classes.hpp"
 
 #include <mpi.h>
 #include <CLI/CLI.hpp>
@@ -168,12 +167,9 @@ int emulate(const Args& a) {
   const auto typed = report::make_summary(*s, prepared->plan, result);
   auto summary = report::to_json(typed);
   summary["measured_iterations_s"] = runtime.iteration_times_s();
-  // Op classes (traces/op_classes.hpp) of every measured iteration, in the order they ran: a validation
-  // takes its class medians over all of them.
-  nlohmann::json classes_per_iteration = nlohmann::json::array();
-  for (const auto& iteration : runtime.iteration_records())
-    classes_per_iteration.push_back(trace::op_class_times(emu::rows_of(prepared->plan, iteration)));
-  summary["measured_op_classes"] = classes_per_iteration;
+  // Op classes of every measured iteration, in the order they ran: a validation takes its class medians
+  // over all of them.
+  summary["measured_op_classes"] = runtime.iteration_op_classes();
   summary["emulation"] = {{"ranks", world},
                           {"time_scale", a.options.time_scale},
                           {"bytes_scale", a.options.bytes_scale},

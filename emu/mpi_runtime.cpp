@@ -3,6 +3,7 @@
 #include "emu/collectives/group_layout.hpp"
 #include "emu/emulated_gpu.hpp"
 #include "emu/mpi_progress.hpp"
+#include "traces/op_classes.hpp"
 
 #include <mpi.h>
 
@@ -409,11 +410,17 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
 
   auto result = impl.gather_times(measured[median], iterations_s_[median]);
   by_algorithm_ = measured[median].by_algorithm;
-  // Every measured iteration's records reach rank 0 (for its op classes); the observer sees the median's.
-  iteration_records_.clear();
-  for (const auto& iteration : measured) iteration_records_.push_back(impl.gather_records(iteration));
+  // Every measured iteration's records reach rank 0, one iteration at a time: its op classes are kept,
+  // its records only for the median one, which the observer sees.
+  iteration_op_classes_.clear();
+  std::vector<OpRecord> median_records;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    auto records = impl.gather_records(measured[i]);
+    iteration_op_classes_.push_back(trace::op_class_times(rows_of(*job.plan, records)));
+    if (i == median) median_records = std::move(records);
+  }
   if (observer) {
-    for (const auto& r : iteration_records_[median])
+    for (const auto& r : median_records)
       if (!observe || observe(r.rank)) observer(r.rank, r.op_index, r.t_start_s, r.t_end_s);
   }
   overshoot_s_ = impl.gpu_.mean_overshoot_s();

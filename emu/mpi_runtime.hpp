@@ -76,9 +76,11 @@ class MpiRuntime final : public runtime::Runtime {
   /// the reported iteration's end, after the last compute op that could pay it back. A rank's compute
   /// time exceeds its plan's by this much (emulated_gpu.hpp).
   [[nodiscard]] const std::vector<double>& unpaid_delay_per_rank_s() const { return unpaid_delay_s_; }
-  /// On rank 0 (empty records elsewhere), after run(): every rank's op records of each measured
-  /// iteration, in the order they ran; the observer saw the reported (median) one's.
-  [[nodiscard]] const std::vector<std::vector<OpRecord>>& iteration_records() const { return iteration_records_; }
+  /// On rank 0 (empty maps elsewhere), after run(): the op classes (traces/op_classes.hpp) of every
+  /// rank's records of each measured iteration, in the order they ran.
+  [[nodiscard]] const std::vector<std::map<std::string, double>>& iteration_op_classes() const {
+    return iteration_op_classes_;
+  }
 
  private:
   struct Impl;
@@ -88,7 +90,7 @@ class MpiRuntime final : public runtime::Runtime {
   std::map<std::string, std::uint64_t> by_algorithm_;
   double overshoot_s_ = 0;
   std::vector<double> unpaid_delay_s_;
-  std::vector<std::vector<OpRecord>> iteration_records_;
+  std::vector<std::map<std::string, double>> iteration_op_classes_;
 };
 
 }  // namespace exasim::emu
