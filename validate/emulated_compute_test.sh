@@ -7,12 +7,15 @@
 #
 # A host delay inside a compute op (a late wake-up, a poll that copies) is paid back by the next ops,
 # so a rank's sum stays the plan's while single ops move: on a quiet host every rank lands within a
-# few hundredths of a percent. What the last ops of an iteration owe stays unpaid
-# (emulation.unpaid_delay_per_rank_s) and is counted as compute. So the two directions differ:
+# few hundredths of a percent. What the last ops of an iteration owe stays unpaid: the emulated GPU
+# measures it (emulation.unpaid_delay_per_rank_s) and it is counted as compute. On a loaded host
+# (6 or 8 ranks on 2 cores) a rank woken late from its last compute op of the iteration owes 5-10 ms
+# of a 90 ms plan, and the next run may show it again on another rank. So the two directions differ:
 #  - less compute than the plan beyond the tolerance (default 5%) fails at once: no host delay makes an
 #    emulated GPU finish early; an emulation that skips compute does;
-#  - more fails only if every one of ATTEMPTS runs (default 3) shows it: a rank descheduled during its
-#    last compute ops on a loaded host does not repeat; a bug that adds compute does.
+#  - more is judged net of the unpaid delay the emulated GPU measured, and fails only if every one of
+#    ATTEMPTS runs (default 3) shows it: what is left is compute the plan does not ask for (an op run
+#    twice, a kernel that is not the plan's), or delay outside the GPU's reach, which does not repeat.
 set -euo pipefail
 exasim=$1 cases=$2 work=$3 tolerance=${4:-5} attempts=${5:-3}
 mkdir -p "$work"
@@ -29,14 +32,16 @@ for case in "$cases"/*.json; do
       break
     fi
     summary="$work/$name/summary.json"
-    # The worst rank below and above its plan: signed error in percent, rank, unpaid delay in ms.
-    read -r low low_rank high high_rank high_unpaid_ms < <(paste <(array compute_per_rank_s "$summary") \
+    # The worst rank below the plan, and the worst above it net of the unpaid delay: signed error in
+    # percent, rank; then the raw excess of that rank and its unpaid delay in ms, for the message.
+    read -r low low_rank high high_rank high_raw high_unpaid_ms < <(paste <(array compute_per_rank_s "$summary") \
       <(array plan_compute_per_rank_s "$summary") <(array unpaid_delay_per_rank_s "$summary") |
-      awk '{ e = 100 * ($1 - $2) / $2
+      awk '{ e = 100 * ($1 - $2) / $2; n = 100 * ($1 - $3 - $2) / $2
              if (NR == 1 || e < lo) { lo = e; lr = NR - 1 }
-             if (NR == 1 || e > hi) { hi = e; hr = NR - 1; hu = 1000 * $3 } }
-           END { if (NR == 0) { lo = hi = 1e9 }; printf "%.2f %d %.2f %d %.1f\n", lo, lr, hi, hr, hu }')
-    echo "$name: emulated compute per rank from ${low}% (rank $low_rank) to ${high}% (rank $high_rank) of the plan's"
+             if (NR == 1 || n > hi) { hi = n; hr = NR - 1; hx = e; hu = 1000 * $3 } }
+           END { if (NR == 0) { lo = hi = hx = 1e9 }; printf "%.2f %d %.2f %d %.2f %.1f\n", lo, lr, hi, hr, hx, hu }')
+    echo "$name: emulated compute per rank from ${low}% (rank $low_rank) of the plan's;" \
+      "at most ${high}% above it net of unpaid delay (rank $high_rank: ${high_raw}% with ${high_unpaid_ms} ms unpaid)"
     if awk -v e="$low" -v t="$tolerance" 'BEGIN { exit !(e < -t) }'; then
       echo "$name: rank $low_rank computed ${low#-}% less than its plan (tolerance ${tolerance}%)" >&2
       status=1
@@ -44,11 +49,11 @@ for case in "$cases"/*.json; do
     fi
     awk -v e="$high" -v t="$tolerance" 'BEGIN { exit !(e > t) }' || break
     if [ "$attempt" = "$attempts" ]; then
-      echo "$name: rank $high_rank computed ${high}% more than its plan in all $attempts runs (tolerance ${tolerance}%)" >&2
+      echo "$name: rank $high_rank computed ${high}% more than its plan net of unpaid delay in all $attempts runs" \
+        "(tolerance ${tolerance}%)" >&2
       status=1
     else
-      echo "$name: rank $high_rank computed ${high}% more than its plan, ${high_unpaid_ms} ms of it host delay" \
-        "unpaid at the iteration's end; running it again"
+      echo "$name: rank $high_rank computed ${high}% more than its plan net of unpaid delay; running it again"
     fi
   done
 done
