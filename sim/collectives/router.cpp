@@ -41,6 +41,12 @@ AnalyticCost analytic_cost(Algorithm requested, CollKind kind, std::uint32_t p, 
   return detail::entry(requested).analytic_cost(kind, p, S, link);
 }
 
+StageRing stage_ring(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage) {
+  const auto& algorithm = detail::entry(resolved);
+  if (algorithm.stage_ring == nullptr) return StageRing{call.kind, 0, call.bytes};
+  return algorithm.stage_ring(topology, call, stage);
+}
+
 namespace {
 
 void route_whole_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
@@ -54,11 +60,22 @@ void route_whole_stage(Algorithm resolved, const topo::Topology& topology, const
 
 }  // namespace
 
-void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& call, std::uint32_t stage,
+void route_stage(Algorithm resolved, const topo::Topology& topology, const GroupCall& given, std::uint32_t stage,
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
+  // A calibrated row is the cost of a step of the ring it was measured on: take the one of the ring
+  // this stage runs (a hierarchical collective's 2-member intra-node ring is not its group's 8).
+  GroupCall call = given;
+  double bandwidth_scale = 1;
+  if (given.step_costs != nullptr && !given.step_costs->empty()) {
+    const StageRing ring = stage_ring(resolved, topology, given, stage);
+    const StepCost* row = find_step_cost(*given.step_costs, ring.kind, ring.bytes, ring.members);
+    call.step_overhead_s = row != nullptr ? row->step_overhead_s : given.machine_step_overhead_s;
+    bandwidth_scale = row != nullptr ? row->bandwidth_scale : 1;
+  }
   const std::uint32_t parts = topology.route_parts();
   if (parts <= 1) {
     route_whole_stage(resolved, topology, call, stage, load, on_hop, out);
+    out.bandwidth_scale = bandwidth_scale;
     return;
   }
   // Part k routes the whole stage again under its own flow keys (part 0 under the call's), after the
@@ -80,6 +97,7 @@ void route_stage(Algorithm resolved, const topo::Topology& topology, const Group
     out.latency_s = std::max(out.latency_s, part.latency_s);
     out.rank0_wire_bytes = part.rank0_wire_bytes;  // the stage's, whatever the keys
   }
+  out.bandwidth_scale = bandwidth_scale;
 }
 
 }  // namespace exasim::collectives

@@ -44,6 +44,7 @@
 
 #include "sim/collectives/algorithm.hpp"
 #include "sim/collectives/nccl_tuner.hpp"
+#include "sim/collectives/step_costs.hpp"
 #include "sim/schedule/grid.hpp"
 #include "topologies/topology.hpp"
 
@@ -60,11 +61,14 @@ struct GroupCall {
   const schedule::ProcessGrid* grid = nullptr;
   const std::vector<std::uint32_t>* gpu_of_rank = nullptr;  ///< placement; null or empty: rank r on GPU r
   std::uint64_t seed = 1;                                   ///< flow keys
-  double step_overhead_s = 0;                               ///< software cost of one step
-  /// Fraction of the routes' bandwidth the transfers reach (a calibrated StepCost row); the runtime divides
-  /// the bundles' bytes by it.
-  double bandwidth_scale = 1;
-  Rank first = 0;  ///< the group's member 0
+  /// Software cost of one step: the machine's collectives.step_overhead_s, or the calibrated row of the
+  /// whole group's kind, size and buffer (what auto's estimate charges)
+  double step_overhead_s = 0;
+  /// The machine's calibrated rows (null or empty: none): route_stage looks one up per stage, by the
+  /// ring that stage runs on (stage_ring), and it replaces step_overhead_s and the bandwidth there.
+  const std::vector<StepCost>* step_costs = nullptr;
+  double machine_step_overhead_s = 0;  ///< collectives.step_overhead_s: a stage no row covers pays it
+  Rank first = 0;                      ///< the group's member 0
   std::uint8_t dim = 0;
   std::uint32_t group_id = 0;
   std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along `dim`
@@ -93,12 +97,16 @@ struct StageRoute {
   std::vector<Bundle> bundles;
   double latency_s = 0;         ///< paid once every bundle of the stage has ended
   double rank0_wire_bytes = 0;  ///< bytes rank 0 sends in this stage (rank 0 may not be a member)
+  /// Fraction of the routes' bandwidth the stage's transfers reach (a calibrated StepCost row; 1 without
+  /// one): the runtime divides the bundles' bytes by it.
+  double bandwidth_scale = 1;
 
   void clear() {
     links.clear();
     bundles.clear();
     latency_s = 0;
     rank0_wire_bytes = 0;
+    bandwidth_scale = 1;
   }
 };
 
@@ -117,7 +125,23 @@ using OnHop = std::function<void(const topo::LinkId* links, std::size_t count)>;
 /// hierarchical, direct_stage_count for direct. std::logic_error for Auto (resolve it first).
 [[nodiscard]] std::uint32_t stage_count(Algorithm resolved, const topo::Topology& topology, const GroupCall& call);
 
-/// Routes stage `stage` of `call` under a resolved algorithm into `out` (cleared first). `load` may be
+/// The ring a stage runs its steps on, which calibrated step-cost rows (step_costs.hpp) are measured on:
+/// its kind, members and buffer. members 0: the stage is no ring of the group's (a tree, direct
+/// exchanges, NCCL's channels), and takes the rows measured on any group size.
+struct StageRing {
+  CollKind kind = CollKind::AllReduce;
+  std::uint32_t members = 0;
+  double bytes = 0;
+};
+/// Stage `stage` of `call` under a resolved algorithm: for a ring the group's ring over S; for a
+/// hierarchical collective the intra- or inter-node ring of that stage over its own buffer (S or S/L);
+/// members 0 for the others.
+[[nodiscard]] StageRing stage_ring(Algorithm resolved, const topo::Topology& topology, const GroupCall& call,
+                                   std::uint32_t stage);
+
+/// Routes stage `stage` of `call` under a resolved algorithm into `out` (cleared first). Where the call
+/// carries calibrated step-cost rows, the stage's row (by stage_ring) sets its step overhead and
+/// `out.bandwidth_scale`; a stage no row covers pays the machine's step overhead at full bandwidth. `load` may be
 /// null (no adaptive routing input). Where the topology routes in parts (Topology::route_parts() = P >
 /// 1: adaptive dragonflies with adaptive_parts), the stage is routed P times under different flow keys,
 /// each time seeing the earlier ones as load, into P times the bundles, each with 1/P of the bytes.

@@ -201,6 +201,49 @@ TEST_CASE("hierarchical routes a ring per node, then a ring per local index", "[
   }
 }
 
+TEST_CASE("each stage pays the step-cost row of the ring it runs on", "[unit]") {
+  // 16 members on 4 nodes of 4: hierarchical stages run 4-member rings, the flat ring 16 members.
+  const auto topology = simple_a100(4);
+  const schedule::ProcessGrid grid({{"x", 16}});
+  const std::vector<StepCost> rows = {
+      {CollKind::ReduceScatter, kRouteBytes, 1e-3, 0.5, 4},   // the intra-node ring's first stage
+      {CollKind::AllReduce, kRouteBytes / 4, 2e-3, 0.25, 4},  // the inter-node ring over S/4
+      {CollKind::AllGather, kRouteBytes, 3e-3, 0.8, 0},       // any size: no 4-member all-gather row
+      {CollKind::AllReduce, kRouteBytes, 4e-3, 0.4, 16},      // the whole group's ring
+      {CollKind::AllReduce, kRouteBytes, 5e-3, 0.9, 0},       // any size, for the tree
+  };
+  auto call = routed_call(grid, 0, CollKind::AllReduce, kRouteBytes);
+  call.step_costs = &rows;
+  call.machine_step_overhead_s = kRouterOverhead;
+  const auto stages = route_all(Algorithm::Hierarchical, topology, call);
+  REQUIRE(stages.size() == 3);
+  const double expected_overhead[] = {1e-3, 2e-3, 3e-3}, expected_scale[] = {0.5, 0.25, 0.8};
+  for (std::uint32_t s = 0; s < 3; ++s) {
+    CAPTURE(s);
+    const auto closed = hierarchical_stage(CollKind::AllReduce, 4, 4, kRouteBytes, s);
+    const StageRing ring = stage_ring(Algorithm::Hierarchical, topology, call, s);
+    CHECK(ring.kind == closed.kind);
+    CHECK(ring.members == 4);
+    CHECK(ring.bytes == closed.bytes);
+    const double hop_s = closed.inter_node ? kInterLatency : kIntraLatency;
+    CHECK(stages[s].route.latency_s == Approx(hierarchical_stage_steps(closed) * (hop_s + expected_overhead[s])));
+    CHECK(stages[s].route.bandwidth_scale == expected_scale[s]);
+  }
+  // The flat ring takes its 16-member row; the tree, no ring of the group's, the any-size row.
+  const auto ring = route_one(Algorithm::Ring, topology, call, 0);
+  CHECK(ring.route.latency_s == Approx(ring_steps(CollKind::AllReduce, 16) * (kInterLatency + 4e-3)));
+  CHECK(ring.route.bandwidth_scale == 0.4);
+  const auto tree = route_one(Algorithm::Tree, topology, call, 0);
+  CHECK(stage_ring(Algorithm::Tree, topology, call, 0).members == 0);
+  CHECK(tree.route.bandwidth_scale == 0.9);
+  // A buffer above every all-gather row: the stage pays the machine's step overhead at full bandwidth.
+  call.kind = CollKind::AllGather;
+  call.bytes = 2 * kRouteBytes;
+  const auto last = route_one(Algorithm::Hierarchical, topology, call, 1);
+  CHECK(last.route.latency_s == Approx(3 * (kIntraLatency + kRouterOverhead)));
+  CHECK(last.route.bandwidth_scale == 1);
+}
+
 TEST_CASE("hierarchical pairs strided members by local index", "[unit]") {
   // Dimension y of a 2 x 8 grid: ranks 0, 2, ..., 14, two on each of 4 nodes.
   const auto topology = simple_a100(4);

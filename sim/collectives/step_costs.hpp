@@ -2,10 +2,12 @@
 // Measured per-kind, per-size costs of a collective step, for a machine whose collectives were
 // calibrated kind by kind (`exasim calibrate` fits one row per collective kind and size band).
 //
-// A row may name the group size it was measured on (`members`): on an oversubscribed emulation host a
+// A row may name the ring size it was measured on (`members`): on an oversubscribed emulation host a
 // 2-member ring's step costs more than the 4- and 8-member rings of one fit say (-7 to -24% on the small
-// sizes), since fewer ranks share each core's wake-ups. A collective takes the rows of its group size
-// when there are any, else the rows without a size.
+// sizes), since fewer ranks share each core's wake-ups. Each stage of a collective takes the rows of
+// the ring it runs on (router.hpp's stage_ring: the group's ring, or a hierarchical collective's intra-
+// or inter-node ring over that stage's buffer) when there are any, else the rows without a size; a
+// stage that is no ring (a tree, direct exchanges) takes the rows without a size.
 //
 // A machine's `collectives.step_overhead_s` is one software cost per ring step for every collective,
 // and the links' bandwidth is every collective's: right for a library whose kinds share one step
@@ -16,11 +18,14 @@
 // and the share of the route's bandwidth the collective reaches.
 //
 // LIMITATIONS:
-//  - applied by the simulation runtimes (fast core and SimGrid, through runtime::group_call); the
-//    analytic estimates of `tune` and `place` too (tune::collective_cost);
+//  - applied per stage by the router (collectives::route_stage) for both simulation runtimes (fast
+//    core and SimGrid); the analytic estimates of `tune` and `place` by the dimension's ring
+//    (tune::collective_cost), and auto's choice of algorithm by the whole group's row;
+//  - a tree's steps take the rows of rings (any size): the calibration times no tree;
 //  - Send/Recv and all-to-all have no rows (the calibration measures neither per kind): they keep the
 //    machine's step overhead and the links' bandwidth;
-//  - a band is chosen by the full buffer S, not the bytes of one step.
+//  - a band is chosen by the buffer of the stage's ring (S; S/L for a hierarchical all-reduce's
+//    inter-node stage over L members a node), not the bytes of one step.
 
 #include "sim/schedule/plan.hpp"
 
@@ -39,9 +44,9 @@ struct StepCost {
   std::uint32_t members = 0;  ///< the group size the row was measured on; 0: any
 };
 
-/// The row for a collective of `kind` over an S-byte buffer on a group of `members`: among the rows of
-/// that kind and group size (else, when the kind has none of that size, those of any size), the one with
-/// the smallest `up_to_bytes` >= S; null when none covers it.
+/// The row for a collective of `kind` over an S-byte buffer on a ring of `members` (0: no ring, any
+/// size): among the rows of that kind and size (else, when the kind has none of that size, those of any
+/// size), the one with the smallest `up_to_bytes` >= S; null when none covers it.
 [[nodiscard]] const StepCost* find_step_cost(const std::vector<StepCost>& rows, schedule::CollKind kind, double bytes,
                                              std::uint32_t members);
 

@@ -370,7 +370,7 @@ void BasicExecutor<Network>::launch_stage(InstanceId id, std::uint32_t group_id,
     tag |= kOneOfSeveral;
   }
   // Start every bundle before any can end (a backend may report flow_ended() from start_flow()).
-  const double bytes_per_byte = 1 / call.bandwidth_scale;  // 1 unless a calibrated StepCost row applies
+  const double bytes_per_byte = 1 / stage_.bandwidth_scale;  // 1 unless a calibrated StepCost row applies
   for (const auto& b : stage_.bundles)
     backend_.start_flow({stage_.links.data() + b.begin, b.count}, b.bytes * bytes_per_byte, tag);
   if (stage_.bundles.empty()) backend_.start_timer(stage_.latency_s, TimerKind::StageLatency, id);

@@ -21,7 +21,8 @@ const AlgorithmEntry& auto_algorithm() {
                                     /*joins_any_members=*/true,
                                     /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/true,
-                                    /*emulated_by=*/Algorithm::Auto};
+                                    /*emulated_by=*/Algorithm::Auto,
+                                    /*stage_ring=*/nullptr};
   return entry;
 }
 

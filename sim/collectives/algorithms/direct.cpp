@@ -86,7 +86,8 @@ const AlgorithmEntry& direct_algorithm() {
       /*joins_any_members=*/true,
       /*bundles_are_cycles=*/false,
       /*may_split_by_node=*/false,
-      /*emulated_by=*/Algorithm::Direct};
+      /*emulated_by=*/Algorithm::Direct,
+      /*stage_ring=*/nullptr};
   return entry;
 }
 

@@ -119,6 +119,16 @@ void route(const topo::Topology& topology, const GroupCall& call, std::uint32_t 
   if (layout.rank0_member >= 0) out.rank0_wire_bytes = wire;
 }
 
+/// Stage `stage_index`'s rings: L of N members across nodes or N of L inside them, over the stage's
+/// buffer (the emulation runs each as a ring collective of that kind, size and buffer). An all-to-all's
+/// stages are exchanges: no ring.
+StageRing stage_ring(const topo::Topology& topology, const GroupCall& call, std::uint32_t stage_index) {
+  if (schedule::is_all_to_all(call.kind)) return StageRing{call.kind, 0, call.bytes};
+  const GroupLayout layout = group_layout(topology, call);
+  const HierarchicalStage stage = hierarchical_stage(call.kind, layout.nodes, layout.per_node, call.bytes, stage_index);
+  return StageRing{stage.kind, stage.ring_size, stage.bytes};
+}
+
 }  // namespace
 
 const AlgorithmEntry& hierarchical_algorithm() {
@@ -143,7 +153,8 @@ const AlgorithmEntry& hierarchical_algorithm() {
                                     /*joins_any_members=*/false,
                                     /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/true,
-                                    /*emulated_by=*/Algorithm::Hierarchical};
+                                    /*emulated_by=*/Algorithm::Hierarchical,
+                                    stage_ring};
   return entry;
 }
 

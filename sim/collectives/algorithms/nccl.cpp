@@ -166,7 +166,8 @@ const AlgorithmEntry& nccl_algorithm() {
       /*bundles_are_cycles=*/true,
       /*may_split_by_node=*/false,
       // The MPI host has no GPU library to model: the emulation runs the ring.
-      /*emulated_by=*/Algorithm::Ring};
+      /*emulated_by=*/Algorithm::Ring,
+      /*stage_ring=*/nullptr};
   return entry;
 }
 

@@ -54,7 +54,10 @@ const AlgorithmEntry& ring_algorithm() {
                                     /*joins_any_members=*/false,
                                     /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/false,
-                                    /*emulated_by=*/Algorithm::Ring};
+                                    /*emulated_by=*/Algorithm::Ring,
+                                    [](const topo::Topology&, const GroupCall& call, std::uint32_t) {
+                                      return StageRing{call.kind, call.size(), call.bytes};
+                                    }};
   return entry;
 }
 

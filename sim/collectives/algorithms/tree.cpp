@@ -86,7 +86,8 @@ const AlgorithmEntry& tree_algorithm() {
                                     /*joins_any_members=*/true,
                                     /*bundles_are_cycles=*/true,
                                     /*may_split_by_node=*/false,
-                                    /*emulated_by=*/Algorithm::Tree};
+                                    /*emulated_by=*/Algorithm::Tree,
+                                    /*stage_ring=*/nullptr};
   return entry;
 }
 

@@ -49,6 +49,9 @@ struct AlgorithmEntry {
   bool bundles_are_cycles = true;           ///< algorithm.hpp's bundles_are_cycles
   bool may_split_by_node = false;           ///< algorithm.hpp's may_split_by_node
   Algorithm emulated_by = Algorithm::Ring;  ///< algorithm.hpp's emulated_by
+  /// The ring a stage runs on (router.hpp's stage_ring); null: none of the group's, so the rows of any
+  /// group size for the collective's kind and buffer.
+  StageRing (*stage_ring)(const topo::Topology& topology, const GroupCall& call, std::uint32_t stage) = nullptr;
 };
 
 /// The entry of `algorithm`.
