@@ -326,6 +326,9 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   auto s = checked_scenario(scenario_path, o.overrides, o.ranks);
   if (o.repeats < 1 || o.repeats > 100)
     throw InputError("--repeats", std::to_string(o.repeats), "1 to 100 emulations (5 by default)");
+  if (!(o.max_steal_pct >= 0 && o.max_steal_pct <= 100))  // NaN compares false
+    throw InputError("--max-steal-pct", std::to_string(o.max_steal_pct),
+                     "a percentage of the CPU time from 0 to 100 (100: keep every emulation)");
   std::string calibration = o.calibration.empty() ? default_calibration_path(o.ranks) : o.calibration;
   if (!o.calibration.empty() && !fs::exists(calibration))
     throw InputError("--calibration", calibration, "no such file");
@@ -375,9 +378,14 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.scenario = s.name;
   r.calibration = calibration;
   r.calibration_status = status;
-  // Op class seconds, one map per sample: measured, one per measured iteration of every emulation; simulated
-  // (paired), one per repeat.
-  std::vector<std::map<std::string, double>> class_samples, simulated_class_samples;
+  // What one emulation (and, paired, its probed simulation) gave; the kept ones make the result.
+  struct Repeat {
+    double measured_s = 0, simulated_s = 0, bandwidth_drift_pct = 0, steal_pct = -1;
+    std::vector<double> iterations_s;
+    std::vector<std::map<std::string, double>> classes;  ///< one per measured iteration
+    std::map<std::string, double> simulated_classes;
+  };
+  std::vector<Repeat> repeats;
   const auto calibrated_machine = read_json_file(calibration);
   const auto [calibrated_bw, calibrated_lat] = recorded_fit(calibrated_machine);
   bool paired = o.paired || o.require_paired;
@@ -388,35 +396,63 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     log << "exasim: " << calibration << " records no fit to scale to a probe: one simulation, unpaired\n";
     paired = false;
   }
-  for (std::uint32_t repeat = 0; repeat < o.repeats; ++repeat) {
+  // Run again, up to `repeats` times, while fewer than `repeats` emulations were left alone by the hypervisor.
+  const auto quiet = [&] {
+    return static_cast<std::size_t>(
+        std::count_if(repeats.begin(), repeats.end(), [&](const Repeat& x) { return x.steal_pct <= o.max_steal_pct; }));
+  };
+  while (repeats.size() < o.repeats || (quiet() < o.repeats && repeats.size() < 2 * std::size_t{o.repeats})) {
+    Repeat& x = repeats.emplace_back();
     if (paired) {
       // Probe, then measure at once: both sides of this repeat's error see the host as it is now.
       const auto [bw_drift, lat_drift] = probe_drift(calibration, c, calibrated_bw, calibrated_lat, log);
       const auto file = (out / "machine-probed.json").string();
       const auto probed = scaled_machine(calibrated_machine, 1 + bw_drift / 100, 1 + lat_drift / 100);
       emu::publish_file(file, [&](std::ostream& f) { f << probed.dump(2) << '\n'; });
-      double simulated = 0;
-      const auto rows = simulate_on_host(scenario_path, o.overrides, file, o.emu, simulated);
-      simulated_class_samples.push_back(trace::op_class_times(rows));
-      r.simulated_runs_s.push_back(simulated);
-      r.probe_bandwidth_drift_pct.push_back(bw_drift);
+      const auto rows = simulate_on_host(scenario_path, o.overrides, file, o.emu, x.simulated_s);
+      x.simulated_classes = trace::op_class_times(rows);
+      x.bandwidth_drift_pct = bw_drift;
     }
     fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
     const auto cpu_before = read_cpu_counters();
     if (emulate(scenario_path, e, log) != 0)
       throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
-    r.steal_pct.push_back(steal_pct(cpu_before, read_cpu_counters()));
+    x.steal_pct = steal_pct(cpu_before, read_cpu_counters());
     if (!fs::exists(out / "summary.json"))
       throw EmulationFailed("exasim-emu ended without writing " + (out / "summary.json").string());
     auto summary = read_json_file((out / "summary.json").string());
-    r.measured_runs_s.push_back(summary.at("iteration_time_s").get<double>());
-    r.measured_iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
+    x.measured_s = summary.at("iteration_time_s").get<double>();
+    x.iterations_s = summary.at("measured_iterations_s").get<std::vector<double>>();
     // Every measured iteration's classes where the emulator wrote them (by default 3 per emulation, so a
     // class's median is over 15 samples rather than 5); else the reported iteration's, from its trace.
     const auto per_iteration = summary.value("measured_op_classes", nlohmann::json::array());
     if (per_iteration.empty())
-      class_samples.push_back(trace::op_class_times(trace::read_csv((out / "trace.csv").string())));
-    for (const auto& classes : per_iteration) class_samples.push_back(classes.get<std::map<std::string, double>>());
+      x.classes.push_back(trace::op_class_times(trace::read_csv((out / "trace.csv").string())));
+    for (const auto& classes : per_iteration) x.classes.push_back(classes.get<std::map<std::string, double>>());
+  }
+  // Op class seconds, one map per sample: measured, one per measured iteration of every kept emulation;
+  // simulated (paired), one per kept repeat.
+  std::vector<std::map<std::string, double>> class_samples, simulated_class_samples;
+  std::vector<double> stolen;
+  for (const Repeat& x : repeats) stolen.push_back(x.steal_pct);
+  const auto kept = least_disturbed(stolen, o.repeats);
+  r.max_steal_pct = o.max_steal_pct;
+  for (std::size_t i = 0, k = 0; i < repeats.size(); ++i) {
+    Repeat& x = repeats[i];
+    if (k == kept.size() || kept[k] != i) {
+      r.dropped_steal_pct.push_back(x.steal_pct);
+      continue;
+    }
+    ++k;
+    r.measured_runs_s.push_back(x.measured_s);
+    r.measured_iterations_s = x.iterations_s;
+    r.steal_pct.push_back(x.steal_pct);
+    class_samples.insert(class_samples.end(), x.classes.begin(), x.classes.end());
+    if (paired) {
+      r.simulated_runs_s.push_back(x.simulated_s);
+      r.probe_bandwidth_drift_pct.push_back(x.bandwidth_drift_pct);
+      simulated_class_samples.push_back(std::move(x.simulated_classes));
+    }
   }
   const Spread measured = spread_of(r.measured_runs_s);
   r.measured_iteration_s = measured.median;
@@ -443,6 +479,16 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
   if (o.out_dir.empty()) fs::remove_all(out);
   return r;
+}
+
+std::vector<std::size_t> least_disturbed(const std::vector<double>& steal_pct, std::size_t keep) {
+  std::vector<std::size_t> order(steal_pct.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto stolen = [&](std::size_t i) { return std::max(0.0, steal_pct[i]); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return stolen(a) < stolen(b); });
+  if (order.size() > keep) order.resize(keep);
+  std::sort(order.begin(), order.end());
+  return order;
 }
 
 Spread spread_of(std::vector<double> samples) {
@@ -494,6 +540,8 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
           {"simulated_runs_s", r.simulated_runs_s},
           {"probe_bandwidth_drift_pct", r.probe_bandwidth_drift_pct},
           {"steal_pct", r.steal_pct},
+          {"max_steal_pct", r.max_steal_pct},
+          {"dropped_steal_pct", r.dropped_steal_pct},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"measured_class_samples", r.measured_class_samples},
@@ -526,6 +574,18 @@ void print(std::ostream& out, const ValidationResult& r) {
                   "bandwidth %+.0f%% to %+.0f%% of the calibration)\n",
                   drift.min, drift.max);
     out << line;
+  }
+  if (!r.dropped_steal_pct.empty()) {
+    std::snprintf(line, sizeof line,
+                  "  host        the hypervisor took more than %.0f%% of the CPU time during some emulations: %zu "
+                  "more ran, the %zu least disturbed are kept; dropped, the CPU time taken:",
+                  r.max_steal_pct, r.dropped_steal_pct.size(), r.measured_runs_s.size());
+    out << line;
+    for (double pct : r.dropped_steal_pct) {
+      std::snprintf(line, sizeof line, " %.1f%%", pct);
+      out << line;
+    }
+    out << "\n";
   }
   // A virtual machine's hypervisor can take the cores in bursts that no probe sees: say when it did.
   const auto most_stolen = std::max_element(r.steal_pct.begin(), r.steal_pct.end());

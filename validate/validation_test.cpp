@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 using namespace exasim;
@@ -41,6 +42,28 @@ TEST_CASE("validate refuses a repeat count outside 1-100 before emulating", "[un
   CHECK_THROWS_WITH(validate::validate_scenario(scenario, o, log),
                     Catch::Contains("--repeats") && Catch::Contains("1 to 100"));
   CHECK(log.str().empty());
+}
+
+TEST_CASE("validate refuses a stolen-time bound outside 0-100 before emulating", "[unit]") {
+  validate::ValidateOptions o;
+  o.ranks = 4;
+  std::ostringstream log;
+  const std::string scenario = std::string(EXASIM_TEST_DATA_DIR) + "/validate/cases/x4-oar.json";
+  for (double bad : {-1.0, 101.0, std::nan("")}) {
+    o.max_steal_pct = bad;
+    CHECK_THROWS_WITH(validate::validate_scenario(scenario, o, log),
+                      Catch::Contains("--max-steal-pct") && Catch::Contains("0 to 100"));
+  }
+  CHECK(log.str().empty());
+}
+
+TEST_CASE("the emulations kept are the least disturbed, in run order", "[unit]") {
+  using V = std::vector<std::size_t>;
+  CHECK(validate::least_disturbed({12, 3, 20, 1}, 5) == V{0, 1, 2, 3});  // no more ran than are kept
+  CHECK(validate::least_disturbed({12, 3, 20, 1, 9}, 3) == V{1, 3, 4});
+  CHECK(validate::least_disturbed({5, 5, 5, 5}, 2) == V{0, 1});    // the earlier of equals
+  CHECK(validate::least_disturbed({-1, 4, -1, 2}, 2) == V{0, 2});  // unknown counts as none
+  CHECK(validate::least_disturbed({}, 3).empty());
 }
 
 TEST_CASE("a probed host scales the calibrated bandwidth and every latency, nothing else", "[unit]") {

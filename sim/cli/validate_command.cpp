@@ -73,6 +73,10 @@ Command add_validate_command(CLI::App& app) {
   cmd->add_option("--repeats", o->run.repeats,
                   "Emulations to run; the measured time is their median, and their spread is reported")
       ->capture_default_str();
+  cmd->add_option("--max-steal-pct", o->run.max_steal_pct,
+                  "Run an emulation again (up to --repeats more) when the hypervisor took more than this % of the "
+                  "CPU time during it; the --repeats least disturbed are kept (100: keep every emulation)")
+      ->capture_default_str();
   cmd->add_option("--timeout-s", o->run.timeout_s, "Kill the emulation after this many seconds")->capture_default_str();
   cmd->add_option("--max-error-pct", o->max_error_pct,
                   "For CI: exit 4 when the error's 95% interval over the repeats lies beyond this, 5 when it "
