@@ -6,7 +6,8 @@
 #
 #   scripts/validate-under-load.sh [--runs 3] [--repeats 5] [--max-error-pct 10] [--unpaired] [CASE.json...]
 #
-# Prints one line per validation (error, interval, what happened to the calibration) and a summary;
+# Prints one line per validation (error, interval, the most CPU time the hypervisor took during a kept
+# emulation and "+N" for N emulations run again, what happened to the calibration) and a summary;
 # exits 0 when every error is within --max-error-pct, 4 when one is not, 2 on bad arguments.
 # Uses its own calibration cache (a temporary EXASIM_CACHE_DIR), so the user's cache is untouched.
 # Takes about 23 minutes for the 12 shipped cases on a 2-core host (validate pairs each emulation with
@@ -24,7 +25,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) repeats=$2; shift 2 ;;
     --max-error-pct) max_error=$2; shift 2 ;;
     --unpaired) validate_args+=(--unpaired); shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "validate-under-load: unknown option $1" >&2; exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -61,7 +62,7 @@ sleep 5
 echo "load stopped (load $(cut -d' ' -f1 /proc/loadavg)); validating each case $runs times, $repeats emulations each"
 
 # 2. Validate each case `runs` times in a row on the quiet host.
-printf '%-24s %3s %8s %18s  %s\n' case run error "95% interval" calibration
+printf '%-24s %3s %8s %18s  %-9s %s\n' case run error "95% interval" "stolen" calibration
 worst=0 outside=0 total=0
 for c in "${cases[@]}"; do
   r=$(ranks_of "$c")
@@ -75,7 +76,11 @@ v = json.load(open(sys.argv[1]))
 i = v["error_interval"]
 status = v["calibration_status"].split(":")[0]
 bad = abs(v["error_pct"]) > float(sys.argv[2])
-print(f'{v["scenario"]:<24} {"":3} {v["error_pct"]:+7.1f}% [{i["low_pct"]:+6.1f}, {i["high_pct"]:+6.1f}]%  {status}'
+# The most CPU time the hypervisor took during a kept emulation, and how many emulations were run again.
+stolen = max(v.get("steal_pct") or [0.0])
+again = len(v.get("dropped_steal_pct", []))
+stolen_text = f'{stolen:4.1f}%' + (f' +{again}' if again else '')
+print(f'{v["scenario"]:<24} {"":3} {v["error_pct"]:+7.1f}% [{i["low_pct"]:+6.1f}, {i["high_pct"]:+6.1f}]%  {stolen_text:<9} {status}'
       f'{"  OUTSIDE" if bad else ""}|{abs(v["error_pct"]):.3f}|{int(bad)}')
 EOF
 )
