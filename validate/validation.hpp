@@ -36,6 +36,9 @@ struct CalibrateOptions {
   /// Microbenchmark runs, each fitted; the machine file takes the run whose bandwidth is the median
   /// (a fit of real samples, its latency consistent with it) and records the spread of all of them.
   std::uint32_t repeats = 3;
+  /// A run during which the hypervisor took more than this share of the host's CPU time is run again, up
+  /// to `repeats` more runs, and the `repeats` least disturbed are kept (ValidateOptions::max_steal_pct).
+  double max_steal_pct = 8;
 };
 
 /// Runs the microbenchmarks under mpirun, fits them, writes the machine file; returns its path.

@@ -57,6 +57,17 @@ TEST_CASE("validate refuses a stolen-time bound outside 0-100 before emulating",
   CHECK(log.str().empty());
 }
 
+TEST_CASE("calibrate refuses a stolen-time bound outside 0-100 before measuring", "[unit]") {
+  validate::CalibrateOptions o;
+  o.out = "/nonexistent-dir-never-written/machine.json";
+  std::ostringstream log;
+  for (double bad : {-0.5, 100.5, std::nan("")}) {
+    o.max_steal_pct = bad;
+    CHECK_THROWS_WITH(validate::calibrate(o, log), Catch::Contains("--max-steal-pct") && Catch::Contains("0 to 100"));
+  }
+  CHECK(log.str().empty());
+}
+
 TEST_CASE("the emulations kept are the least disturbed, in run order", "[unit]") {
   using V = std::vector<std::size_t>;
   CHECK(validate::least_disturbed({12, 3, 20, 1}, 5) == V{0, 1, 2, 3});  // no more ran than are kept

@@ -29,6 +29,10 @@ Command add_calibrate_command(CLI::App& app) {
   cmd->add_option("--repeats", o->host.repeats,
                   "Microbenchmark runs; the file takes the median-bandwidth run and records the spread")
       ->capture_default_str();
+  cmd->add_option("--max-steal-pct", o->host.max_steal_pct,
+                  "Run a microbenchmark run again (up to --repeats more) when the hypervisor took more than this % "
+                  "of the CPU time during it; the --repeats least disturbed are kept (100: keep every run)")
+      ->capture_default_str();
   cmd->add_option("--hostfile", o->host.hostfile, "Open MPI hostfile, to calibrate across nodes");
   cmd->add_option("--timeout-s", o->host.timeout_s, "Give up after this many seconds")->capture_default_str();
   auto* from_trace = cmd->add_option("--from-trace", o->from_trace,
