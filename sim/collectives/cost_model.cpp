@@ -48,6 +48,9 @@ CostInputs cost_inputs(const topo::Topology& topology, const GroupCall& call, co
   in.nodes = layout.nodes;
   in.per_node = layout.per_node;
   in.step_overhead_s = call.step_overhead_s;
+  if (call.step_costs != nullptr)  // the whole group's row: auto compares algorithms on the group's ring
+    if (const StepCost* row = find_step_cost(*call.step_costs, call.kind, call.bytes, layout.p))
+      in.step_overhead_s = row->step_overhead_s;
   if (layout.p < 2) return in;
   auto gpu_of = [&](std::uint32_t i) { return call.gpu(call.member(layout.by_node[i])); };
   const topo::GpuId first = gpu_of(0);

@@ -51,6 +51,21 @@ TEST_CASE("cost inputs sample an intra-node and an inter-node hop", "[unit]") {
   CHECK(std::isinf(local.inter.bandwidth_Bps));
 }
 
+TEST_CASE("auto's estimate charges the whole group's step-cost row", "[unit]") {
+  const auto topology = simple_a100(16);
+  const schedule::ProcessGrid grid({{"x", 64}});
+  const std::vector<StepCost> rows = {
+      {CollKind::AllReduce, kLarge, 7e-6, 0.5, 4},   // a 4-member ring's row: not this group's
+      {CollKind::AllReduce, kLarge, 9e-6, 0.5, 64},  // the group's ring
+  };
+  auto call = call_of(grid, 0, CollKind::AllReduce, kLarge);
+  call.step_costs = &rows;
+  CHECK(cost_inputs(topology, call, group_layout(topology, call)).step_overhead_s == 9e-6);
+  // No row of the group's kind: the machine's overhead.
+  call.kind = CollKind::AllGather;
+  CHECK(cost_inputs(topology, call, group_layout(topology, call)).step_overhead_s == kOverhead);
+}
+
 TEST_CASE("estimates are steps x (alpha + overhead) + bytes / beta", "[unit]") {
   CostInputs in;
   in.p = 64;

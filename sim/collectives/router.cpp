@@ -1,5 +1,7 @@
 #include "sim/collectives/router.hpp"
 
+#include <optional>
+
 #include "sim/collectives/internal/registry.hpp"
 #include "sim/core/hash.hpp"
 
@@ -64,14 +66,19 @@ void route_stage(Algorithm resolved, const topo::Topology& topology, const Group
                  const topo::LinkLoadView* load, const OnHop& on_hop, StageRoute& out) {
   // A calibrated row is the cost of a step of the ring it was measured on: take the one of the ring
   // this stage runs (a hierarchical collective's 2-member intra-node ring is not its group's 8).
-  GroupCall call = given;
+  // Copied only on machines with rows: elsewhere every stage pays the machine's overhead.
+  const bool has_rows = given.step_costs != nullptr && !given.step_costs->empty();
+  std::optional<GroupCall> with_row;
   double bandwidth_scale = 1;
-  if (given.step_costs != nullptr && !given.step_costs->empty()) {
+  if (has_rows) {
     const StageRing ring = stage_ring(resolved, topology, given, stage);
-    const StepCost* row = find_step_cost(*given.step_costs, ring.kind, ring.bytes, ring.members);
-    call.step_overhead_s = row != nullptr ? row->step_overhead_s : given.machine_step_overhead_s;
-    bandwidth_scale = row != nullptr ? row->bandwidth_scale : 1;
+    if (const StepCost* row = find_step_cost(*given.step_costs, ring.kind, ring.bytes, ring.members)) {
+      with_row.emplace(given);
+      with_row->step_overhead_s = row->step_overhead_s;
+      bandwidth_scale = row->bandwidth_scale;
+    }
   }
+  const GroupCall& call = with_row ? *with_row : given;
   const std::uint32_t parts = topology.route_parts();
   if (parts <= 1) {
     route_whole_stage(resolved, topology, call, stage, load, on_hop, out);

@@ -61,14 +61,13 @@ struct GroupCall {
   const schedule::ProcessGrid* grid = nullptr;
   const std::vector<std::uint32_t>* gpu_of_rank = nullptr;  ///< placement; null or empty: rank r on GPU r
   std::uint64_t seed = 1;                                   ///< flow keys
-  /// Software cost of one step: the machine's collectives.step_overhead_s, or the calibrated row of the
-  /// whole group's kind, size and buffer (what auto's estimate charges)
+  /// Software cost of one step: the machine's collectives.step_overhead_s. A stage no row covers pays it.
   double step_overhead_s = 0;
   /// The machine's calibrated rows (null or empty: none): route_stage looks one up per stage, by the
-  /// ring that stage runs on (stage_ring), and it replaces step_overhead_s and the bandwidth there.
+  /// ring that stage runs on (stage_ring), and it replaces step_overhead_s and the bandwidth there;
+  /// auto's estimate (cost_inputs) takes the row of the whole group's kind, size and buffer.
   const std::vector<StepCost>* step_costs = nullptr;
-  double machine_step_overhead_s = 0;  ///< collectives.step_overhead_s: a stage no row covers pays it
-  Rank first = 0;                      ///< the group's member 0
+  Rank first = 0;  ///< the group's member 0
   std::uint8_t dim = 0;
   std::uint32_t group_id = 0;
   std::uint32_t sequence = 0;  ///< the group's count of earlier collectives along `dim`

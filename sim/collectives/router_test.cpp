@@ -214,7 +214,7 @@ TEST_CASE("each stage pays the step-cost row of the ring it runs on", "[unit]") 
   };
   auto call = routed_call(grid, 0, CollKind::AllReduce, kRouteBytes);
   call.step_costs = &rows;
-  call.machine_step_overhead_s = kRouterOverhead;
+  call.step_overhead_s = kRouterOverhead;
   const auto stages = route_all(Algorithm::Hierarchical, topology, call);
   REQUIRE(stages.size() == 3);
   const double expected_overhead[] = {1e-3, 2e-3, 3e-3}, expected_scale[] = {0.5, 0.25, 0.8};

@@ -56,11 +56,8 @@ struct Job {
   call.grid = &job.plan->grid;
   call.gpu_of_rank = &job.gpu_of_rank;
   call.seed = job.seed;
-  call.machine_step_overhead_s = job.collective_step_overhead_s;
-  call.step_costs = &job.step_costs;  // the router takes each stage's row
   call.step_overhead_s = job.collective_step_overhead_s;
-  if (const auto* row = collectives::find_step_cost(job.step_costs, kind, bytes, job.plan->grid.dim(dim).size))
-    call.step_overhead_s = row->step_overhead_s;
+  call.step_costs = &job.step_costs;  // the router takes each stage's row, auto's estimate the group's
   call.first = first;
   call.dim = dim;
   call.group_id = group_id;
