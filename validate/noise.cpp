@@ -10,6 +10,29 @@
 
 namespace exasim::validate {
 
+std::vector<std::size_t> least_disturbed(const std::vector<double>& steal_pct, std::size_t keep) {
+  std::vector<std::size_t> order(steal_pct.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto stolen = [&](std::size_t i) { return std::max(0.0, steal_pct[i]); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return stolen(a) < stolen(b); });
+  if (order.size() > keep) order.resize(keep);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+QuietRuns run_until_quiet(std::size_t keep, double max_steal_pct, const std::function<double()>& run_once) {
+  QuietRuns q;
+  std::size_t quiet = 0;
+  while (q.steal_pct.size() < keep || (quiet < keep && q.steal_pct.size() < 2 * keep)) {
+    const double pct = run_once();
+    q.steal_pct.push_back(pct);
+    if (pct <= max_steal_pct) ++quiet;
+  }
+  q.kept.assign(q.steal_pct.size(), false);
+  for (const std::size_t i : least_disturbed(q.steal_pct, keep)) q.kept[i] = true;
+  return q;
+}
+
 double t95(std::uint32_t df) {
   // Two-sided 95% (upper 0.975) quantiles of Student's t, df 1-30 (any statistics table, e.g. NIST/
   // SEMATECH e-Handbook 1.3.6.7.2); above 30 the normal's 1.960 is within 2%.

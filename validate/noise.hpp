@@ -9,7 +9,9 @@
 // drifts during the run (a build starting next door) breaks that, and the interval is then too narrow.
 // With one repeat there is no interval: the verdict is the single error's, and says so.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,22 @@ struct CpuCounters {
 [[nodiscard]] CpuCounters read_cpu_counters(const std::string& path = "/proc/stat");
 /// Percent of the host's CPU time stolen between two readings; -1 when either is invalid or none passed.
 [[nodiscard]] double steal_pct(const CpuCounters& before, const CpuCounters& after);
+
+/// Which of the runs (their stolen CPU %, in run order; -1 unknown) to keep: all of them when at most
+/// `keep` ran, else the `keep` least disturbed, in run order (the earlier of equals). Unknown counts as 0.
+[[nodiscard]] std::vector<std::size_t> least_disturbed(const std::vector<double>& steal_pct, std::size_t keep);
+
+/// Runs measured until enough were left alone by the hypervisor, and which of them to keep.
+struct QuietRuns {
+  std::vector<double> steal_pct;  ///< per run, in run order: % of the CPU time stolen during it (-1 unknown)
+  std::vector<bool> kept;         ///< per run: one of the `keep` least disturbed (least_disturbed)
+};
+/// Calls `run_once` (which measures once and returns the % of CPU time stolen during it) `keep` times,
+/// then again, up to 2 x `keep` calls in all, while fewer than `keep` runs stayed at or under
+/// `max_steal_pct`; keeps the `keep` least disturbed. The choice reads the host's counter only, never
+/// what the runs measured, so it cannot favour runs that agree with the model.
+[[nodiscard]] QuietRuns run_until_quiet(std::size_t keep, double max_steal_pct,
+                                        const std::function<double()>& run_once);
 
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
 [[nodiscard]] double t95(std::uint32_t df);

@@ -72,3 +72,36 @@ TEST_CASE("stolen CPU time comes from /proc/stat's cpu line, and a missing or sh
   std::filesystem::remove(file);
   CHECK_FALSE(read_cpu_counters(file.string()).valid);
 }
+
+TEST_CASE("the runs kept are the least disturbed, in run order", "[unit]") {
+  using V = std::vector<std::size_t>;
+  CHECK(validate::least_disturbed({12, 3, 20, 1}, 5) == V{0, 1, 2, 3});  // no more ran than are kept
+  CHECK(validate::least_disturbed({12, 3, 20, 1, 9}, 3) == V{1, 3, 4});
+  CHECK(validate::least_disturbed({5, 5, 5, 5}, 2) == V{0, 1});    // the earlier of equals
+  CHECK(validate::least_disturbed({-1, 4, -1, 2}, 2) == V{0, 2});  // unknown counts as none
+  CHECK(validate::least_disturbed({}, 3).empty());
+}
+
+TEST_CASE("disturbed runs are run again, up to twice the runs kept", "[unit]") {
+  const auto run = [](std::vector<double> stolen, std::size_t keep, double bound) {
+    std::size_t calls = 0;
+    auto q = validate::run_until_quiet(keep, bound, [&] { return stolen.at(calls++); });
+    CHECK(calls == q.steal_pct.size());
+    return q;
+  };
+  using B = std::vector<bool>;
+  // Quiet from the start: exactly `keep` runs.
+  auto q = run({1, 2, 3, 99}, 3, 8);
+  CHECK(q.steal_pct == std::vector<double>{1, 2, 3});
+  CHECK(q.kept == B{true, true, true});
+  // One disturbed: one more run, the disturbed one dropped.
+  q = run({1, 20, 3, 4, 99}, 3, 8);
+  CHECK(q.kept == B{true, false, true, true});
+  // Every run disturbed: stops at twice `keep` and keeps the least disturbed of them.
+  q = run({30, 20, 25, 40, 99}, 2, 8);
+  CHECK(q.steal_pct.size() == 4);
+  CHECK(q.kept == B{false, true, true, false});
+  // A bound of 100 never runs again; unknown counters (-1) count as quiet.
+  CHECK(run({50, 60, 99}, 2, 100).steal_pct.size() == 2);
+  CHECK(run({-1, -1, 99}, 2, 0).steal_pct.size() == 2);
+}

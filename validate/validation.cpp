@@ -136,26 +136,19 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   // A run the hypervisor disturbed prices every collective slow, and a cached calibration outlives the
   // moment: run it again, as validate does its emulations, and keep the least disturbed.
   std::vector<MicrobenchRun> all_runs;
-  std::vector<double> stolen;
-  const auto quiet = [&] {
-    return static_cast<std::size_t>(
-        std::count_if(stolen.begin(), stolen.end(), [&](double pct) { return pct <= o.max_steal_pct; }));
-  };
-  while (all_runs.size() < o.repeats || (quiet() < o.repeats && all_runs.size() < 2 * std::size_t{o.repeats})) {
+  const QuietRuns quiet = run_until_quiet(o.repeats, o.max_steal_pct, [&] {
     const auto cpu_before = read_cpu_counters();
     all_runs.push_back(run_microbench(o, samples_path, log));
-    stolen.push_back(steal_pct(cpu_before, read_cpu_counters()));
-  }
+    return steal_pct(cpu_before, read_cpu_counters());
+  });
   std::vector<MicrobenchRun> runs;
   std::vector<double> kept_stolen, dropped_stolen;
-  const auto kept = least_disturbed(stolen, o.repeats);
-  for (std::size_t i = 0, k = 0; i < all_runs.size(); ++i) {
-    if (k < kept.size() && kept[k] == i) {
-      ++k;
+  for (std::size_t i = 0; i < all_runs.size(); ++i) {
+    if (quiet.kept[i]) {
       runs.push_back(std::move(all_runs[i]));
-      kept_stolen.push_back(stolen[i]);
+      kept_stolen.push_back(quiet.steal_pct[i]);
     } else {
-      dropped_stolen.push_back(stolen[i]);
+      dropped_stolen.push_back(quiet.steal_pct[i]);
     }
   }
   std::vector<double> bandwidths, latencies;
@@ -412,7 +405,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.calibration_status = status;
   // What one emulation (and, paired, its probed simulation) gave; the kept ones make the result.
   struct Repeat {
-    double measured_s = 0, simulated_s = 0, bandwidth_drift_pct = 0, steal_pct = -1;
+    double measured_s = 0, simulated_s = 0, bandwidth_drift_pct = 0;
     std::vector<double> iterations_s;
     std::vector<std::map<std::string, double>> classes;  ///< one per measured iteration
     std::map<std::string, double> simulated_classes;
@@ -429,11 +422,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     paired = false;
   }
   // Run again, up to `repeats` times, while fewer than `repeats` emulations were left alone by the hypervisor.
-  const auto quiet = [&] {
-    return static_cast<std::size_t>(
-        std::count_if(repeats.begin(), repeats.end(), [&](const Repeat& x) { return x.steal_pct <= o.max_steal_pct; }));
-  };
-  while (repeats.size() < o.repeats || (quiet() < o.repeats && repeats.size() < 2 * std::size_t{o.repeats})) {
+  const QuietRuns quiet = run_until_quiet(o.repeats, o.max_steal_pct, [&] {
     Repeat& x = repeats.emplace_back();
     if (paired) {
       // Probe, then measure at once: both sides of this repeat's error see the host as it is now.
@@ -449,7 +438,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     const auto cpu_before = read_cpu_counters();
     if (emulate(scenario_path, e, log) != 0)
       throw InputError(scenario_path, "", "exasim-emu rejected the scenario (its message is above)");
-    x.steal_pct = steal_pct(cpu_before, read_cpu_counters());
+    const double stolen = steal_pct(cpu_before, read_cpu_counters());
     if (!fs::exists(out / "summary.json"))
       throw EmulationFailed("exasim-emu ended without writing " + (out / "summary.json").string());
     auto summary = read_json_file((out / "summary.json").string());
@@ -461,24 +450,21 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     if (per_iteration.empty())
       x.classes.push_back(trace::op_class_times(trace::read_csv((out / "trace.csv").string())));
     for (const auto& classes : per_iteration) x.classes.push_back(classes.get<std::map<std::string, double>>());
-  }
+    return stolen;
+  });
   // Op class seconds, one map per sample: measured, one per measured iteration of every kept emulation;
   // simulated (paired), one per kept repeat.
   std::vector<std::map<std::string, double>> class_samples, simulated_class_samples;
-  std::vector<double> stolen;
-  for (const Repeat& x : repeats) stolen.push_back(x.steal_pct);
-  const auto kept = least_disturbed(stolen, o.repeats);
   r.max_steal_pct = o.max_steal_pct;
-  for (std::size_t i = 0, k = 0; i < repeats.size(); ++i) {
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
     Repeat& x = repeats[i];
-    if (k == kept.size() || kept[k] != i) {
-      r.dropped_steal_pct.push_back(x.steal_pct);
+    if (!quiet.kept[i]) {
+      r.dropped_steal_pct.push_back(quiet.steal_pct[i]);
       continue;
     }
-    ++k;
     r.measured_runs_s.push_back(x.measured_s);
     r.measured_iterations_s = x.iterations_s;
-    r.steal_pct.push_back(x.steal_pct);
+    r.steal_pct.push_back(quiet.steal_pct[i]);
     class_samples.insert(class_samples.end(), x.classes.begin(), x.classes.end());
     if (paired) {
       r.simulated_runs_s.push_back(x.simulated_s);
@@ -511,16 +497,6 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
   if (o.out_dir.empty()) fs::remove_all(out);
   return r;
-}
-
-std::vector<std::size_t> least_disturbed(const std::vector<double>& steal_pct, std::size_t keep) {
-  std::vector<std::size_t> order(steal_pct.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto stolen = [&](std::size_t i) { return std::max(0.0, steal_pct[i]); };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return stolen(a) < stolen(b); });
-  if (order.size() > keep) order.resize(keep);
-  std::sort(order.begin(), order.end());
-  return order;
 }
 
 Spread spread_of(std::vector<double> samples) {

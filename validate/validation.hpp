@@ -137,10 +137,6 @@ struct ValidationResult {
   double max_steal_pct = 100;
 };
 
-/// Which of the emulations (their stolen CPU %, in run order; -1 unknown) to keep: all of them when at most
-/// `keep` ran, else the `keep` least disturbed, in run order (the earlier of equals). Unknown counts as 0.
-[[nodiscard]] std::vector<std::size_t> least_disturbed(const std::vector<double>& steal_pct, std::size_t keep);
-
 /// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).
 struct Spread {
   double median = 0, min = 0, max = 0, spread_pct = 0;

@@ -68,15 +68,6 @@ TEST_CASE("calibrate refuses a stolen-time bound outside 0-100 before measuring"
   CHECK(log.str().empty());
 }
 
-TEST_CASE("the emulations kept are the least disturbed, in run order", "[unit]") {
-  using V = std::vector<std::size_t>;
-  CHECK(validate::least_disturbed({12, 3, 20, 1}, 5) == V{0, 1, 2, 3});  // no more ran than are kept
-  CHECK(validate::least_disturbed({12, 3, 20, 1, 9}, 3) == V{1, 3, 4});
-  CHECK(validate::least_disturbed({5, 5, 5, 5}, 2) == V{0, 1});    // the earlier of equals
-  CHECK(validate::least_disturbed({-1, 4, -1, 2}, 2) == V{0, 2});  // unknown counts as none
-  CHECK(validate::least_disturbed({}, 3).empty());
-}
-
 TEST_CASE("a probed host scales the calibrated bandwidth and every latency, nothing else", "[unit]") {
   const auto machine = nlohmann::json::parse(R"({"name": "calibrated", "gpu": "a100-40gb",
     "node": {"gpus": 1, "nics": 1, "nic_bandwidth_Bps": 2e9, "nic_latency_s": 1e-5},
