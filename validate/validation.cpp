@@ -550,6 +550,7 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
           {"steal_pct", r.steal_pct},
           {"max_steal_pct", r.max_steal_pct},
           {"dropped_steal_pct", r.dropped_steal_pct},
+          {"disturbed_emulations", r.disturbed_kept()},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"measured_class_samples", r.measured_class_samples},
@@ -558,7 +559,7 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
 }
 
 void print(std::ostream& out, const ValidationResult& r) {
-  char line[200];
+  char line[256];
   out << "exasim validate: " << r.scenario << "\n";
   std::snprintf(line, sizeof line, "  iteration   measured %9.4f s   simulated %9.4f s   error %+6.1f%%\n",
                 r.measured_iteration_s, r.simulated_iteration_s, r.error_pct);
@@ -597,7 +598,13 @@ void print(std::ostream& out, const ValidationResult& r) {
   }
   // A virtual machine's hypervisor can take the cores in bursts that no probe sees: say when it did.
   const auto most_stolen = std::max_element(r.steal_pct.begin(), r.steal_pct.end());
-  if (most_stolen != r.steal_pct.end() && *most_stolen >= kStealWarningPct) {
+  if (const std::size_t disturbed = r.disturbed_kept(); disturbed > 0) {
+    std::snprintf(line, sizeof line,
+                  "  host        %zu of the %zu emulations kept still lost more than %.0f%% of the CPU time to the "
+                  "hypervisor (up to %.1f%%): too disturbed to judge the model; validate again on a quieter hour\n",
+                  disturbed, r.steal_pct.size(), r.max_steal_pct, *most_stolen);
+    out << line;
+  } else if (most_stolen != r.steal_pct.end() && *most_stolen >= kStealWarningPct) {
     std::snprintf(line, sizeof line,
                   "  host        the hypervisor took %.1f%% of the CPU time during emulation %td (of %zu): that "
                   "emulation ran slow for reasons outside this host\n",

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -135,6 +136,14 @@ struct ValidationResult {
   /// Emulations run but not kept (ValidateOptions::max_steal_pct, copied here): their stolen %, in run order.
   std::vector<double> dropped_steal_pct;
   double max_steal_pct = 100;
+
+  /// Kept emulations that still lost more than max_steal_pct: every run, reruns included, was disturbed.
+  /// Their times measure the hypervisor as much as the host, so `validate --max-error-pct` gives no
+  /// verdict on them (too noisy to judge, exit 5).
+  [[nodiscard]] std::size_t disturbed_kept() const {
+    return static_cast<std::size_t>(
+        std::count_if(steal_pct.begin(), steal_pct.end(), [&](double pct) { return pct > max_steal_pct; }));
+  }
 };
 
 /// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).

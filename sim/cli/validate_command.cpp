@@ -6,42 +6,12 @@
 
 #include "validate/mpirun.hpp"
 #include "validate/validation.hpp"
+#include "validate/verdict.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <ostream>
 
 namespace exasim::cli {
-
-namespace {
-
-/// Exit code when the measurement's noise leaves the verdict open (docs/reliability.md).
-constexpr int kExitTooNoisy = 5;
-
-/// The --max-error-pct verdict over the error's 95% interval (validate/noise.hpp): 0 within, 4 outside,
-/// 5 when the interval straddles the bound, with the repeats that would settle it.
-int judge_error(const validate::ValidationResult& r, double max_error_pct, std::ostream& err) {
-  const auto& e = r.interval;
-  char range[96];
-  std::snprintf(range, sizeof range, "%+.1f%% (95%% interval %+.1f%% to %+.1f%% over %u emulations)", e.mean_pct,
-                e.low_pct, e.high_pct, e.samples);
-  switch (validate::judge(e, max_error_pct)) {
-    case validate::Verdict::within: return 0;
-    case validate::Verdict::outside:
-      err << "exasim: error: iteration time error " << range << " exceeds --max-error-pct " << max_error_pct << "\n";
-      return 4;
-    case validate::Verdict::undecided: break;
-  }
-  const auto n = validate::repeats_to_decide(e, max_error_pct);
-  err << "exasim: error: too noisy to judge: iteration time error " << range << " straddles +-" << max_error_pct
-      << "%; "
-      << (n > 0 ? "about " + std::to_string(n) + " emulations would settle it (--repeats " + std::to_string(n) + ")"
-                : std::string("its mean sits on the bound: no number of repeats settles it"))
-      << ", or a quieter host (README: Validate on this host)\n";
-  return kExitTooNoisy;
-}
-
-}  // namespace
 
 Command add_validate_command(CLI::App& app) {
   struct Options {
@@ -80,7 +50,8 @@ Command add_validate_command(CLI::App& app) {
   cmd->add_option("--timeout-s", o->run.timeout_s, "Kill the emulation after this many seconds")->capture_default_str();
   cmd->add_option("--max-error-pct", o->max_error_pct,
                   "For CI: exit 4 when the error's 95% interval over the repeats lies beyond this, 5 when it "
-                  "straddles it (too noisy to judge), 0 when inside (0: never judge)");
+                  "straddles it or the kept emulations lost more than --max-steal-pct to the hypervisor (too noisy "
+                  "to judge), 0 when inside (0: never judge)");
   add_emulation_flags(cmd, o->flags);
   return {cmd, [o](std::ostream& out, std::ostream& err) {
             if (!(o->max_error_pct >= 0 && o->max_error_pct <= 1e6))  // NaN compares false: never a gate
@@ -95,7 +66,7 @@ Command add_validate_command(CLI::App& app) {
                 out << validate::to_json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
               else
                 validate::print(out, result);
-              if (o->max_error_pct > 0) return judge_error(result, o->max_error_pct, err);
+              if (o->max_error_pct > 0) return validate::verdict_exit_code(result, o->max_error_pct, err);
             } catch (const validate::EmulationFailed& e) {
               err << "exasim: error: " << e.what() << "\n";
               return 3;

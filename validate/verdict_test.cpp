@@ -1,0 +1,51 @@
+// validate's verdict: within, outside, too noisy by the interval, and too noisy by the hypervisor.
+#include "validate/verdict.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace exasim::validate;
+
+namespace {
+
+ValidationResult result_with(double mean_pct, double half_width_pct, std::vector<double> steal_pct) {
+  ValidationResult r;
+  r.interval = {mean_pct, mean_pct - half_width_pct, mean_pct + half_width_pct, half_width_pct, 5};
+  r.steal_pct = std::move(steal_pct);
+  r.max_steal_pct = 8;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the verdict judges the interval of undisturbed emulations", "[unit]") {
+  std::ostringstream err;
+  CHECK(verdict_exit_code(result_with(2, 3, {1, 2, 8, 0, -1}), 10, err) == 0);
+  CHECK(err.str().empty());
+  CHECK(verdict_exit_code(result_with(-20, 3, {1, 2, 3, 4, 5}), 10, err) == kExitOutside);
+  CHECK_THAT(err.str(), Catch::Contains("exceeds --max-error-pct 10"));
+  err.str("");
+  CHECK(verdict_exit_code(result_with(9, 4, {1, 2, 3, 4, 5}), 10, err) == kExitTooNoisy);
+  CHECK_THAT(err.str(), Catch::Contains("straddles +-10%"));
+}
+
+TEST_CASE("kept emulations the hypervisor disturbed give no verdict", "[unit]") {
+  for (double mean : {1.0, -25.0}) {  // inside and outside the tolerance alike
+    CAPTURE(mean);
+    auto r = result_with(mean, 2, {3, 24.5, 2, 25, 1});
+    r.dropped_steal_pct = {30, 26, 27, 28, 29};
+    CHECK(r.disturbed_kept() == 2);
+    std::ostringstream err;
+    CHECK(verdict_exit_code(r, 10, err) == kExitTooNoisy);
+    CHECK_THAT(err.str(), Catch::Contains("too noisy to judge: 2 of the 5 emulations kept") &&
+                              Catch::Contains("--max-steal-pct 8%") && Catch::Contains("up to 25.0%") &&
+                              Catch::Contains("5 more were run and dropped"));
+  }
+  // A bound of 100 keeps every emulation and never refuses for it.
+  auto r = result_with(1, 2, {3, 99, 2});
+  r.max_steal_pct = 100;
+  CHECK(r.disturbed_kept() == 0);
+  std::ostringstream err;
+  CHECK(verdict_exit_code(r, 10, err) == 0);
+}
