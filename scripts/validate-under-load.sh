@@ -8,8 +8,8 @@
 #
 # Prints one line per validation (error, interval, the most CPU time the hypervisor took during a kept
 # emulation and "+N" for N emulations run again, what happened to the calibration) and a summary.
-# A validation whose kept emulations still lost more than validate's --max-steal-pct is marked TOO NOISY
-# and not judged, as `validate --max-error-pct` would not judge it (exit 5).
+# A validation whose kept emulations still lost more than 15% of the CPU time to the hypervisor is marked
+# TOO NOISY and not judged, as `validate --max-error-pct` would not judge it (exit 5).
 # Exits 0 when every judged error is within --max-error-pct, 4 when one is not, 5 when none is outside
 # but some were too noisy to judge, 2 on bad arguments.
 # Uses its own calibration cache (a temporary EXASIM_CACHE_DIR), so the user's cache is untouched.

@@ -602,9 +602,9 @@ void print(std::ostream& out, const ValidationResult& r) {
     std::snprintf(line, sizeof line,
                   "  host        %zu of the %zu emulations kept still lost more than %.0f%% of the CPU time to the "
                   "hypervisor (up to %.1f%%): too disturbed to judge the model; validate again on a quieter hour\n",
-                  disturbed, r.steal_pct.size(), r.max_steal_pct, *most_stolen);
+                  disturbed, r.steal_pct.size(), r.disturbed_bound_pct(), *most_stolen);
     out << line;
-  } else if (most_stolen != r.steal_pct.end() && *most_stolen >= kStealWarningPct) {
+  } else if (most_stolen != r.steal_pct.end() && *most_stolen >= kDisturbedStealPct) {
     std::snprintf(line, sizeof line,
                   "  host        the hypervisor took %.1f%% of the CPU time during emulation %td (of %zu): that "
                   "emulation ran slow for reasons outside this host\n",

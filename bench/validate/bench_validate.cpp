@@ -11,7 +11,7 @@
 // is printed with the results: on a shared host, other work running beside the suite slows the measured
 // side (and a loaded calibration the simulated side), so a table means little without it.
 // Per case it prints the most CPU time the hypervisor took during a kept emulation; a case whose kept
-// emulations lost more than validate's --max-steal-pct (8%) even after reruns is too noisy to judge, as
+// emulations lost more than 15% (validate::kDisturbedStealPct) even after reruns is too noisy to judge, as
 // `exasim validate --max-error-pct` says (exit 5): it is listed, and left out of the MAPE and the classes.
 
 #include "sim/core/error.hpp"
@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
               "95% interval", "spread", "stolen", "classes > 10% of the iteration: error");
   int inside = 0, classes_within = 0, classes_counted = 0;
   std::vector<std::string> classes_outside, too_noisy;
+  double disturbed_bound_pct = 0;
   try {
     for (const auto& path : cases) {
       auto s = scenario::load_scenario(path);
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
       const double m = v.measured_iteration_s, sim = v.simulated_iteration_s;
       const double err = v.error_pct;
       const bool noisy = v.disturbed_kept() > 0;
+      disturbed_bound_pct = v.disturbed_bound_pct();
       std::string classes;
       if (noisy) {
         too_noisy.push_back(s.name);
@@ -158,7 +160,7 @@ int main(int argc, char** argv) {
       mape, worst, inside, judged);
   if (!too_noisy.empty()) {
     std::printf("too noisy to judge (kept emulations lost more than %.0f%% of the CPU time), left out:",
-                validate::ValidateOptions{}.max_steal_pct);
+                disturbed_bound_pct);
     for (const auto& name : too_noisy) std::printf(" %s", name.c_str());
     std::printf("\n");
   }
