@@ -34,8 +34,8 @@ struct CalibrateOptions {
   double poll_interval_s = 50e-6;
   double timeout_s = 600;
   std::string hostfile;
-  /// Microbenchmark runs, each fitted; the machine file takes the run whose bandwidth is the median
-  /// (a fit of real samples, its latency consistent with it) and records the spread of all of them.
+  /// Microbenchmark runs, each fitted alone for the spread it records; the machine file is one fit over
+  /// the points of every kept run.
   std::uint32_t repeats = 3;
   /// A run during which the hypervisor took more than this share of the host's CPU time is run again, up
   /// to `repeats` more runs, and the `repeats` least disturbed are kept (ValidateOptions::max_steal_pct).

@@ -27,7 +27,7 @@ Command add_calibrate_command(CLI::App& app) {
                   "calibration CSV (default: standard output)");
   cmd->add_flag("--quick", o->host.quick, "Fewer sizes and repetitions (seconds, noisier)");
   cmd->add_option("--repeats", o->host.repeats,
-                  "Microbenchmark runs; the file takes the median-bandwidth run and records the spread")
+                  "Microbenchmark runs; the file is one fit over the kept runs' points and records their spread")
       ->capture_default_str();
   cmd->add_option("--max-steal-pct", o->host.max_steal_pct,
                   "Run a microbenchmark run again (up to --repeats more) when the hypervisor took more than this % "
