@@ -65,6 +65,16 @@ struct MicrobenchRun {
   HostCalibration fit;
 };
 
+/// The host fitted to `bench`; EmulationFailed naming `samples_path` when its points fit no machine.
+HostCalibration fit_or_fail(const emu::Microbench& bench, const std::string& samples_path) {
+  try {
+    return fit_host(bench);
+  } catch (const std::invalid_argument& e) {
+    throw EmulationFailed(std::string("the calibration microbenchmarks fit no machine (") + e.what() +
+                          "); the samples are in " + samples_path);
+  }
+}
+
 /// One run of the calibration microbenchmarks under mpirun, fitted.
 MicrobenchRun run_microbench(const CalibrateOptions& o, const std::string& samples_path, std::ostream& log) {
   Launch l;
@@ -77,13 +87,7 @@ MicrobenchRun run_microbench(const CalibrateOptions& o, const std::string& sampl
   l.stdout_to_stderr = true;
   if (launch(l, log) != 0) throw EmulationFailed("the calibration microbenchmarks failed");
   auto bench = emu::microbench_from_json(read_json_file(samples_path), samples_path);
-  HostCalibration fit;
-  try {
-    fit = fit_host(bench);
-  } catch (const std::invalid_argument& e) {
-    throw EmulationFailed(std::string("the calibration microbenchmarks fit no machine (") + e.what() +
-                          "); the samples are in " + samples_path);
-  }
+  const HostCalibration fit = fit_or_fail(bench, samples_path);
   return {std::move(bench), fit};
 }
 
@@ -163,13 +167,8 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   emu::Microbench pooled = runs.front().bench;
   for (std::size_t i = 1; i < runs.size(); ++i)
     pooled.samples.insert(pooled.samples.end(), runs[i].bench.samples.begin(), runs[i].bench.samples.end());
-  HostCalibration fit;
-  try {
-    fit = fit_host(pooled);
-  } catch (const std::invalid_argument& e) {
-    throw EmulationFailed(std::string("the calibration microbenchmarks fit no machine (") + e.what() + ")");
-  }
   emu::publish_file(samples_path, [&](std::ostream& f) { f << emu::to_json(pooled).dump(2) << '\n'; });
+  const HostCalibration fit = fit_or_fail(pooled, samples_path);
   auto machine = machine_json(fit, pooled);
   machine["sources"]["calibration_runs"] = runs.size();
   machine["sources"]["collectives_bandwidth_runs_Bps"] = bandwidths;

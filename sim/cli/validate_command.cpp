@@ -50,8 +50,8 @@ Command add_validate_command(CLI::App& app) {
   cmd->add_option("--timeout-s", o->run.timeout_s, "Kill the emulation after this many seconds")->capture_default_str();
   cmd->add_option("--max-error-pct", o->max_error_pct,
                   "For CI: exit 4 when the error's 95% interval over the repeats lies beyond this, 5 when it "
-                  "straddles it or the kept emulations lost more than --max-steal-pct to the hypervisor (too noisy "
-                  "to judge), 0 when inside (0: never judge)");
+                  "straddles it or a kept emulation lost more than 15% (or --max-steal-pct, when higher) of the CPU "
+                  "time to the hypervisor (too noisy to judge), 0 when inside (0: never judge)");
   add_emulation_flags(cmd, o->flags);
   return {cmd, [o](std::ostream& out, std::ostream& err) {
             if (!(o->max_error_pct >= 0 && o->max_error_pct <= 1e6))  // NaN compares false: never a gate

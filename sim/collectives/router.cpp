@@ -1,11 +1,10 @@
 #include "sim/collectives/router.hpp"
 
-#include <optional>
-
 #include "sim/collectives/internal/registry.hpp"
 #include "sim/core/hash.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
