@@ -3,6 +3,7 @@
 #include "emu/collectives/group_layout.hpp"
 #include "emu/emulated_gpu.hpp"
 #include "emu/mpi_progress.hpp"
+#include "sim/report/trace_collector.hpp"
 #include "traces/op_classes.hpp"
 
 #include <mpi.h>
@@ -416,7 +417,7 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
   std::vector<OpRecord> median_records;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     auto records = impl.gather_records(measured[i]);
-    iteration_op_classes_.push_back(trace::op_class_times(rows_of(*job.plan, records)));
+    iteration_op_classes_.push_back(trace::op_class_times(rows_of(*job.plan, records), report::group_of(*job.plan)));
     if (i == median) median_records = std::move(records);
   }
   if (observer) {

@@ -17,3 +17,40 @@ TEST_CASE("op class times are sums per class, averaged over the trace's ranks", 
   CHECK(times.at("exposed_comm") == Approx(0.25));
   CHECK(trace::op_class_times({}).empty());
 }
+
+TEST_CASE("with groups, a collective's class runs from its group's last post", "[unit]") {
+  // Ranks 0 and 1 form one x group, 2 and 3 another. Each group all-reduces "g.ar" twice; rank 0 posts
+  // the first 0.3 s before rank 1, rank 3 the second 0.2 s before rank 2.
+  const std::vector<trace::TraceRow> rows = {
+      {0, "g.ar", "all_reduce", "x", 8, 0, 0.0, 1.0}, {1, "g.ar", "all_reduce", "x", 8, 0, 0.3, 1.0},
+      {2, "g.ar", "all_reduce", "x", 8, 0, 0.0, 1.0}, {3, "g.ar", "all_reduce", "x", 8, 0, 0.0, 1.0},
+      {0, "g.ar", "all_reduce", "x", 8, 0, 2.0, 2.5}, {1, "g.ar", "all_reduce", "x", 8, 0, 2.0, 2.5},
+      {2, "g.ar", "all_reduce", "x", 8, 0, 2.2, 2.5}, {3, "g.ar", "all_reduce", "x", 8, 0, 2.0, 2.5},
+      {0, "g.ar", "wait", "x", 8, 0, 0.5, 1.0},       {1, "p.send", "send", "pp", 8, 0, 3.0, 3.4},
+      {0, "p.recv", "recv", "pp", 8, 0, 3.2, 3.4}};
+  const trace::GroupOf by_pair = [](std::uint32_t rank, const std::string&) { return rank / 2; };
+  const auto times = trace::op_class_times(rows, by_pair);
+  // First all-reduce: 0.7 s on each of ranks 0, 1 and 1 s on ranks 2, 3; second: 0.5, 0.5, 0.3, 0.3.
+  CHECK(times.at("all_reduce.x") == Approx((0.7 + 0.7 + 1.0 + 1.0 + 0.5 + 0.5 + 0.3 + 0.3) / 4));
+  CHECK(times.at("post_skew.x") == Approx((0.3 + 0.2) / 4));
+  CHECK(times.at("exposed_comm") == Approx(0.5 / 4));  // waits are what they are
+  CHECK(times.at("send.pp") == Approx(0.4 / 4));       // transfers run from their own post
+  CHECK(times.at("recv.pp") == Approx(0.2 / 4));
+  CHECK(times.count("post_skew.pp") == 0);
+  CHECK(trace::is_post_skew("post_skew.x"));
+  CHECK_FALSE(trace::is_post_skew("all_reduce.x"));
+  // Without groups, each member's own post.
+  CHECK(trace::op_class_times(rows).at("all_reduce.x") == Approx((1.0 + 0.7 + 1.0 + 1.0 + 0.5 * 3 + 0.3) / 4));
+  CHECK(trace::op_class_times(rows).count("post_skew.x") == 0);
+}
+
+TEST_CASE("the same op posted twice by a group is two collectives, matched in post order", "[unit]") {
+  // Rows out of time order: the k-th post of each member is matched, not the k-th row.
+  const std::vector<trace::TraceRow> rows = {{0, "ar", "all_reduce", "y", 8, 0, 5.0, 6.0},
+                                             {0, "ar", "all_reduce", "y", 8, 0, 0.0, 1.0},
+                                             {1, "ar", "all_reduce", "y", 8, 0, 0.5, 1.0},
+                                             {1, "ar", "all_reduce", "y", 8, 0, 5.5, 6.0}};
+  const auto times = trace::op_class_times(rows, [](std::uint32_t, const std::string&) { return 0u; });
+  CHECK(times.at("all_reduce.y") == Approx(2 * 0.5 * 2 / 2));
+  CHECK(times.at("post_skew.y") == Approx((0.5 + 0.5) / 2));
+}

@@ -5,6 +5,7 @@
 #include "sim/api/simulate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_view.hpp"
+#include "sim/report/trace_collector.hpp"
 #include "validate/internal/calibration_fit.hpp"
 #include "validate/mpirun.hpp"
 
@@ -233,10 +234,10 @@ double emulated_kernel_overhead_s(const nlohmann::json& machine, const std::stri
 
 }  // namespace
 
-std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
-                                              const std::vector<std::string>& overrides,
-                                              const std::string& machine_file, const emu::EmulationOptions& emu,
-                                              double& iteration_s) {
+std::map<std::string, double> simulate_on_host(const std::string& scenario_path,
+                                               const std::vector<std::string>& overrides,
+                                               const std::string& machine_file, const emu::EmulationOptions& emu,
+                                               double& iteration_s) {
   auto machine = read_json_file(machine_file);
   JsonView view(machine, machine_file, "");
   // A bad machine file is named as such: its network too, which only building it checks.
@@ -266,12 +267,12 @@ std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
     for (double& t : job.job.kernel_time_s) t += kernel_overhead_s;
   };
   options.traced_ranks.assign(s.gpus, true);
-  std::vector<trace::TraceRow> rows;
-  options.on_trace = [&](const scenario::PreparedJob&, std::vector<trace::TraceRow> traced) {
-    rows = std::move(traced);
+  std::map<std::string, double> classes;
+  options.on_trace = [&](const scenario::PreparedJob& job, std::vector<trace::TraceRow> traced) {
+    classes = trace::op_class_times(traced, report::group_of(job.plan));
   };
   iteration_s = api::simulate(s, options).iteration_time_s;
-  return rows;
+  return classes;
 }
 
 namespace {
@@ -435,8 +436,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
       const auto file = (out / "machine-probed.json").string();
       const auto probed = scaled_machine(calibrated_machine, 1 + bw_drift / 100, 1 + lat_drift / 100);
       emu::publish_file(file, [&](std::ostream& f) { f << probed.dump(2) << '\n'; });
-      const auto rows = simulate_on_host(scenario_path, o.overrides, file, o.emu, x.simulated_s);
-      x.simulated_classes = trace::op_class_times(rows);
+      x.simulated_classes = simulate_on_host(scenario_path, o.overrides, file, o.emu, x.simulated_s);
       x.bandwidth_drift_pct = bw_drift;
     }
     fs::remove(out / "summary.json");  // its presence afterwards means this emulation completed
@@ -493,10 +493,11 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     r.simulated_iteration_s = spread_of(r.simulated_runs_s).median;
     r.classes = compare_class_times(measured_classes, class_medians(simulated_class_samples));
   } else {
-    const auto rows = simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
+    const auto simulated_classes =
+        simulate_on_host(scenario_path, o.overrides, calibration, o.emu, r.simulated_iteration_s);
     r.error_pct = error_pct(r.measured_iteration_s, r.simulated_iteration_s);
     r.interval = error_interval(r.measured_runs_s, r.simulated_iteration_s);
-    r.classes = compare_class_times(measured_classes, trace::op_class_times(rows));
+    r.classes = compare_class_times(measured_classes, simulated_classes);
   }
   r.simulated_inside_spread =
       r.measured_min_s <= r.simulated_iteration_s && r.simulated_iteration_s <= r.measured_max_s;
@@ -629,8 +630,9 @@ void print(std::ostream& out, const ValidationResult& r) {
                   c.simulated_s, c.error_pct);
     out << line;
   }
-  out << "  (collective classes run from post to completion and overlap compute; exposed_comm is the time\n"
-         "   blocked in waits; calibration: "
+  out << "  (collective classes run from their group's last post to completion and overlap compute;\n"
+         "   post_skew is the time members had posted before their group's last post, not an op's time;\n"
+         "   exposed_comm is the time blocked in waits; calibration: "
       << r.calibration << ",\n   " << r.calibration_status << ")\n";
 }
 

@@ -172,12 +172,12 @@ struct Spread {
 [[nodiscard]] nlohmann::json scaled_machine(nlohmann::json machine, double bandwidth_ratio, double latency_ratio);
 
 /// Simulates `scenario_path` on the calibrated host (scenario GPU; node, network and collectives from
-/// `machine_file`), scaled as the emulator ran it; returns the simulated trace rows of every rank and
-/// sets `iteration_s`.
-[[nodiscard]] std::vector<trace::TraceRow> simulate_on_host(const std::string& scenario_path,
-                                                            const std::vector<std::string>& overrides,
-                                                            const std::string& machine_file,
-                                                            const emu::EmulationOptions& emu, double& iteration_s);
+/// `machine_file`), scaled as the emulator ran it; returns the op classes of every rank's simulated trace
+/// (trace::op_class_times with the plan's groups, as the emulator counts them) and sets `iteration_s`.
+[[nodiscard]] std::map<std::string, double> simulate_on_host(const std::string& scenario_path,
+                                                             const std::vector<std::string>& overrides,
+                                                             const std::string& machine_file,
+                                                             const emu::EmulationOptions& emu, double& iteration_s);
 
 [[nodiscard]] nlohmann::ordered_json to_json(const ValidationResult& r);
 void print(std::ostream& out, const ValidationResult& r);

@@ -48,4 +48,12 @@ std::vector<trace::TraceRow> TraceCollector::rows() const {
   return rows;
 }
 
+trace::GroupOf group_of(const schedule::Plan& plan) {
+  return [&grid = plan.grid](std::uint32_t rank, const std::string& dim) {
+    for (std::size_t d = 0; d < grid.dims().size(); ++d)
+      if (grid.dim(d).name == dim) return grid.group_member(rank, d, 0);
+    return rank;
+  };
+}
+
 }  // namespace exasim::report

@@ -3,6 +3,7 @@
 
 #include "sim/runtime/runtime.hpp"
 #include "sim/schedule/plan.hpp"
+#include "traces/op_classes.hpp"
 #include "traces/trace.hpp"
 
 #include <vector>
@@ -26,5 +27,10 @@ class TraceCollector {
   const schedule::Plan& plan_;
   std::vector<Record> records_;
 };
+
+/// A collective row's group for trace::op_class_times(): the first member's rank of the rank's group along
+/// the named dimension of the plan's grid (the plan must outlive the function). A name the grid does not
+/// have is a group of its own per rank.
+[[nodiscard]] trace::GroupOf group_of(const schedule::Plan& plan);
 
 }  // namespace exasim::report
