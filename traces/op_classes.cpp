@@ -46,10 +46,10 @@ bool is_post_skew(std::string_view op_class) { return op_class.substr(0, kPostSk
 std::map<std::string, double> op_class_times(const std::vector<TraceRow>& rows, const GroupOf& group_of) {
   std::map<std::string, double> sum;
   std::set<std::uint32_t> ranks;
-  // Each group collective's last post, where groups are known.
-  std::vector<double> start(rows.size());
+  // Each group collective's last post, where groups are known: skew[i] is how long row i's member had
+  // posted before it.
+  std::vector<double> skew(rows.size(), 0.0);
   std::vector<bool> grouped(rows.size(), false);
-  for (std::size_t i = 0; i < rows.size(); ++i) start[i] = rows[i].t_start_s;
   if (group_of) {
     const auto keys = collective_keys(rows, group_of);
     std::map<CollectiveKey, double> last_post;
@@ -58,21 +58,21 @@ std::map<std::string, double> op_class_times(const std::vector<TraceRow>& rows, 
       if (!fresh) it->second = std::max(it->second, rows[i].t_start_s);
     }
     for (const auto& [i, key] : keys) {
-      start[i] = std::min(last_post[key], rows[i].t_end_s);
+      skew[i] = std::min(last_post[key], rows[i].t_end_s) - rows[i].t_start_s;
       grouped[i] = true;
     }
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     ranks.insert(r.rank);
-    const double d = r.t_end_s - start[i];
+    const double d = r.t_end_s - r.t_start_s;
     if (r.dim.empty())
       sum["compute"] += d;
     else if (r.kind == "wait")
       sum["exposed_comm"] += d;
     else
       sum[r.kind + "." + r.dim] += d;
-    if (grouped[i]) sum[std::string(kPostSkew) + r.dim] += start[i] - r.t_start_s;
+    if (grouped[i]) sum[std::string(kPostSkew) + r.dim] += skew[i];
   }
   const double n = std::max<double>(1, static_cast<double>(ranks.size()));
   for (auto& [name, value] : sum) value /= n;

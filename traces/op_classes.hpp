@@ -4,19 +4,21 @@
 // (e.g. "all_reduce.x"); "exposed_comm" (time blocked in waits). Each class is the mean over the trace's
 // ranks of the summed durations, so traces of the same plan compare like for like.
 //
-// A group collective cannot start before its last member posts it. Given each row's group (GroupOf), a
-// collective's class runs from that last post to the member's completion, the time the collective
-// model predicts; what a member spent posted before its group's last post is its post skew,
-// "post_skew.<dim>", reported beside the op classes. Skew is not an op's time: it is how far apart the
-// members reached the collective, which on the emulation host is mostly host jitter (docs/accuracy.md),
-// and the part of it a member spent blocked is already in exposed_comm. Without groups (a trace read
-// from a CSV, which has no grid) a collective's class runs from each member's own post.
+// A collective's class runs from each member's own post to its completion, as a profiler shows it. A
+// group collective cannot start before its last member posts it; given each row's group (GroupOf), the
+// time members had posted before their group's last post is reported as "post_skew.<dim>", the part of
+// the collective classes that is the members reaching the collective apart rather than the collective
+// itself (on the emulation host, mostly host jitter: docs/accuracy.md). Skew is a diagnostic, not an
+// op's time: it overlaps the collective classes, and the part of it a member spent blocked is in
+// exposed_comm too. A trace read from a CSV has no grid, hence no groups and no skew.
 //
 // LIMITATIONS:
 //  - Members' k-th posts of the same op name along the same dimension are one collective (members post
 //    in the same order: sim/schedule/plan.hpp); a traced subset of ranks takes the last post among the
 //    members it has.
 //  - Send and recv run from their own post: a transfer's pair is not matched.
+//  - Posts compare across ranks only on one clock: the emulator's ranks on several hosts keep their own
+//    zero (emu/mpi_runtime.cpp), and there the skew is as good as those zeros agree.
 //  - Collective classes overlap compute; the classes do not add up to the iteration.
 
 #include "traces/trace.hpp"
@@ -38,7 +40,8 @@ using GroupOf = std::function<std::uint32_t(std::uint32_t rank, const std::strin
 [[nodiscard]] std::map<std::string, double> op_class_times(const std::vector<TraceRow>& rows,
                                                            const GroupOf& group_of = {});
 
-/// Whether a class of op_class_times() is a post skew ("post_skew.<dim>") rather than an op's time.
+/// Whether a class of op_class_times() is a post skew ("post_skew.<dim>"), a diagnostic rather than an
+/// op's time.
 [[nodiscard]] bool is_post_skew(std::string_view op_class);
 
 }  // namespace exasim::trace

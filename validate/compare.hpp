@@ -1,7 +1,7 @@
 #pragma once
 // Lines up a measured trace and a simulated one by op class (traces/op_classes.hpp): compute; each
-// collective kind per grid dimension (from the group's last post where groups are known); the members' post
-// skew; exposed communication (time blocked in waits).
+// collective kind per grid dimension (post to completion); exposed communication (time blocked in waits);
+// and, where groups are known, the members' post skew (a diagnostic).
 
 #include "traces/op_classes.hpp"
 #include "traces/trace.hpp"

@@ -630,8 +630,8 @@ void print(std::ostream& out, const ValidationResult& r) {
                   c.simulated_s, c.error_pct);
     out << line;
   }
-  out << "  (collective classes run from their group's last post to completion and overlap compute;\n"
-         "   post_skew is the time members had posted before their group's last post, not an op's time;\n"
+  out << "  (collective classes run from post to completion and overlap compute; post_skew is the part of\n"
+         "   them members had posted before their group's last post, a diagnostic, not an op's time;\n"
          "   exposed_comm is the time blocked in waits; calibration: "
       << r.calibration << ",\n   " << r.calibration_status << ")\n";
 }

@@ -23,7 +23,7 @@
 namespace exasim::validate {
 
 /// Where a host's calibration is cached: $EXASIM_CACHE_DIR, else $XDG_CACHE_HOME/exasim, else
-/// ~/.cache/exasim; file calibration-v3-<host>-<ranks>ranks.json (the version changes when what the
+/// ~/.cache/exasim; file calibration-v4-<host>-<ranks>ranks.json (the version changes when what the
 /// microbenchmarks measure changes, so that an old cache is not reused).
 [[nodiscard]] std::string default_calibration_path(std::uint32_t ranks);
 
