@@ -143,6 +143,10 @@ struct ValidationResult {
   /// The stolen share above which a kept emulation is disturbed: kDisturbedStealPct, or max_steal_pct
   /// when that is higher (100: none ever is).
   [[nodiscard]] double disturbed_bound_pct() const { return std::max(max_steal_pct, kDisturbedStealPct); }
+  /// The most CPU time stolen during a kept emulation, in %; 0 when none was kept or none is known.
+  [[nodiscard]] double most_stolen_pct() const {
+    return steal_pct.empty() ? 0.0 : std::max(0.0, *std::max_element(steal_pct.begin(), steal_pct.end()));
+  }
   /// Kept emulations that lost more than disturbed_bound_pct(): the reruns found no quieter ones. Their
   /// times measure the hypervisor as much as the host, so `validate --max-error-pct` gives no verdict on
   /// them (too noisy to judge, exit 5).

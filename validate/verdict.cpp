@@ -1,6 +1,5 @@
 #include "validate/verdict.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -15,12 +14,12 @@ int verdict_exit_code(const ValidationResult& r, double max_error_pct, std::ostr
   if (const std::size_t disturbed = r.disturbed_kept(); disturbed > 0) {
     // A disturbed emulation runs slow by what the hypervisor took, which no model of this host can
     // predict: judging it would blame or credit the model for the hour.
-    const double most = *std::max_element(r.steal_pct.begin(), r.steal_pct.end());
     char what[200];
     std::snprintf(what, sizeof what,
                   "%zu of the %zu emulations kept lost more than %.0f%% of the CPU time to the hypervisor (up to "
                   "%.1f%%; %zu more were run and dropped)",
-                  disturbed, r.steal_pct.size(), r.disturbed_bound_pct(), most, r.dropped_steal_pct.size());
+                  disturbed, r.steal_pct.size(), r.disturbed_bound_pct(), r.most_stolen_pct(),
+                  r.dropped_steal_pct.size());
     err << "exasim: error: too noisy to judge: " << what << "; iteration time error " << range
         << " is not a verdict on the model: validate again on a quieter hour (README: Validate on this host)\n";
     return kExitTooNoisy;

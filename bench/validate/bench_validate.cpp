@@ -141,8 +141,7 @@ int main(int argc, char** argv) {
       char interval[40] = "-";
       if (v.interval.samples >= 2)
         std::snprintf(interval, sizeof interval, "[%+.1f, %+.1f]%%", v.interval.low_pct, v.interval.high_pct);
-      const double stolen =
-          v.steal_pct.empty() ? 0.0 : std::max(0.0, *std::max_element(v.steal_pct.begin(), v.steal_pct.end()));
+      const double stolen = v.most_stolen_pct();
       std::printf("%-24s %5u %10.4f %10.4f %+6.1f%% %17s %6.1f%% %6.1f%%  %s\n", s.name.c_str(), s.gpus, m, sim, err,
                   interval, v.measured_spread_pct, stolen, classes.c_str());
       std::fflush(stdout);
