@@ -457,6 +457,14 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
     for (const auto& classes : per_iteration) x.classes.push_back(classes.get<std::map<std::string, double>>());
     return stolen;
   });
+  if (!o.out_dir.empty() && !quiet.kept.empty() && !quiet.kept.back()) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "exasim: the files in %s are the last emulation's, which was not kept (%.1f%% of the CPU time "
+                  "stolen)\n",
+                  o.out_dir.c_str(), quiet.steal_pct.back());
+    log << line;
+  }
   // Op class seconds, one map per sample: measured, one per measured iteration of every kept emulation;
   // simulated (paired), one per kept repeat.
   std::vector<std::map<std::string, double>> class_samples, simulated_class_samples;

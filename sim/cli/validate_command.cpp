@@ -39,7 +39,8 @@ Command add_validate_command(CLI::App& app) {
                 "what the measurement drifts by goes into the error)")
       ->excludes(paired);
   cmd->add_flag("--quick-calibration", o->run.quick_calibration, "Fewer microbenchmark points when calibrating");
-  cmd->add_option("--out", o->run.out_dir, "Keep the emulation's trace.csv and summary.json here");
+  cmd->add_option("--out", o->run.out_dir,
+                  "Keep the last emulation's trace.csv and summary.json here (the log says when it was not kept)");
   cmd->add_option("--repeats", o->run.repeats,
                   "Emulations to run; the measured time is their median, and their spread is reported")
       ->capture_default_str();
