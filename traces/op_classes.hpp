@@ -13,10 +13,13 @@
 // exposed_comm too. A trace read from a CSV has no grid, hence no groups and no skew.
 //
 // LIMITATIONS:
+//  - A member that posts early counts the wait for its late peers as collective time; the skew says how
+//    much, but the classes compared keep it (counting from the last post on both sides was measured
+//    worse: docs/accuracy.md).
 //  - Members' k-th posts of the same op name along the same dimension are one collective (members post
 //    in the same order: sim/schedule/plan.hpp); a traced subset of ranks takes the last post among the
 //    members it has.
-//  - Send and recv run from their own post: a transfer's pair is not matched.
+//  - Send and recv have no post skew: a transfer's pair is not matched.
 //  - Posts compare across ranks only on one clock: the emulator's ranks on several hosts keep their own
 //    zero (emu/mpi_runtime.cpp), and there the skew is as good as those zeros agree.
 //  - Collective classes overlap compute; the classes do not add up to the iteration.
