@@ -46,24 +46,7 @@ bool is_post_skew(std::string_view op_class) { return op_class.substr(0, kPostSk
 std::map<std::string, double> op_class_times(const std::vector<TraceRow>& rows, const GroupOf& group_of) {
   std::map<std::string, double> sum;
   std::set<std::uint32_t> ranks;
-  // Each group collective's last post, where groups are known: skew[i] is how long row i's member had
-  // posted before it.
-  std::vector<double> skew(rows.size(), 0.0);
-  std::vector<bool> grouped(rows.size(), false);
-  if (group_of) {
-    const auto keys = collective_keys(rows, group_of);
-    std::map<CollectiveKey, double> last_post;
-    for (const auto& [i, key] : keys) {
-      auto [it, fresh] = last_post.try_emplace(key, rows[i].t_start_s);
-      if (!fresh) it->second = std::max(it->second, rows[i].t_start_s);
-    }
-    for (const auto& [i, key] : keys) {
-      skew[i] = std::min(last_post[key], rows[i].t_end_s) - rows[i].t_start_s;
-      grouped[i] = true;
-    }
-  }
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
+  for (const auto& r : rows) {
     ranks.insert(r.rank);
     const double d = r.t_end_s - r.t_start_s;
     if (r.dim.empty())
@@ -72,7 +55,17 @@ std::map<std::string, double> op_class_times(const std::vector<TraceRow>& rows, 
       sum["exposed_comm"] += d;
     else
       sum[r.kind + "." + r.dim] += d;
-    if (grouped[i]) sum[std::string(kPostSkew) + r.dim] += skew[i];
+  }
+  if (group_of) {
+    // Each group collective's last post; a member's skew is how long it had posted before it.
+    const auto keys = collective_keys(rows, group_of);
+    std::map<CollectiveKey, double> last_post;
+    for (const auto& [i, key] : keys) {
+      auto [it, fresh] = last_post.try_emplace(key, rows[i].t_start_s);
+      if (!fresh) it->second = std::max(it->second, rows[i].t_start_s);
+    }
+    for (const auto& [i, key] : keys)
+      sum[std::string(kPostSkew) + rows[i].dim] += std::min(last_post[key], rows[i].t_end_s) - rows[i].t_start_s;
   }
   const double n = std::max<double>(1, static_cast<double>(ranks.size()));
   for (auto& [name, value] : sum) value /= n;
