@@ -33,6 +33,17 @@ QuietRuns run_until_quiet(std::size_t keep, double max_steal_pct, const std::fun
   return q;
 }
 
+PooledRuns runs_to_pool(const QuietRuns& q, double disturbed_pct) {
+  PooledRuns p;
+  for (std::size_t i = 0; i < q.kept.size(); ++i)
+    if (q.kept[i] && q.steal_pct[i] <= disturbed_pct) p.runs.push_back(i);
+  if (!p.runs.empty()) return p;
+  p.disturbed = true;
+  for (std::size_t i = 0; i < q.kept.size(); ++i)
+    if (q.kept[i]) p.runs.push_back(i);
+  return p;
+}
+
 double t95(std::uint32_t df) {
   // Two-sided 95% (upper 0.975) quantiles of Student's t, df 1-30 (any statistics table, e.g. NIST/
   // SEMATECH e-Handbook 1.3.6.7.2); above 30 the normal's 1.960 is within 2%.

@@ -60,6 +60,17 @@ struct QuietRuns {
 [[nodiscard]] QuietRuns run_until_quiet(std::size_t keep, double max_steal_pct,
                                         const std::function<double()>& run_once);
 
+/// Of the runs `q` kept, those a fit may pool: every kept run that lost at most `disturbed_pct` of the
+/// CPU time, or every kept run when none did (`disturbed`: the reruns found no quiet hour, and what is
+/// fitted describes the hypervisor as much as the host). One disturbed run among quiet ones would pull
+/// the pooled fit by its slowness: on the 2-core VM a calibration run that lost 31% measured 33% less
+/// bandwidth than the two beside it that lost 3%.
+struct PooledRuns {
+  std::vector<std::size_t> runs;  ///< indices into q.steal_pct, in run order
+  bool disturbed = false;
+};
+[[nodiscard]] PooledRuns runs_to_pool(const QuietRuns& q, double disturbed_pct);
+
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
 [[nodiscard]] double t95(std::uint32_t df);
 

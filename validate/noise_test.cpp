@@ -105,3 +105,26 @@ TEST_CASE("disturbed runs are run again, up to twice the runs kept", "[unit]") {
   CHECK(run({50, 60, 99}, 2, 100).steal_pct.size() == 2);
   CHECK(run({-1, -1, 99}, 2, 0).steal_pct.size() == 2);
 }
+
+TEST_CASE("a fit pools the kept runs the hypervisor left alone, all of them only when none was", "[unit]") {
+  using V = std::vector<std::size_t>;
+  QuietRuns q;
+  // Three kept after three dropped, one of the kept at 31%: the two quiet ones are pooled.
+  q.steal_pct = {31, 3.2, 2.7, 35, 37, 36};
+  q.kept = {true, true, true, false, false, false};
+  auto p = runs_to_pool(q, 15);
+  CHECK(p.runs == V{1, 2});
+  CHECK_FALSE(p.disturbed);
+  // Every kept run disturbed: all of them, and said.
+  q.steal_pct = {20, 40, 25, 30};
+  q.kept = {true, false, true, false};
+  p = runs_to_pool(q, 15);
+  CHECK(p.runs == V{0, 2});
+  CHECK(p.disturbed);
+  // The bound is inclusive; unknown counters (-1) count as quiet.
+  q.steal_pct = {15, -1};
+  q.kept = {true, true};
+  p = runs_to_pool(q, 15);
+  CHECK(p.runs == V{0, 1});
+  CHECK_FALSE(p.disturbed);
+}

@@ -146,10 +146,12 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
     all_runs.push_back(run_microbench(o, samples_path, log));
     return steal_pct(cpu_before, read_cpu_counters());
   });
+  const double disturbed_bound = std::max(o.max_steal_pct, kDisturbedStealPct);
+  const PooledRuns pooled_runs = runs_to_pool(quiet, disturbed_bound);
   std::vector<MicrobenchRun> runs;
   std::vector<double> kept_stolen, dropped_stolen;
   for (std::size_t i = 0; i < all_runs.size(); ++i) {
-    if (quiet.kept[i]) {
+    if (std::find(pooled_runs.runs.begin(), pooled_runs.runs.end(), i) != pooled_runs.runs.end()) {
       runs.push_back(std::move(all_runs[i]));
       kept_stolen.push_back(quiet.steal_pct[i]);
     } else {
@@ -178,6 +180,7 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   machine["sources"]["collectives_latency_spread_pct"] = latency.spread_pct;
   machine["sources"]["calibration_steal_pct"] = kept_stolen;
   machine["sources"]["calibration_dropped_steal_pct"] = dropped_stolen;
+  machine["sources"]["calibration_disturbed"] = pooled_runs.disturbed;
   machine["sources"]["conditions"] = current_conditions(o);
   machine["sources"]["conditions"]["collectives_bandwidth_Bps"] = fit.collectives.bandwidth_Bps;
   machine["sources"]["conditions"]["collectives_latency_s"] = fit.collectives.latency_s;
@@ -190,9 +193,15 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
         << bandwidth.max / 1e9 << " GB/s (spread " << bandwidth.spread_pct << "%), step latency " << latency.min * 1e6
         << "-" << latency.max * 1e6 << " us (spread " << latency.spread_pct << "%)";
   if (!dropped_stolen.empty())
-    log << "; " << dropped_stolen.size() << " more runs, the hypervisor having taken more than " << o.max_steal_pct
-        << "% of the CPU time during some";
+    log << "; " << dropped_stolen.size() << " more runs left out, the hypervisor having taken more than "
+        << o.max_steal_pct << "% of the CPU time during some";
   log << "; written to " << out << "\n";
+  if (pooled_runs.disturbed)
+    log << "exasim: warning: the hypervisor took more than " << disturbed_bound
+        << "% of the CPU time during every calibration run kept (up to "
+        << *std::max_element(kept_stolen.begin(), kept_stolen.end())
+        << "%): this calibration describes a disturbed host; validate measures it again before reusing it and gives "
+           "no verdict on it\n";
   return out;
 }
 
@@ -313,6 +322,26 @@ nlohmann::json scaled_machine(nlohmann::json machine, double bandwidth_ratio, do
   return machine;
 }
 
+std::string disturbed_calibration(const nlohmann::json& machine) {
+  const auto sources = machine.value("sources", nlohmann::json::object());
+  double most = -1;
+  for (const auto& pct : sources.value("calibration_steal_pct", nlohmann::json::array()))
+    if (pct.is_number()) most = std::max(most, pct.get<double>());
+  char text[160];
+  if (sources.contains("calibration_disturbed")) {  // calibrate's own judgement, under its --max-steal-pct
+    if (!sources.value("calibration_disturbed", false)) return {};
+    std::snprintf(text, sizeof text,
+                  "the hypervisor disturbed every run it fitted, taking up to %.1f%% of the CPU time", most);
+    return text;
+  }
+  if (most > kDisturbedStealPct) {  // an older file, which pooled every kept run
+    std::snprintf(text, sizeof text, "a run it fitted lost %.1f%% of the CPU time to the hypervisor (bound %.0f%%)",
+                  most, kDisturbedStealPct);
+    return text;
+  }
+  return {};
+}
+
 CalibrationCheck check_calibration(const std::string& path, const CalibrateOptions& o, double max_drift_pct,
                                    std::ostream& log) {
   CalibrationCheck c;
@@ -328,6 +357,9 @@ CalibrationCheck check_calibration(const std::string& path, const CalibrateOptio
                std::to_string(std::thread::hardware_concurrency());
     return c;
   }
+  // A disturbed calibration prices every collective at the hypervisor's hour; a probe within the drift
+  // bound of a fit pooled from quiet and disturbed runs would not see it. No probe is needed to say so.
+  if (c.reason = disturbed_calibration(cached); !c.reason.empty()) return c;
   // A quick probe is noisy (on a quiet 2-core host one in four or five lands beyond 25%): a probe beyond the
   // bound is checked by a second one, and the calibration is stale only when both are beyond it.
   auto worst = [](std::pair<double, double> d) { return std::max(std::abs(d.first), std::abs(d.second)); };
@@ -409,6 +441,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.scenario = s.name;
   r.calibration = calibration;
   r.calibration_status = status;
+  r.calibration_disturbed = disturbed_calibration(read_json_file(calibration));
   // What one emulation (and, paired, its probed simulation) gave; the kept ones make the result.
   struct Repeat {
     double measured_s = 0, simulated_s = 0, bandwidth_drift_pct = 0;
@@ -565,6 +598,7 @@ nlohmann::ordered_json to_json(const ValidationResult& r) {
           {"max_steal_pct", r.max_steal_pct},
           {"dropped_steal_pct", r.dropped_steal_pct},
           {"disturbed_emulations", r.disturbed_kept()},
+          {"calibration_disturbed", !r.calibration_disturbed.empty()},
           {"measured_iterations_s", r.measured_iterations_s},
           {"op_classes", classes},
           {"measured_class_samples", r.measured_class_samples},
@@ -625,6 +659,9 @@ void print(std::ostream& out, const ValidationResult& r) {
                   *most_stolen, most_stolen - r.steal_pct.begin() + 1, r.steal_pct.size());
     out << line;
   }
+  if (!r.calibration_disturbed.empty())
+    out << "  host        the calibration was measured on a disturbed host (" << r.calibration_disturbed
+        << "): too disturbed to judge the model; validate again on a quieter hour\n";
   std::snprintf(line, sizeof line,
                 "\n  per op class (mean over ranks of summed durations; measured: median over %zu measured "
                 "iterations%s):\n",

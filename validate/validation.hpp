@@ -64,9 +64,16 @@ inline constexpr double kCalibrationDriftPct = 25;
 /// either side gave -1.5 and -2.1%.
 inline constexpr double kDisturbedStealPct = 15;
 
+/// Why the machine file `machine` (from calibrate) describes a disturbed host, or empty when it does not:
+/// it says so (sources.calibration_disturbed: every run it fitted lost more than kDisturbedStealPct, or
+/// its --max-steal-pct when higher, of the CPU time), or, in a file without that field (written before
+/// calibrate left disturbed runs out of its fit), a run it fitted lost more than kDisturbedStealPct.
+[[nodiscard]] std::string disturbed_calibration(const nlohmann::json& machine);
+
 /// Checks the calibration at `path` against this host: stale when it records no conditions (an older
-/// file) or other core counts, or when a probe (one quick run of the microbenchmarks with `o`'s ranks)
-/// fits a bandwidth or step latency more than `max_drift_pct` from it and a second probe does too.
+/// file) or other core counts, when it describes a disturbed host (disturbed_calibration), or when a probe (one quick
+/// run of the microbenchmarks with `o`'s ranks) fits a bandwidth or step latency more than `max_drift_pct` from it and
+/// a second probe does too.
 [[nodiscard]] CalibrationCheck check_calibration(const std::string& path, const CalibrateOptions& o,
                                                  double max_drift_pct, std::ostream& log);
 
@@ -139,6 +146,9 @@ struct ValidationResult {
   /// Emulations run but not kept (ValidateOptions::max_steal_pct, copied here): their stolen %, in run order.
   std::vector<double> dropped_steal_pct;
   double max_steal_pct = 100;
+  /// Why the calibration simulated describes a disturbed host (disturbed_calibration), or empty. Measured
+  /// again before this validation and still disturbed: the simulated side prices the hypervisor's hour.
+  std::string calibration_disturbed;
 
   /// The stolen share above which a kept emulation is disturbed: kDisturbedStealPct, or max_steal_pct
   /// when that is higher (100: none ever is).
@@ -155,6 +165,8 @@ struct ValidationResult {
     return static_cast<std::size_t>(
         std::count_if(steal_pct.begin(), steal_pct.end(), [&](double pct) { return pct > bound; }));
   }
+  /// Either side measured on a disturbed host: kept emulations (disturbed_kept) or the calibration.
+  [[nodiscard]] bool too_noisy() const { return disturbed_kept() > 0 || !calibration_disturbed.empty(); }
 };
 
 /// Median, min, max and spread of repeated measurements (spread = (max - min) / median, in %).

@@ -82,3 +82,20 @@ TEST_CASE("a probed host scales the calibrated bandwidth and every latency, noth
   CHECK(probed["collectives"]["step_costs"][0]["bandwidth_scale"] == 0.7);  // a share, not a rate
   CHECK(validate::scaled_machine(machine, 1, 1) == machine);
 }
+
+TEST_CASE("a calibration is disturbed when it says so, or in an older file when a run it fitted lost over 15%",
+          "[unit]") {
+  using nlohmann::json;
+  CHECK(validate::disturbed_calibration(json::object()).empty());  // a hand-written machine file
+  CHECK(
+      validate::disturbed_calibration(json::parse(R"({"sources": {"calibration_steal_pct": [3.2, 15, -1]}})")).empty());
+  CHECK_THAT(validate::disturbed_calibration(json::parse(R"({"sources": {"calibration_steal_pct": [31, 3.2, 2.7]}})")),
+             Catch::Contains("a run it fitted lost 31.0%"));
+  CHECK_THAT(validate::disturbed_calibration(
+                 json::parse(R"({"sources": {"calibration_disturbed": true, "calibration_steal_pct": [20, 25]}})")),
+             Catch::Contains("the hypervisor disturbed every run it fitted") && Catch::Contains("up to 25.0%"));
+  // calibrate's own judgement stands: runs it pooled under a --max-steal-pct of 30 are not disturbed.
+  CHECK(validate::disturbed_calibration(
+            json::parse(R"({"sources": {"calibration_disturbed": false, "calibration_steal_pct": [20, 2]}})"))
+            .empty());
+}

@@ -11,6 +11,13 @@ int verdict_exit_code(const ValidationResult& r, double max_error_pct, std::ostr
   char range[96];
   std::snprintf(range, sizeof range, "%+.1f%% (95%% interval %+.1f%% to %+.1f%% over %u emulations)", e.mean_pct,
                 e.low_pct, e.high_pct, e.samples);
+  if (!r.calibration_disturbed.empty()) {
+    // The simulated side then prices every collective at the hypervisor's hour, not the host's.
+    err << "exasim: error: too noisy to judge: the calibration was measured on a disturbed host ("
+        << r.calibration_disturbed << "); iteration time error " << range
+        << " is not a verdict on the model: validate again on a quieter hour (README: Validate on this host)\n";
+    return kExitTooNoisy;
+  }
   if (const std::size_t disturbed = r.disturbed_kept(); disturbed > 0) {
     // A disturbed emulation runs slow by what the hypervisor took, which no model of this host can
     // predict: judging it would blame or credit the model for the hour.

@@ -18,7 +18,9 @@ inline constexpr int kExitTooNoisy = 5;  ///< the measurement cannot judge the m
 /// 0 when the interval lies within +-max_error_pct; kExitOutside when it lies wholly beyond;
 /// kExitTooNoisy when it straddles the bound (the message says how many repeats would settle it), and
 /// whatever the interval when emulations it kept lost more CPU time to the hypervisor than
-/// r.disturbed_bound_pct() (ValidationResult::disturbed_kept). Writes the reason to `err` unless it returns 0.
+/// r.disturbed_bound_pct() (ValidationResult::disturbed_kept) or the calibration it simulated on was
+/// measured on a disturbed host (ValidationResult::calibration_disturbed). Writes the reason to `err`
+/// unless it returns 0.
 [[nodiscard]] int verdict_exit_code(const ValidationResult& r, double max_error_pct, std::ostream& err);
 
 }  // namespace exasim::validate

@@ -1,4 +1,4 @@
-// validate's verdict: within, outside, too noisy by the interval, and too noisy by the hypervisor.
+// validate's verdict: within, outside, too noisy by the interval, by the hypervisor, by the calibration.
 #include "validate/verdict.hpp"
 
 #include <catch2/catch.hpp>
@@ -57,4 +57,19 @@ TEST_CASE("kept emulations the hypervisor disturbed give no verdict", "[unit]") 
   CHECK(r.disturbed_kept() == 0);
   std::ostringstream err;
   CHECK(verdict_exit_code(r, 10, err) == 0);
+}
+
+TEST_CASE("a calibration measured on a disturbed host gives no verdict", "[unit]") {
+  for (double mean : {1.0, -25.0}) {
+    CAPTURE(mean);
+    auto r = result_with(mean, 2, {1, 2, 3});
+    r.calibration_disturbed = "a run it fitted lost 31.0% of the CPU time to the hypervisor (bound 15%)";
+    CHECK(r.disturbed_kept() == 0);
+    CHECK(r.too_noisy());
+    std::ostringstream err;
+    CHECK(verdict_exit_code(r, 10, err) == kExitTooNoisy);
+    CHECK_THAT(err.str(), Catch::Contains("too noisy to judge: the calibration was measured on a disturbed host") &&
+                              Catch::Contains("lost 31.0%"));
+  }
+  CHECK_FALSE(result_with(1, 2, {1, 2, 3}).too_noisy());
 }

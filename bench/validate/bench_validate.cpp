@@ -126,12 +126,13 @@ int main(int argc, char** argv) {
       const std::vector<double>& measured = v.measured_runs_s;
       const double m = v.measured_iteration_s, sim = v.simulated_iteration_s;
       const double err = v.error_pct;
-      const bool noisy = v.disturbed_kept() > 0;
+      const bool noisy = v.too_noisy();
       disturbed_bound_pct = v.disturbed_bound_pct();
       std::string classes;
       if (noisy) {
         too_noisy.push_back(s.name);
-        classes = "TOO NOISY: kept emulations disturbed, not judged";
+        classes = v.disturbed_kept() > 0 ? "TOO NOISY: kept emulations disturbed, not judged"
+                                         : "TOO NOISY: calibration disturbed, not judged";
       } else {
         inside += v.simulated_inside_spread ? 1 : 0;
         sum_abs += std::abs(err);
@@ -171,8 +172,10 @@ int main(int argc, char** argv) {
       "in %d of %zu cases\n",
       mape, worst, inside, judged);
   if (!too_noisy.empty()) {
-    std::printf("too noisy to judge (kept emulations lost more than %.0f%% of the CPU time), left out:",
-                disturbed_bound_pct);
+    std::printf(
+        "too noisy to judge (kept emulations or the calibration runs lost more than %.0f%% of the CPU time), left "
+        "out:",
+        disturbed_bound_pct);
     for (const auto& name : too_noisy) std::printf(" %s", name.c_str());
     std::printf("\n");
   }
