@@ -17,18 +17,19 @@ FAKE
 chmod +x "$tmp/fake"
 table=$("$here/placements.sh" "$tmp/fake")
 printf '%s\n' "$table"
-header=$(printf '%s\n' "$table" | head -1)
+# Here-strings, not pipes: under pipefail, grep -q or head leaving early would kill printf with SIGPIPE.
+header=$(head -1 <<<"$table")
 for column in wall_s events/s entries ns/entry iteration_s; do
   case $header in *"$column"*) ;; *) echo "no $column column"; exit 1 ;; esac
 done
 # Five scale_bench calls, two lines each: ten rows.
-[ "$(printf '%s\n' "$table" | grep -c 'spread    adaptive')" -eq 10 ] || { echo "expected 10 rows"; exit 1; }
-printf '%s\n' "$table" | grep -q ' 2x4x8x64 .* 0\.50  *2\.00M  *2\.5M  *200  *7\.25$' || { echo "row with counters wrong"; exit 1; }
-printf '%s\n' "$table" | grep -q ' 2x4x8x64 .* 0\.50  *2\.00M  *0\.0M  *-  *7\.25$' || { echo "row without counters wrong"; exit 1; }
+[ "$(grep -c 'spread    adaptive' <<<"$table")" -eq 10 ] || { echo "expected 10 rows"; exit 1; }
+grep -q ' 2x4x8x64 .* 0\.50  *2\.00M  *2\.5M  *200  *7\.25$' <<<"$table" || { echo "row with counters wrong"; exit 1; }
+grep -q ' 2x4x8x64 .* 0\.50  *2\.00M  *0\.0M  *-  *7\.25$' <<<"$table" || { echo "row without counters wrong"; exit 1; }
 line=$("$bench" --gpus 4096 --layers 1 --placement spread --repeats 1 | tail -1)
 printf '%s\n' "$line"
 for field in resolves paths_filled paths_released route_entries rate_changes; do
-  value=$(printf '%s\n' "$line" | sed -n "s/.*\"$field\":\([0-9]*\).*/\1/p")
+  value=$(sed -n "s/.*\"$field\":\([0-9]*\).*/\1/p" <<<"$line")
   if [ -z "$value" ] || [ "$value" -eq 0 ]; then
     echo "$field missing or zero"
     exit 1
