@@ -323,13 +323,18 @@ nlohmann::json scaled_machine(nlohmann::json machine, double bandwidth_ratio, do
 }
 
 std::string disturbed_calibration(const nlohmann::json& machine) {
-  const auto sources = machine.value("sources", nlohmann::json::object());
+  // `sources` is free-form documentation in a hand-written machine file: read only what calibrate writes,
+  // and only where it has the shape calibrate gives it.
+  if (!machine.is_object() || !machine.contains("sources") || !machine["sources"].is_object()) return {};
+  const auto& sources = machine["sources"];
   double most = -1;
-  for (const auto& pct : sources.value("calibration_steal_pct", nlohmann::json::array()))
-    if (pct.is_number()) most = std::max(most, pct.get<double>());
+  if (const auto it = sources.find("calibration_steal_pct"); it != sources.end() && it->is_array())
+    for (const auto& pct : *it)
+      if (pct.is_number()) most = std::max(most, pct.get<double>());
   char text[160];
-  if (sources.contains("calibration_disturbed")) {  // calibrate's own judgement, under its --max-steal-pct
-    if (!sources.value("calibration_disturbed", false)) return {};
+  if (const auto it = sources.find("calibration_disturbed"); it != sources.end() && it->is_boolean()) {
+    // calibrate's own judgement, under its --max-steal-pct
+    if (!it->get<bool>()) return {};
     std::snprintf(text, sizeof text,
                   "the hypervisor disturbed every run it fitted, taking up to %.1f%% of the CPU time", most);
     return text;

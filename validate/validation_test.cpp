@@ -86,7 +86,13 @@ TEST_CASE("a probed host scales the calibrated bandwidth and every latency, noth
 TEST_CASE("a calibration is disturbed when it says so, or in an older file when a run it fitted lost over 15%",
           "[unit]") {
   using nlohmann::json;
-  CHECK(validate::disturbed_calibration(json::object()).empty());  // a hand-written machine file
+  // Hand-written machine files: no sources, or sources in shapes calibrate never writes.
+  CHECK(validate::disturbed_calibration(json::object()).empty());
+  CHECK(validate::disturbed_calibration(json::array()).empty());
+  CHECK(validate::disturbed_calibration(json::parse(R"({"sources": "vendor datasheet"})")).empty());
+  CHECK(validate::disturbed_calibration(
+            json::parse(R"({"sources": {"calibration_steal_pct": "none", "calibration_disturbed": "no"}})"))
+            .empty());
   CHECK(
       validate::disturbed_calibration(json::parse(R"({"sources": {"calibration_steal_pct": [3.2, 15, -1]}})")).empty());
   CHECK_THAT(validate::disturbed_calibration(json::parse(R"({"sources": {"calibration_steal_pct": [31, 3.2, 2.7]}})")),
