@@ -446,7 +446,6 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   r.scenario = s.name;
   r.calibration = calibration;
   r.calibration_status = status;
-  r.calibration_disturbed = disturbed_calibration(read_json_file(calibration));
   // What one emulation (and, paired, its probed simulation) gave; the kept ones make the result.
   struct Repeat {
     double measured_s = 0, simulated_s = 0, bandwidth_drift_pct = 0;
@@ -456,6 +455,7 @@ ValidationResult validate_scenario(const std::string& scenario_path, const Valid
   };
   std::vector<Repeat> repeats;
   const auto calibrated_machine = read_json_file(calibration);
+  r.calibration_disturbed = disturbed_calibration(calibrated_machine);
   const auto [calibrated_bw, calibrated_lat] = recorded_fit(calibrated_machine);
   bool paired = o.paired || o.require_paired;
   if (paired && !(calibrated_bw > 0 && calibrated_lat > 0)) {
