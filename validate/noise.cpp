@@ -34,14 +34,11 @@ QuietRuns run_until_quiet(std::size_t keep, double max_steal_pct, const std::fun
 }
 
 PooledRuns runs_to_pool(const QuietRuns& q, double disturbed_pct) {
-  PooledRuns p;
-  for (std::size_t i = 0; i < q.kept.size(); ++i)
-    if (q.kept[i] && q.steal_pct[i] <= disturbed_pct) p.runs.push_back(i);
-  if (!p.runs.empty()) return p;
-  p.disturbed = true;
-  for (std::size_t i = 0; i < q.kept.size(); ++i)
-    if (q.kept[i]) p.runs.push_back(i);
-  return p;
+  PooledRuns p{q.kept, false};
+  for (std::size_t i = 0; i < p.pooled.size(); ++i)
+    if (q.steal_pct[i] > disturbed_pct) p.pooled[i] = false;
+  if (std::find(p.pooled.begin(), p.pooled.end(), true) != p.pooled.end()) return p;
+  return {q.kept, true};
 }
 
 double t95(std::uint32_t df) {

@@ -66,7 +66,7 @@ struct QuietRuns {
 /// the pooled fit by its slowness: on the 2-core VM a calibration run that lost 31% measured 33% less
 /// bandwidth than the two beside it that lost 3%.
 struct PooledRuns {
-  std::vector<std::size_t> runs;  ///< indices into q.steal_pct, in run order
+  std::vector<bool> pooled;  ///< per run, in run order, as QuietRuns::kept
   bool disturbed = false;
 };
 [[nodiscard]] PooledRuns runs_to_pool(const QuietRuns& q, double disturbed_pct);

@@ -107,24 +107,24 @@ TEST_CASE("disturbed runs are run again, up to twice the runs kept", "[unit]") {
 }
 
 TEST_CASE("a fit pools the kept runs the hypervisor left alone, all of them only when none was", "[unit]") {
-  using V = std::vector<std::size_t>;
+  using B = std::vector<bool>;
   QuietRuns q;
   // Three kept after three dropped, one of the kept at 31%: the two quiet ones are pooled.
   q.steal_pct = {31, 3.2, 2.7, 35, 37, 36};
   q.kept = {true, true, true, false, false, false};
   auto p = runs_to_pool(q, 15);
-  CHECK(p.runs == V{1, 2});
+  CHECK(p.pooled == B{false, true, true, false, false, false});
   CHECK_FALSE(p.disturbed);
   // Every kept run disturbed: all of them, and said.
   q.steal_pct = {20, 40, 25, 30};
   q.kept = {true, false, true, false};
   p = runs_to_pool(q, 15);
-  CHECK(p.runs == V{0, 2});
+  CHECK(p.pooled == B{true, false, true, false});
   CHECK(p.disturbed);
   // The bound is inclusive; unknown counters (-1) count as quiet.
   q.steal_pct = {15, -1};
   q.kept = {true, true};
   p = runs_to_pool(q, 15);
-  CHECK(p.runs == V{0, 1});
+  CHECK(p.pooled == B{true, true});
   CHECK_FALSE(p.disturbed);
 }

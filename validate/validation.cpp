@@ -151,7 +151,7 @@ std::string calibrate(const CalibrateOptions& o, std::ostream& log) {
   std::vector<MicrobenchRun> runs;
   std::vector<double> kept_stolen, dropped_stolen;
   for (std::size_t i = 0; i < all_runs.size(); ++i) {
-    if (std::find(pooled_runs.runs.begin(), pooled_runs.runs.end(), i) != pooled_runs.runs.end()) {
+    if (pooled_runs.pooled[i]) {
       runs.push_back(std::move(all_runs[i]));
       kept_stolen.push_back(quiet.steal_pct[i]);
     } else {
