@@ -17,6 +17,9 @@ namespace {
 
 using namespace exasim::cli::testing;
 
+/// Writes `text` to a file of the temporary directory named after `name`. ctest runs each test case as a
+/// process of its own, two at once: a name must belong to one test case, or one truncates what the other
+/// is reading.
 std::string write_temp(const std::string& name, const std::string& text) {
   auto path = std::filesystem::temp_directory_path() / ("exasim_cli_test_" + name);
   std::ofstream(path) << text;
@@ -182,7 +185,7 @@ TEST_CASE("bad scenarios exit 2 naming the file and the field", "[unit]") {
   expect_input_error("batch.json", scenario_with("/training/global_batch", 6),
                      "training.global_batch: global_batch 6 is not divisible by gdata*gz = 4");
   expect_input_error("heads.json", scenario_with("/model/heads", 5), "model.heads: must divide hidden");
-  expect_input_error("heads_gy.json", scenario_with("/parallel/gy", 1).replace(0, 0, ""),  // product then wrong
+  expect_input_error("product_gy.json", scenario_with("/parallel/gy", 1).replace(0, 0, ""),  // product then wrong
                      "gx*gy*gz*gdata");
   expect_input_error("hidden.json", scenario_with("/model/hidden", 1000), "model.heads: must divide hidden");
   expect_input_error("unknown_machine.json", scenario_with("/machine", "frontier-xl"),
