@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timeout-s", a.options.timeout_s, "Abort when a rank is blocked this long")->capture_default_str();
   app.add_option("--microbench", a.microbench_path, "Run the calibration microbenchmarks; write samples JSON here");
-  app.add_flag("--quick", a.quick, "Fewer microbenchmark sizes and repetitions");
+  app.add_flag("--quick", a.quick, "Fewer repetitions of the microbenchmark points");
   app.add_option("--inject-fault", a.fail_mode, "Testing: die | hang, on --fault-rank")->group("");
   app.add_option("--fault-rank", a.fail_rank, "Testing: the rank that fails")->group("");
   int code = 0;

@@ -5,7 +5,8 @@
 //  - all_reduce / all_gather / reduce_scatter vs buffer size and group size, every rank busy (the world
 //    split into groups that all run at once, as the plans do), posted exactly as the emulated plans post
 //    them (libnbc's ring all-reduce; collectives/ring_collective.hpp for the others). Their repetitions are
-//    interleaved: each round runs every point once, a point's time is its median over 15 rounds.
+//    interleaved: each round runs every point once, a point's time is its median over 15 rounds (5 with
+//    --quick, which measures the same points).
 //  - kernel: back-to-back compute ops of 0, 20 us, 200 us and 2 ms on the emulated GPU (sleep mode), every
 //    rank at once: what an op costs beyond its modelled time on this host.
 // Every wait tests and sleeps exactly as the emulated iterations do (mpi_progress.hpp), so the fitted
@@ -19,7 +20,7 @@
 namespace exasim::emu {
 
 struct MicrobenchOptions {
-  bool quick = false;  ///< fewer sizes and repetitions (tests)
+  bool quick = false;  ///< fewer repetitions of the same points (tests, validate's probe)
   double poll_interval_s = 50e-6;
   double timeout_s = 120;
 };

@@ -106,7 +106,7 @@ struct ValidateOptions {
   /// this host (on a quiet 2-core host one 4-rank case measured 0.119-0.157 s from run to run: one
   /// run alone can be 15% off the middle of its spread).
   std::uint32_t repeats = 5;
-  /// Before each emulation, probe the host (one quick microbenchmark run, ~3 s) and simulate that repeat
+  /// Before each emulation, probe the host (one quick microbenchmark run, 2-4 s) and simulate that repeat
   /// on the calibration scaled to the probe (bandwidth and step latencies by the probe's drift): each
   /// repeat's error then compares two sides taken seconds, not hours, apart, and a host that slows
   /// during the measurement slows both. On by default: on the 2-core host, the suite's op classes within

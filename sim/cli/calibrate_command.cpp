@@ -25,7 +25,7 @@ Command add_calibrate_command(CLI::App& app) {
   cmd->add_option("--out", o->host.out,
                   "Machine file to write (default: the calibration cache, see validate); with --from-trace, the "
                   "calibration CSV (default: standard output)");
-  cmd->add_flag("--quick", o->host.quick, "Fewer sizes and repetitions (seconds, noisier)");
+  cmd->add_flag("--quick", o->host.quick, "Fewer repetitions of the same points (seconds, noisier)");
   cmd->add_option("--repeats", o->host.repeats,
                   "Microbenchmark runs; the file is one fit over the kept runs' points and records their spread")
       ->capture_default_str();

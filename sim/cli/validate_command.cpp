@@ -38,7 +38,7 @@ Command add_validate_command(CLI::App& app) {
                 "Simulate once on the checked calibration instead of probing before each emulation (faster; "
                 "what the measurement drifts by goes into the error)")
       ->excludes(paired);
-  cmd->add_flag("--quick-calibration", o->run.quick_calibration, "Fewer microbenchmark points when calibrating");
+  cmd->add_flag("--quick-calibration", o->run.quick_calibration, "Fewer microbenchmark repetitions when calibrating");
   cmd->add_option("--out", o->run.out_dir,
                   "Keep the last emulation's trace.csv and summary.json here (the log says when it was not kept)");
   cmd->add_option("--repeats", o->run.repeats,
