@@ -179,17 +179,16 @@ int emulate(const Args& a) {
                           {"poll_interval_s", a.options.poll_interval_s},
                           {"rank0_mean_sleep_overshoot_s", runtime.mean_sleep_overshoot_s()},
                           {"rank0_collectives_by_algorithm", runtime.collectives_by_algorithm()}};
-  // Per rank, the compute the emulated GPU ran in the reported iteration beside what its plan asks:
-  // they differ only by host delays the emulated GPU could not pay back (emu/emulated_gpu.hpp).
-  nlohmann::json ran = nlohmann::json::array(), planned = nlohmann::json::array();
+  // Per rank, the compute the host ran for its emulated GPU in the reported iteration beside what its
+  // plan asks: they differ only by host delays the emulated GPU did not pay back (emu/emulated_gpu.hpp).
+  nlohmann::json planned = nlohmann::json::array();
   for (std::size_t r = 0; r < result.ranks.size(); ++r) {
-    ran.push_back(result.ranks[r].compute_s);
     double plan_s = 0;
     for (const auto& op : prepared->plan.stream_of(static_cast<schedule::Rank>(r)).ops)
       if (op.type == schedule::OpType::Compute) plan_s += prepared->job.kernel_time_s[op.kernel];
     planned.push_back(plan_s);
   }
-  summary["emulation"]["compute_per_rank_s"] = ran;
+  summary["emulation"]["compute_per_rank_s"] = runtime.host_compute_per_rank_s();
   summary["emulation"]["plan_compute_per_rank_s"] = planned;
   summary["emulation"]["unpaid_delay_per_rank_s"] = runtime.unpaid_delay_per_rank_s();
   if (!a.out_dir.empty()) {

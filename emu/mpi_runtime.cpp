@@ -49,7 +49,9 @@ struct IterationRecord {
   std::vector<double> wire_bytes;  ///< per dimension, bytes this rank sent (counted where exasim's collectives ran)
   std::map<std::string, std::uint64_t> by_algorithm;  ///< collectives this rank ran, per algorithm
   std::vector<OpRecord> ops;
-  double unpaid_delay_s = 0;      ///< the emulated GPU's debt at the iteration's end
+  double host_compute_s = 0;      ///< host time in compute ops and in posting overlapped collectives
+  double absorbed_delay_s = 0;    ///< debt that waits absorbed (the GPU idled through it)
+  double unpaid_delay_s = 0;      ///< host delay no compute op paid back: absorbed, or owed at the end
   double origin_monotonic_s = 0;  ///< the iteration's start on the host's monotonic clock (one per host)
 };
 
@@ -260,11 +262,16 @@ struct MpiRuntime::Impl {
       const Op& op = ops[i];
       switch (op.type) {
         case OpType::Compute: {
+          // Recorded on the emulated GPU's timeline (host time less its debt): the op runs for its
+          // modelled time there, however late the host wakes up (emulated_gpu.hpp).
+          const double d0 = gpu_.debt_s();
           const double t0 = now();
           gpu_.run(job_.kernel_time_s[op.kernel], progress);
           const double t1 = now();
-          it.times.compute_s += t1 - t0;
-          it.ops.push_back({me, i, t0, t1});
+          const double gpu_t0 = t0 - d0, gpu_t1 = t1 - gpu_.debt_s();
+          it.host_compute_s += t1 - t0;
+          it.times.compute_s += gpu_t1 - gpu_t0;
+          it.ops.push_back({me, i, gpu_t0, gpu_t1});
           break;
         }
         case OpType::CollStart: {
@@ -279,12 +286,13 @@ struct MpiRuntime::Impl {
           if (computes_before_wait(ops, i)) {
             const double posting = now() - t0;
             gpu_.add_debt(posting);
-            it.times.compute_s += posting;
+            it.host_compute_s += posting;
           }
           break;
         }
         case OpType::Wait: {
           Slot& s = slots_[op.slot];
+          const double debt = gpu_.debt_s();
           const double t0 = now();
           const double since = MPI_Wtime();
           while (!s.done) {
@@ -294,11 +302,21 @@ struct MpiRuntime::Impl {
             gpu_.pause();
           }
           const double t1 = now();
-          it.times.exposed_s[op.dim] += t1 - t0;
+          // The emulated GPU reached the wait `debt` before its host did, and leaves it when the host saw
+          // the collective complete (or at once, when that was before it arrived). A wait that blocks
+          // absorbs the debt: the GPU would have idled for the data all the same, and paying the debt
+          // back from the compute after it would run that compute short.
+          const double arrived = t0 - debt;
+          const double left = std::clamp(s.done_s, arrived, t1);
+          const double owed = t1 - left;
+          it.absorbed_delay_s += debt - owed;
+          gpu_.clear_debt();
+          gpu_.add_debt(owed);
+          it.times.exposed_s[op.dim] += left - arrived;
           const auto counted = s.comm.bytes_sent();
           it.wire_bytes[op.dim] += counted ? static_cast<double>(*counted) : s.ring_wire_bytes;
           it.ops.push_back({me, s.op, s.posted_s, std::max(s.done_s, s.posted_s)});
-          it.ops.push_back({me, i, t0, t1});
+          it.ops.push_back({me, i, arrived, left});
           s.active = false;
           break;
         }
@@ -306,7 +324,7 @@ struct MpiRuntime::Impl {
     }
     it.times.finish_s = now();
     it.by_algorithm = by_algorithm_;
-    it.unpaid_delay_s = gpu_.debt_s();
+    it.unpaid_delay_s = it.absorbed_delay_s + gpu_.debt_s();
     return it;
   }
 
@@ -315,8 +333,8 @@ struct MpiRuntime::Impl {
     const std::size_t dims = plan_.grid.dims().size();
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    // Times: finish, compute, unpaid delay, then exposed per dimension.
-    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.unpaid_delay_s};
+    // Times: finish, compute, host compute, unpaid delay, then exposed per dimension.
+    std::vector<double> packed = {mine.times.finish_s, mine.times.compute_s, mine.host_compute_s, mine.unpaid_delay_s};
     packed.insert(packed.end(), mine.times.exposed_s.begin(), mine.times.exposed_s.end());
     std::vector<double> all(rank_ == 0 ? packed.size() * static_cast<std::size_t>(world) : 0);
     MPI_Gather(packed.data(), static_cast<int>(packed.size()), MPI_DOUBLE, all.data(), static_cast<int>(packed.size()),
@@ -328,8 +346,9 @@ struct MpiRuntime::Impl {
     if (rank_ == 0) {
       for (int r = 0; r < world; ++r) {
         const double* p = all.data() + static_cast<std::size_t>(r) * packed.size();
-        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 3, p + 3 + dims)});
-        unpaid_delay_s_.push_back(p[2]);
+        result.ranks.push_back({p[0], p[1], std::vector<double>(p + 4, p + 4 + dims)});
+        host_compute_s_.push_back(p[2]);
+        unpaid_delay_s_.push_back(p[3]);
       }
     } else {
       result.ranks.push_back(mine.times);
@@ -382,6 +401,7 @@ struct MpiRuntime::Impl {
   std::vector<std::uint64_t> sequence_;                ///< collectives started per communicator (their tags)
   std::map<std::string, std::uint64_t> by_algorithm_;  ///< of the iteration running
   std::vector<Slot> slots_;
+  std::vector<double> host_compute_s_;  ///< per rank, on rank 0, of the reported iteration
   std::vector<double> unpaid_delay_s_;  ///< per rank, on rank 0, of the reported iteration
 };
 
@@ -425,6 +445,7 @@ runtime::RunResult MpiRuntime::run(const runtime::Job& job, const std::function<
       if (!observe || observe(r.rank)) observer(r.rank, r.op_index, r.t_start_s, r.t_end_s);
   }
   overshoot_s_ = impl.gpu_.mean_overshoot_s();
+  host_compute_s_ = impl.host_compute_s_;
   unpaid_delay_s_ = impl.unpaid_delay_s_;
   result.wall_s = MPI_Wtime() - wall_start;
   return result;

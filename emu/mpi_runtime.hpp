@@ -72,9 +72,14 @@ class MpiRuntime final : public runtime::Runtime {
   [[nodiscard]] const std::map<std::string, std::uint64_t>& collectives_by_algorithm() const { return by_algorithm_; }
   /// Mean lateness of this rank's compute sleeps, after run() (a health figure).
   [[nodiscard]] double mean_sleep_overshoot_s() const { return overshoot_s_; }
-  /// Per rank (on rank 0; empty elsewhere), after run(): the host delay its emulated GPU still owed at
-  /// the reported iteration's end, after the last compute op that could pay it back. A rank's compute
-  /// time exceeds its plan's by this much (emulated_gpu.hpp).
+  /// Per rank (on rank 0; empty elsewhere), after run(): the host time the reported iteration spent in
+  /// compute ops and in posting collectives that the plan overlaps with compute: the compute the host
+  /// really ran for its emulated GPU, whose own timeline (the trace, RankTimes::compute_s) runs each op
+  /// for its modelled time.
+  [[nodiscard]] const std::vector<double>& host_compute_per_rank_s() const { return host_compute_s_; }
+  /// Per rank (on rank 0; empty elsewhere), after run(): the host delay no later compute op of the
+  /// reported iteration paid back, because a wait that blocked absorbed it or the iteration ended
+  /// first. A rank's host compute exceeds its plan's by this much (emulated_gpu.hpp).
   [[nodiscard]] const std::vector<double>& unpaid_delay_per_rank_s() const { return unpaid_delay_s_; }
   /// On rank 0 (empty maps elsewhere), after run(): the op classes (traces/op_classes.hpp) of every
   /// rank's records of each measured iteration, in the order they ran.
@@ -89,6 +94,7 @@ class MpiRuntime final : public runtime::Runtime {
   std::vector<double> iterations_s_;
   std::map<std::string, std::uint64_t> by_algorithm_;
   double overshoot_s_ = 0;
+  std::vector<double> host_compute_s_;
   std::vector<double> unpaid_delay_s_;
   std::vector<std::map<std::string, double>> iteration_op_classes_;
 };

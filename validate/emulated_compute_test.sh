@@ -7,10 +7,11 @@
 #
 # A host delay inside a compute op (a late wake-up, a poll that copies) is paid back by the next ops,
 # so a rank's sum stays the plan's while single ops move: on a quiet host every rank lands within a
-# few hundredths of a percent. What the last ops of an iteration owe stays unpaid: the emulated GPU
-# measures it (emulation.unpaid_delay_per_rank_s) and it is counted as compute. On a loaded host
-# (6 or 8 ranks on 2 cores) a rank woken late from its last compute op of the iteration owes 5-10 ms
-# of a 90 ms plan, and the next run may show it again on another rank. So the two directions differ:
+# few hundredths of a percent. What a blocking wait absorbs (the GPU idled through it) and what the
+# last ops of an iteration owe stay unpaid: the emulated GPU measures it
+# (emulation.unpaid_delay_per_rank_s) and the host's compute time includes it. With 6 or 8 ranks on
+# 2 cores that is 2-14% of a rank's plan, and the next run shows it on other ranks. So the two
+# directions differ:
 #  - less compute than the plan beyond the tolerance (default 5%) fails at once: no host delay makes an
 #    emulated GPU finish early; an emulation that skips compute does;
 #  - more is judged net of the unpaid delay the emulated GPU measured, and fails only if every one of
