@@ -14,7 +14,7 @@
 # but some were too noisy to judge, 2 on bad arguments.
 # Uses its own calibration cache (a temporary EXASIM_CACHE_DIR), so the user's cache is untouched.
 # Takes 16-24 minutes for the 12 shipped cases on a 2-core host (validate pairs each emulation with
-# a probe, about 3 s each; --unpaired, which it passes on to validate, saves the probes).
+# a probe, 2-4 s each; --unpaired, which it passes on to validate, saves the probes).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
