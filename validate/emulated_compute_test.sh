@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The emulation runs the compute its plan asks for: on every shipped validation case (pipelines
 # included), each rank's compute in an emulated iteration (summary.json: emulation.compute_per_rank_s)
-# equals the plan's, the sum of its compute ops' kernel times (emulation.plan_compute_per_rank_s).
+# equals the plan's, the sum of its compute ops' kernel times (emulation.plan_compute_per_rank_s), and
+# the iteration's compute class (measured_op_classes) is the plan's mean over ranks within 0.5%.
 #
 #   validate/emulated_compute_test.sh EXASIM CASES_DIR WORK_DIR [TOLERANCE_PCT] [ATTEMPTS]
 #
@@ -33,6 +34,17 @@ for case in "$cases"/*.json; do
       break
     fi
     summary="$work/$name/summary.json"
+    # The compute class (the trace's compute ops, on the emulated GPU's timeline: emu/README.md) is the
+    # plan's mean over ranks whatever the host did; host time there would be 0.2-14% above it.
+    class=$(tr -d ' \n' <"$summary" | sed -n 's/.*"measured_op_classes":\[{[^}]*"compute":\([-0-9.eE+]*\).*/\1/p')
+    off=$(array plan_compute_per_rank_s "$summary" | awk -v c="${class:-0}" '{ s += $1 } END {
+      if (NR == 0 || s == 0) print 1e9; else printf "%.3f\n", 100 * (c - s / NR) / (s / NR) }')
+    echo "$name: compute class ${off}% from the plan's mean over ranks"
+    if awk -v e="$off" 'BEGIN { exit !(e < -0.5 || e > 0.5) }'; then
+      echo "$name: the compute class is ${off}% off the plan's (the trace's compute ops are not on the GPU's timeline)" >&2
+      status=1
+      break
+    fi
     # The worst rank below the plan, and the worst above it net of the unpaid delay: signed error in
     # percent, rank; then the raw excess of that rank and its unpaid delay in ms, for the message.
     read -r low low_rank high high_rank high_raw high_unpaid_ms < <(paste <(array compute_per_rank_s "$summary") \
