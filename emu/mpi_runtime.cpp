@@ -50,8 +50,7 @@ struct IterationRecord {
   std::map<std::string, std::uint64_t> by_algorithm;  ///< collectives this rank ran, per algorithm
   std::vector<OpRecord> ops;
   double host_compute_s = 0;      ///< host time in compute ops and in posting overlapped collectives
-  double absorbed_delay_s = 0;    ///< debt that waits absorbed (the GPU idled through it)
-  double unpaid_delay_s = 0;      ///< host delay no compute op paid back: absorbed, or owed at the end
+  double unpaid_delay_s = 0;      ///< host delay no compute op paid back: absorbed by waits, or owed at the end
   double origin_monotonic_s = 0;  ///< the iteration's start on the host's monotonic clock (one per host)
 };
 
@@ -309,7 +308,7 @@ struct MpiRuntime::Impl {
           const double arrived = t0 - debt;
           const double left = std::clamp(s.done_s, arrived, t1);
           const double owed = t1 - left;
-          it.absorbed_delay_s += debt - owed;
+          it.unpaid_delay_s += debt - owed;
           gpu_.clear_debt();
           gpu_.add_debt(owed);
           it.times.exposed_s[op.dim] += left - arrived;
@@ -324,7 +323,7 @@ struct MpiRuntime::Impl {
     }
     it.times.finish_s = now();
     it.by_algorithm = by_algorithm_;
-    it.unpaid_delay_s = it.absorbed_delay_s + gpu_.debt_s();
+    it.unpaid_delay_s += gpu_.debt_s();
     return it;
   }
 
